@@ -1,0 +1,3 @@
+/* STUB */
+#include "oci-config.h"
+#include "oci-state.h"

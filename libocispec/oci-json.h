@@ -1,0 +1,2 @@
+/* libocispec internal helpers over yajl's tree API. */
+#pragma once

@@ -1,0 +1,59 @@
+/* libocispec: the container state, as the OCI runtime-spec defines it, plus
+ * the fields tern keeps on disk next to it.
+ *
+ * Three JSON shapes come out of one structure:
+ *  - OCI_STATE_HOOK: the runtime-spec "state" object that hooks read on
+ *    stdin: ociVersion, id, status, pid, bundle, annotations.
+ *  - OCI_STATE_CLI:  what `tern state` prints, the same fields and layout as
+ *    `runc state`: ociVersion, id, pid, status, bundle, rootfs, created,
+ *    owner, annotations (only when non-empty); indented with two spaces.
+ *  - OCI_STATE_DISK: everything, including tern's private fields, for the
+ *    state.json in the container's state directory.
+ */
+#pragma once
+
+#include "oci-config.h"
+
+typedef enum {
+	OCI_STATE_HOOK = 0,
+	OCI_STATE_CLI,
+	OCI_STATE_DISK,
+} oci_state_format;
+
+typedef struct {
+	/* runtime-spec state */
+	char *oci_version;
+	char *id;
+	char *status; /* "creating", "created", "running", "stopped", "paused" */
+	int pid;      /* 0 when there is no process */
+	char *bundle; /* absolute */
+	oci_map annotations;
+
+	/* shown by `tern state` as runc does */
+	char *rootfs;  /* absolute */
+	char *created; /* RFC 3339 with nanoseconds, UTC, e.g. 2026-12-02T09:34:16.123456789Z */
+	char *owner;   /* "" for root, as runc prints it */
+
+	/* tern's own, kept on disk only */
+	uint64_t pid_start_time;  /* field 22 of /proc/PID/stat: tells a recycled pid apart */
+	char *cgroup_path;	  /* the cgroup the container lives in, "" when none */
+	bool systemd_cgroup;	  /* created with --systemd-cgroup */
+	bool own_cgroup;	  /* tern created that cgroup, so delete removes it */
+	char *config_path;	  /* the copy of config.json taken at create time */
+	bool detached_stdio;	  /* reserved */
+} oci_state;
+
+/* Serialize. `*out` is malloc'd and NUL-terminated; `*len` (optional)
+ * receives its length. Returns 0 or a negative errno. */
+int oci_state_to_json(const oci_state *state, oci_state_format format, char **out, size_t *len);
+
+/* Parse a state written with OCI_STATE_DISK (or any of the shapes: missing
+ * private fields stay zero). `name` is used in error messages. */
+int oci_state_parse_data(const char *data, size_t len, const char *name, oci_state **out,
+			 char **err);
+
+void oci_state_free(oci_state *state);
+
+/* Copy annotations from a parsed config (duplicates every string). */
+int oci_map_copy(oci_map *dst, const oci_map *src);
+void oci_map_clear(oci_map *map);

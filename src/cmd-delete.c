@@ -1,0 +1,2 @@
+/* placeholder */
+typedef int tern_placeholder_cmd_delete;

@@ -1,0 +1,31 @@
+/* One config.json mount: flag and propagation parsing, the mount itself
+ * (bind/rbind with ro remount, proc, sysfs, tmpfs, devpts, mqueue, cgroup,
+ * overlay, any fs type), tmpcopyup. Used by rootfs.c. */
+#pragma once
+
+#include "error.h"
+#include "oci-config.h"
+
+#include <stdbool.h>
+
+typedef struct {
+	unsigned long flags;	     /* MS_* to set */
+	unsigned long clear_flags;   /* MS_* explicitly cleared (rw, suid, dev, exec, ...) */
+	unsigned long propagation;   /* MS_PRIVATE/MS_SLAVE/MS_SHARED/MS_UNBINDABLE (| MS_REC) */
+	unsigned long attr_set;	     /* MOUNT_ATTR_* for mount_setattr, e.g. nosymfollow */
+	unsigned long attr_clr;
+	bool recursive_bind;	     /* rbind */
+	bool bind;		     /* bind or rbind */
+	bool tmpcopyup;
+	char *data;		     /* the options the kernel filesystem gets, comma-separated */
+} tern_mount_options;
+
+/* Parse a mount's options list. Unknown options are passed to the
+ * filesystem as data (that is what runc does). */
+int tern_mount_options_parse(char *const *options, tern_mount_options *out, tern_error **err);
+void tern_mount_options_clear(tern_mount_options *opts);
+
+/* Mount `m` inside the rootfs open at `rootfd` (rootfs_path is its host
+ * path, for messages and for sources that are relative). */
+int tern_mount_one(int rootfd, const char *rootfs_path, const oci_mount *m, bool in_user_ns,
+		   tern_error **err);

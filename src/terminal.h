@@ -1,0 +1,37 @@
+/* process.terminal: a pty created inside the container (its own devpts),
+ * its master sent to the --console-socket over SCM_RIGHTS as runc does, or
+ * proxied to tern's own stdio by a foreground `tern run`. */
+#pragma once
+
+#include "error.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Open /dev/ptmx (of the current root), unlock, and return master, the
+ * slave's path (e.g. "/dev/pts/0", malloc'd). Both fds are O_CLOEXEC. */
+int tern_terminal_open(int *master, char **slave_path, tern_error **err);
+
+/* Apply process.consoleSize (0 = leave as it is). */
+int tern_terminal_set_size(int fd, unsigned rows, unsigned cols, tern_error **err);
+
+/* Make `slave_path` the controlling terminal and stdin/out/err: setsid,
+ * open, TIOCSCTTY, dup2 onto 0, 1, 2. */
+int tern_terminal_become_controlling(const char *slave_path, tern_error **err);
+
+/* Connect to the unix socket at `path`, for sending the master later.
+ * Done by the parent, outside the container. Returns the socket fd. */
+int tern_console_socket_connect(const char *path, tern_error **err);
+
+/* Send `fd` over the connected unix socket `sock` with SCM_RIGHTS (the
+ * message payload is the pty's name, as runc sends it). */
+int tern_console_send_fd(int sock, int fd, const char *name, tern_error **err);
+
+/* Receive an fd sent that way (used by `tern run -t` without a console
+ * socket, and by tests). */
+int tern_console_recv_fd(int sock, int *fd, tern_error **err);
+
+/* Copy between tern's own stdin/stdout and `master` until the master hangs
+ * up, with the local terminal in raw mode when stdin is a terminal; window
+ * size changes (SIGWINCH) are passed on. Returns when the child side closes. */
+int tern_terminal_proxy(int master, tern_error **err);
