@@ -1,2 +1,97 @@
-/* placeholder */
-typedef int tern_placeholder_cli;
+#include "cli.h"
+#include "log.h"
+#include "utils.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const tern_command *tern_command_find(const char *name)
+{
+	for (const tern_command *c = tern_commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+void tern_cli_reset(void)
+{
+	optind = 0; /* glibc: 0 fully reinitialises getopt */
+	opterr = 0;
+}
+
+int tern_cli_next(int argc, char **argv, const char *shortopts, const struct option *longopts,
+		  const char *usage)
+{
+	int idx = 0;
+	int c = getopt_long_only(argc, argv, shortopts, longopts, &idx);
+
+	if (c == 'h') {
+		fputs(usage, stdout);
+		exit(0);
+	}
+	if (c == '?' || c == ':') {
+		const char *bad = argv[optind - 1];
+		if (c == ':' || (optopt && strchr(shortopts, optopt) && optopt != '?'))
+			fprintf(stderr, "tern: option `%s` requires an argument\n", bad);
+		else
+			fprintf(stderr, "tern: unknown option `%s`\n", bad);
+		fputs(usage, stderr);
+		exit(1);
+	}
+	return c;
+}
+
+void tern_cli_require_args(int argc, char **argv, int n, bool exact, const char *cmd,
+			   const char *usage)
+{
+	int have = argc - optind;
+
+	if ((exact && have != n) || (!exact && have < n)) {
+		if (have < n)
+			fprintf(stderr, "tern: %s: %s\n", cmd,
+				n == 1 ? "a container id is required" : "missing arguments");
+		else
+			fprintf(stderr, "tern: %s: too many arguments\n", cmd);
+		fputs(usage, stderr);
+		exit(1);
+	}
+	(void)argv;
+}
+
+char **tern_cli_strv_add(char **strv, const char *s)
+{
+	size_t n = 0;
+	char **out;
+
+	while (strv && strv[n])
+		n++;
+	out = realloc(strv, (n + 2) * sizeof(char *));
+	if (out == NULL)
+		abort();
+	out[n] = (char *)s;
+	out[n + 1] = NULL;
+	return out;
+}
+
+int tern_cli_parse_int(const char *opt, const char *value)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (errno || end == value || *end || v < 0 || v > 1 << 20) {
+		fprintf(stderr, "tern: --%s: invalid value `%s`\n", opt, value);
+		exit(1);
+	}
+	return (int)v;
+}
+
+bool tern_cli_bool_value(const char *value)
+{
+	if (value == NULL)
+		return true;
+	return strcmp(value, "false") != 0 && strcmp(value, "0") != 0;
+}

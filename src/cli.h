@@ -1,1 +1,63 @@
+/* The command line: global options, the command table, and the small
+ * parsing helpers every cmd-*.c uses. Long options are accepted with one
+ * dash as well as two (runc accepts both; containerd passes
+ * `-no-subreaper`), through getopt_long_only. */
 #pragma once
+
+#include "container.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+
+typedef struct {
+	tern_runtime rt;
+	const char *log;
+	const char *log_format;
+	bool debug;
+	const char *criu;
+} tern_global_opts;
+
+typedef int (*tern_command_fn)(tern_global_opts *g, int argc, char **argv);
+
+typedef struct {
+	const char *name;
+	tern_command_fn run;
+	const char *summary;
+} tern_command;
+
+extern const tern_command tern_commands[];
+
+const tern_command *tern_command_find(const char *name);
+
+/* Option parsing for a command. `usage` is printed for --help (exit 0)
+ * and after a bad option (exit 1, as runc's CLI library does). Returns the
+ * getopt value, -1 at the end; calls exit() itself for help and errors. */
+int tern_cli_next(int argc, char **argv, const char *shortopts, const struct option *longopts,
+		  const char *usage);
+
+/* Reset getopt before parsing a command's options. */
+void tern_cli_reset(void);
+
+/* Exactly `n` positional arguments left (or at least `n` when !exact);
+ * otherwise print the usage error and exit 1. */
+void tern_cli_require_args(int argc, char **argv, int n, bool exact, const char *cmd,
+			   const char *usage);
+
+/* A NULL-terminated list that grows by one (for repeatable options). */
+char **tern_cli_strv_add(char **strv, const char *s);
+
+/* Parse a non-negative int option value; exits with a message on error. */
+int tern_cli_parse_int(const char *opt, const char *value);
+
+/* runc-style boolean flag values: "--detach=false" */
+bool tern_cli_bool_value(const char *value);
+
+int tern_cmd_spec(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_create(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_start(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_run(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_state(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_list(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_kill(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_delete(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_exec(tern_global_opts *g, int argc, char **argv);

@@ -1,2 +1,603 @@
-/* placeholder */
-typedef int tern_placeholder_container;
+#include "container.h"
+#include "hooks.h"
+#include "log.h"
+#include "proc-attrs.h"
+#include "spawn.h"
+#include "sync.h"
+#include "terminal.h"
+#include "utils.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void fill_state(oci_state *s, const tern_container *c, const char *status)
+{
+	memset(s, 0, sizeof(*s));
+	s->oci_version = c->config->oci_version;
+	s->id = (char *)c->id;
+	s->status = (char *)status;
+	s->pid = c->pid;
+	s->bundle = c->bundle;
+	s->annotations = c->config->annotations;
+	s->rootfs = c->rootfs;
+	s->created = c->created;
+	s->owner = "";
+	s->cgroup_path = c->cgroup_path;
+	s->systemd_cgroup = c->rt->systemd_cgroup;
+	s->own_cgroup = c->own_cgroup;
+	s->config_path = TERN_CONFIG_COPY;
+}
+
+char *tern_container_hook_state(const tern_container *c, const char *status)
+{
+	oci_state s;
+	char *json = NULL;
+
+	fill_state(&s, c, status);
+	if (oci_state_to_json(&s, OCI_STATE_HOOK, &json, NULL) < 0)
+		return tern_xstrdup("{}");
+	return json;
+}
+
+static int hook_state_from_disk(const oci_state *st, const char *status, char **json)
+{
+	oci_state s = *st;
+	s.status = (char *)status;
+	return oci_state_to_json(&s, OCI_STATE_HOOK, json, NULL);
+}
+
+static void free_container(tern_container *c)
+{
+	if (c->console_sock >= 0)
+		close(c->console_sock);
+	if (c->console_recv >= 0)
+		close(c->console_recv);
+	tern_ns_plan_close(&c->ns);
+	tern_seccomp_filter_free(c->seccomp);
+	oci_config_free(c->config);
+	tern_state_dir_free(c->dir);
+	free(c->bundle);
+	free(c->rootfs);
+	free(c->cgroup_path);
+	free(c->created);
+}
+
+/* Everything that can be checked before the first thing is created, so
+ * that bad input leaves nothing behind. */
+static int load_bundle(tern_container *c, tern_error **err)
+{
+	cleanup_free char *config_path = NULL;
+	char *msg = NULL;
+	struct stat st;
+	int ret;
+
+	c->bundle = tern_absolute_path(c->opts->bundle ? c->opts->bundle : ".");
+	if (c->bundle == NULL)
+		return tern_error_make(err, errno, "bundle path");
+	config_path = tern_strdup_printf("%s/config.json", c->bundle);
+	ret = oci_config_parse_file(config_path, &c->config, &msg);
+	if (ret < 0) {
+		tern_error_make_literal(err, -ret, msg ? msg : "config.json: invalid");
+		free(msg);
+		return ret;
+	}
+	for (char **w = c->config->warnings; w && *w; w++)
+		tern_warn("%s", *w);
+	if (c->config->root->path[0] == '/')
+		c->rootfs = tern_absolute_path(c->config->root->path);
+	else {
+		cleanup_free char *joined =
+			tern_strdup_printf("%s/%s", c->bundle, c->config->root->path);
+		c->rootfs = tern_absolute_path(joined);
+	}
+	if (stat(c->rootfs, &st) < 0)
+		return tern_error_make(err, errno, "root.path: rootfs `%s`", c->rootfs);
+	if (!S_ISDIR(st.st_mode))
+		return tern_error_make(err, ENOTDIR, "root.path: rootfs `%s`", c->rootfs);
+	ret = tern_ns_plan_make(c->config, &c->ns, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_rlimits_check(c->config->process->rlimits, c->config->process->rlimits_len, err);
+	if (ret < 0)
+		return ret;
+	if (c->config->linux_ && c->config->linux_->seccomp) {
+		ret = tern_seccomp_compile(c->config->linux_->seccomp, &c->seccomp, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "linux.seccomp");
+	}
+	if (c->config->process->terminal && c->opts->console_socket == NULL) {
+		if (!c->internal_console)
+			return tern_error_make(err, EINVAL,
+					       "process.terminal is true: a container that tern does "
+					       "not run in the foreground needs --console-socket");
+		/* A foreground run with a terminal: tern receives the pty
+		 * master itself and proxies it to its own stdio. */
+		int sv[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+			return tern_error_make(err, errno, "socketpair for the console");
+		c->console_recv = sv[0];
+		c->console_sock = sv[1];
+	}
+	if (c->opts->console_socket) {
+		c->console_sock = tern_console_socket_connect(c->opts->console_socket, err);
+		if (c->console_sock < 0)
+			return tern_error_wrap(err, "--console-socket `%s`", c->opts->console_socket);
+	}
+	return 0;
+}
+
+static int copy_config(tern_container *c, tern_error **err)
+{
+	cleanup_free char *src = tern_strdup_printf("%s/config.json", c->bundle);
+	cleanup_free char *data = NULL;
+	cleanup_close int fd = -1;
+	size_t len;
+	int ret;
+
+	ret = tern_read_file(src, &data, &len, 0, err);
+	if (ret < 0)
+		return ret;
+	fd = openat(c->dir->dirfd, TERN_CONFIG_COPY, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		    0600);
+	if (fd < 0)
+		return tern_error_make(err, errno, "copy config.json to the state directory");
+	ret = tern_write_all(fd, data, len);
+	if (ret < 0)
+		return tern_error_make(err, -ret, "copy config.json to the state directory");
+	return 0;
+}
+
+static int write_pid_file(const char *path, pid_t pid, tern_error **err)
+{
+	cleanup_free char *tmp = tern_strdup_printf("%s.tern-tmp", path);
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%d", pid);
+	int ret = tern_write_file(tmp, buf, (size_t)len, 0644, err);
+
+	if (ret < 0)
+		return tern_error_wrap(err, "--pid-file");
+	if (rename(tmp, path) < 0) {
+		unlink(tmp);
+		return tern_error_make(err, errno, "--pid-file `%s`", path);
+	}
+	return 0;
+}
+
+/* Undo everything a failed create made: the process, the cgroup, the
+ * state directory. Mounts live in the child's mount namespace and die with
+ * it. */
+static void rollback_create(tern_container *c)
+{
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+	}
+	if (c->cgroup_path && c->own_cgroup)
+		tern_cgroup_destroy(c->cgroup_path, NULL);
+	if (c->dir) {
+		tern_state_dir_remove(c->dir, NULL);
+	}
+}
+
+/* create, up to the container waiting on exec.fifo. On success the sync
+ * socket is handed back so the caller decides when to release the child. */
+static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error **err)
+{
+	int ret;
+
+	ret = load_bundle(c, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_state_dir_create(c->rt->root, id, &c->dir, err);
+	if (ret < 0)
+		return ret;
+	c->created = tern_state_now_rfc3339();
+	if (mkfifoat(c->dir->dirfd, TERN_EXEC_FIFO, 0622) < 0) {
+		ret = tern_error_make(err, errno, "create exec fifo in `%s`", c->dir->dir);
+		goto fail;
+	}
+	/* mkfifo honours the umask; the container user must be able to write it. */
+	if (fchmodat(c->dir->dirfd, TERN_EXEC_FIFO, 0622, 0) < 0) {
+		ret = tern_error_make(err, errno, "chmod exec fifo");
+		goto fail;
+	}
+	ret = copy_config(c, err);
+	if (ret < 0)
+		goto fail;
+	c->cgroup_path = tern_cgroup_path_for(c->config->linux_ ? c->config->linux_->cgroups_path
+								: NULL,
+					      id);
+	ret = tern_cgroup_create(c->cgroup_path, &c->own_cgroup, err);
+	if (ret < 0)
+		goto fail;
+
+	ret = tern_spawn_container(c, sync_fd, err);
+	if (ret < 0) {
+		c->pid = 0; /* spawn killed and reaped it */
+		goto fail;
+	}
+
+	oci_state s;
+	fill_state(&s, c, "created");
+	s.pid_start_time = tern_process_start_time(c->pid);
+	ret = tern_state_write(c->dir, &s, err);
+	if (ret < 0)
+		goto fail_sync;
+	if (c->opts->pid_file) {
+		ret = write_pid_file(c->opts->pid_file, c->pid, err);
+		if (ret < 0)
+			goto fail_sync;
+	}
+	return 0;
+
+fail_sync:
+	close(*sync_fd);
+	*sync_fd = -1;
+fail:
+	rollback_create(c);
+	return ret;
+}
+
+static int finish_create(int sync_fd, tern_error **err)
+{
+	int ret = tern_sync_send(sync_fd, SYNC_FINISH, 0, err);
+	close(sync_fd);
+	return ret;
+}
+
+static void count_listen_fds(tern_container *c)
+{
+	/* socket activation: LISTEN_FDS fds after the preserved ones pass on */
+	const char *v = getenv("LISTEN_FDS");
+	c->n_listen_fds = v ? atoi(v) : 0;
+	if (c->n_listen_fds < 0)
+		c->n_listen_fds = 0;
+}
+
+int tern_container_create(const tern_runtime *rt, const char *id, const tern_create_opts *opts,
+			  tern_error **err)
+{
+	tern_container c = {
+		.rt = rt, .opts = opts, .id = id, .console_sock = -1, .console_recv = -1};
+	int sync_fd = -1;
+	int ret;
+
+	count_listen_fds(&c);
+	ret = do_create(&c, id, &sync_fd, err);
+	if (ret == 0)
+		ret = finish_create(sync_fd, err);
+	free_container(&c);
+	return ret;
+}
+
+/* Open the fifo without blocking and wait for the child's byte, checking
+ * that the child is still alive (a dead child never writes). */
+static int release_container(tern_container_dir *dir, const oci_state *st, tern_error **err)
+{
+	cleanup_close int fd = openat(dir->dirfd, TERN_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	char byte;
+
+	if (fd < 0)
+		return tern_error_make(err, errno, "open exec fifo of `%s`", dir->id);
+	for (;;) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		int n = poll(&pfd, 1, 100);
+		if (n < 0 && errno != EINTR)
+			return tern_error_make(err, errno, "wait for `%s`", dir->id);
+		if (n > 0 && (pfd.revents & POLLIN)) {
+			ssize_t r = read(fd, &byte, 1);
+			if (r == 1)
+				break;
+		}
+		if (tern_process_start_time(st->pid) != st->pid_start_time)
+			return tern_error_make(err, ESRCH, "container `%s` exited before it started",
+					       dir->id);
+	}
+	unlinkat(dir->dirfd, TERN_EXEC_FIFO, 0);
+	return 0;
+}
+
+static void run_poststart(const oci_config *config, const oci_state *st)
+{
+	cleanup_free char *json = NULL;
+	tern_error *e = NULL;
+
+	if (config == NULL || config->hooks == NULL || config->hooks->poststart.len == 0)
+		return;
+	if (hook_state_from_disk(st, "running", &json) < 0)
+		return;
+	/* runtime-spec: a failing poststart hook is logged, nothing more. */
+	if (tern_hooks_run(&config->hooks->poststart, "poststart", json, &e) < 0) {
+		tern_warn("%s", e->msg);
+		tern_error_free(e);
+	}
+}
+
+int tern_container_load(const tern_runtime *rt, const char *id, tern_container_dir **dir,
+			oci_state **state, oci_config **config, tern_error **err)
+{
+	int ret = tern_state_dir_open(rt->root, id, dir, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_state_read(*dir, state, err);
+	if (ret < 0) {
+		tern_state_dir_freep(dir);
+		return ret;
+	}
+	tern_state_refresh_status(*dir, *state);
+	if (config) {
+		cleanup_free char *path = tern_strdup_printf("%s/%s", (*dir)->dir, TERN_CONFIG_COPY);
+		char *msg = NULL;
+		*config = NULL;
+		if (oci_config_parse_file(path, config, &msg) < 0) {
+			tern_debug("cannot re-read the config of %s: %s", id, msg ? msg : "");
+			*config = NULL;
+		}
+		free(msg);
+	}
+	return 0;
+}
+
+int tern_container_start(const tern_runtime *rt, const char *id, tern_error **err)
+{
+	cleanup_state_dir tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+	oci_config *config = NULL;
+	int ret;
+
+	ret = tern_container_load(rt, id, &dir, &st, &config, err);
+	if (ret < 0)
+		return ret;
+	if (strcmp(st->status, "created") != 0) {
+		ret = tern_error_make(err, EINVAL, "cannot start container `%s`: it is %s", id,
+				      st->status);
+		goto out;
+	}
+	ret = release_container(dir, st, err);
+	if (ret < 0)
+		goto out;
+	run_poststart(config, st);
+out:
+	oci_state_free(st);
+	oci_config_free(config);
+	return ret;
+}
+
+int tern_container_state_json(const tern_runtime *rt, const char *id, char **json,
+			      tern_error **err)
+{
+	cleanup_state_dir tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+	int ret = tern_container_load(rt, id, &dir, &st, NULL, err);
+
+	if (ret < 0)
+		return ret;
+	ret = oci_state_to_json(st, OCI_STATE_CLI, json, NULL);
+	oci_state_free(st);
+	if (ret < 0)
+		return tern_error_make(err, -ret, "serialize state of `%s`", id);
+	return 0;
+}
+
+static int signal_all(const oci_state *st, int sig, tern_error **err)
+{
+	pid_t *pids = NULL;
+	size_t n = 0;
+	int ret;
+
+	if (st->cgroup_path == NULL || *st->cgroup_path == '\0')
+		return tern_error_make(err, ENOENT, "--all: container has no cgroup");
+	ret = tern_cgroup_pids(st->cgroup_path, &pids, &n, err);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < n; i++)
+		kill(pids[i], sig);
+	free(pids);
+	return 0;
+}
+
+int tern_container_kill(const tern_runtime *rt, const char *id, int sig, bool all,
+			tern_error **err)
+{
+	cleanup_state_dir tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+	int ret = tern_container_load(rt, id, &dir, &st, NULL, err);
+
+	if (ret < 0)
+		return ret;
+	if (all) {
+		ret = signal_all(st, sig, err);
+	} else if (strcmp(st->status, "stopped") == 0) {
+		ret = tern_error_make(err, ESRCH, "container `%s` is not running", id);
+	} else if (kill(st->pid, sig) < 0) {
+		ret = tern_error_make(err, errno, "kill container `%s` (pid %d)", id, st->pid);
+	}
+	oci_state_free(st);
+	return ret;
+}
+
+/* Wait (bounded) until the init is gone after SIGKILL. */
+static void wait_gone(const oci_state *st)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (tern_process_start_time(st->pid) != st->pid_start_time)
+			return;
+		/* our own child (run): reap it */
+		if (waitpid(st->pid, NULL, WNOHANG) == st->pid)
+			return;
+		struct timespec ts = {0, 2 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void run_poststop(const oci_config *config, const oci_state *st)
+{
+	cleanup_free char *json = NULL;
+	tern_error *e = NULL;
+
+	if (config == NULL || config->hooks == NULL || config->hooks->poststop.len == 0)
+		return;
+	if (hook_state_from_disk(st, "stopped", &json) < 0)
+		return;
+	if (tern_hooks_run(&config->hooks->poststop, "poststop", json, &e) < 0) {
+		tern_warn("%s", e->msg);
+		tern_error_free(e);
+	}
+}
+
+int tern_container_delete(const tern_runtime *rt, const char *id, bool force, tern_error **err)
+{
+	cleanup_state_dir tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+	oci_config *config = NULL;
+	int ret = tern_container_load(rt, id, &dir, &st, &config, err);
+
+	if (ret < 0)
+		return ret;
+	/* A created container never ran user code: deleting it is allowed,
+	 * as with runc. A running or paused one needs --force. */
+	if (strcmp(st->status, "running") == 0 || strcmp(st->status, "paused") == 0) {
+		if (!force) {
+			ret = tern_error_make(err, EBUSY,
+					      "cannot delete container `%s` that is not stopped: %s",
+					      id, st->status);
+			goto out;
+		}
+	}
+	if (strcmp(st->status, "stopped") != 0) {
+		if (st->cgroup_path && *st->cgroup_path && tern_cgroup_is_frozen(st->cgroup_path))
+			signal_all(st, SIGKILL, NULL);
+		kill(st->pid, SIGKILL);
+		wait_gone(st);
+	}
+	run_poststop(config, st);
+	if (st->cgroup_path && *st->cgroup_path && st->own_cgroup) {
+		ret = tern_cgroup_destroy(st->cgroup_path, err);
+		if (ret < 0)
+			goto out;
+	}
+	ret = tern_state_dir_remove(dir, err);
+out:
+	oci_state_free(st);
+	oci_config_free(config);
+	return ret;
+}
+
+/* ---- run ---- */
+
+static volatile pid_t forward_to;
+
+static void forward_signal(int sig)
+{
+	if (forward_to > 0)
+		kill(forward_to, sig);
+}
+
+static void install_forwarding(pid_t pid)
+{
+	static const int sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH};
+	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
+
+	forward_to = pid;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+static int wait_exit_status(pid_t pid)
+{
+	int status;
+
+	for (;;) {
+		pid_t r = waitpid(-1, &status, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return 255;
+		if (r != pid)
+			continue; /* a reparented orphan of the container: reaped */
+		if (WIFEXITED(status))
+			return WEXITSTATUS(status);
+		if (WIFSIGNALED(status))
+			return 128 + WTERMSIG(status);
+	}
+}
+
+int tern_container_run(const tern_runtime *rt, const char *id, const tern_create_opts *opts,
+		       int *exit_status, tern_error **err)
+{
+	tern_container c = {.rt = rt,
+			    .opts = opts,
+			    .id = id,
+			    .console_sock = -1,
+			    .console_recv = -1,
+			    .internal_console = !opts->detach};
+	cleanup_close int master = -1;
+	int sync_fd = -1;
+	int ret;
+
+	*exit_status = 0;
+	count_listen_fds(&c);
+	/* Our grandchild may become the init (two-stage spawn): as a subreaper
+	 * we get it back when stage 1 exits, and can wait for it. */
+	if (!opts->detach && !opts->no_subreaper)
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+	ret = do_create(&c, id, &sync_fd, err);
+	if (ret < 0)
+		goto out;
+	if (c.console_recv >= 0) {
+		/* the child sent the master before SYNC_READY */
+		ret = tern_console_recv_fd(c.console_recv, &master, err);
+		if (ret < 0) {
+			close(sync_fd);
+			rollback_create(&c);
+			goto out;
+		}
+	}
+	ret = finish_create(sync_fd, err);
+	if (ret < 0) {
+		rollback_create(&c);
+		goto out;
+	}
+	if (!opts->detach)
+		install_forwarding(c.pid);
+
+	ret = tern_container_start(rt, id, err);
+	if (ret < 0) {
+		tern_container_delete(rt, id, true, NULL);
+		goto out;
+	}
+	if (opts->detach)
+		goto out;
+
+	if (master >= 0) {
+		tern_error *perr = NULL;
+		if (tern_terminal_proxy(master, &perr) < 0) {
+			tern_debug("terminal proxy: %s", perr->msg);
+			tern_error_free(perr);
+		}
+	}
+	*exit_status = wait_exit_status(c.pid);
+	forward_to = 0;
+	if (!opts->keep) {
+		tern_error *derr = NULL;
+		if (tern_container_delete(rt, id, true, &derr) < 0) {
+			tern_warn("%s", derr->msg);
+			tern_error_free(derr);
+		}
+	}
+out:
+	free_container(&c);
+	return ret;
+}

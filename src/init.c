@@ -1,2 +1,335 @@
-/* placeholder */
-typedef int tern_placeholder_init;
+#include "init.h"
+#include "caps.h"
+#include "hooks.h"
+#include "log.h"
+#include "proc-attrs.h"
+#include "rootfs.h"
+#include "sync.h"
+#include "terminal.h"
+#include "utils.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#define KEYCTL_JOIN_SESSION_KEYRING 1
+
+/* The child's view of the run: set once, read by the stage helpers below. */
+typedef struct {
+	tern_container *c;
+	int sync_fd;
+	pid_t host_pid; /* our pid as the host sees it, for hook state */
+} init_ctx;
+
+__attribute__((noreturn)) static void fail(init_ctx *ic, tern_error *e)
+{
+	if (ic->sync_fd >= 0)
+		tern_sync_send_error(ic->sync_fd, e);
+	else
+		tern_error_report(e);
+	_exit(1);
+}
+
+/* Before pivot_root the host's /proc is still mounted at /proc, and its
+ * "self" link resolves in the host pid namespace: that is the pid hooks
+ * must see. */
+static pid_t host_pid_of_self(void)
+{
+	char buf[32];
+	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return getpid();
+	buf[n] = '\0';
+	return (pid_t)atoi(buf);
+}
+
+static int become_root_in_userns(tern_error **err)
+{
+	/* After the maps are written, uid 0 inside is what the rest of the setup
+	 * should act as (files created by mounts, devices...). */
+	if (setresgid(0, 0, 0) < 0)
+		return tern_error_make(err, errno, "setresgid(0) in the user namespace "
+					   "(is gid 0 mapped in linux.gidMappings?)");
+	if (setresuid(0, 0, 0) < 0)
+		return tern_error_make(err, errno, "setresuid(0) in the user namespace "
+					   "(is uid 0 mapped in linux.uidMappings?)");
+	return 0;
+}
+
+/* The slow path's first stage: join namespaces by path, create the user
+ * namespace (the parent writes its maps), create the rest, and fork the
+ * process that becomes the container init. Returns in the init only. */
+static void two_stage_namespaces(init_ctx *ic)
+{
+	tern_container *c = ic->c;
+	tern_error *e = NULL;
+
+	if (tern_ns_join(&c->ns, true, &e) < 0)
+		fail(ic, e);
+	/* Joining the others before creating a user namespace keeps the
+	 * capabilities of the current one, which owns them. */
+	if (tern_ns_join(&c->ns, false, &e) < 0)
+		fail(ic, e);
+	if (c->ns.new_user) {
+		if (unshare(CLONE_NEWUSER) < 0) {
+			tern_error_make(&e, errno, "create the user namespace");
+			fail(ic, e);
+		}
+		if (tern_sync_send(ic->sync_fd, SYNC_MAPS_REQUEST, 0, &e) < 0 ||
+		    tern_sync_expect(ic->sync_fd, SYNC_MAPS_DONE, NULL, &e) < 0)
+			fail(ic, e);
+	}
+	if ((c->ns.new_user || c->ns.join_fd[OCI_NS_USER] >= 0) && become_root_in_userns(&e) < 0)
+		fail(ic, e);
+	int flags = (c->ns.clone_flags & ~CLONE_NEWUSER) | (c->ns.new_time ? CLONE_NEWTIME : 0);
+	if (flags && unshare(flags) < 0) {
+		tern_error_make(&e, errno, "create namespaces (flags 0x%x)", flags);
+		fail(ic, e);
+	}
+	if (c->ns.new_time && tern_ns_write_time_offsets(c->config, &e) < 0)
+		fail(ic, e);
+
+	pid_t pid = fork();
+	if (pid < 0) {
+		tern_error_make(&e, errno, "fork the container init");
+		fail(ic, e);
+	}
+	if (pid > 0) {
+		if (tern_sync_send(ic->sync_fd, SYNC_CHILD_PID, pid, &e) < 0)
+			fail(ic, e);
+		_exit(0);
+	}
+	/* The init: our parent (stage 1) exits now, so no parent-death signal
+	 * here; a dead tern is seen as EOF on the sync socket instead. */
+}
+
+static int run_container_hooks(init_ctx *ic, const oci_hook_list *list, const char *stage,
+			       const char *status, tern_error **err)
+{
+	cleanup_free char *json = NULL;
+	pid_t saved = ic->c->pid;
+
+	if (list == NULL || list->len == 0)
+		return 0;
+	ic->c->pid = ic->host_pid;
+	json = tern_container_hook_state(ic->c, status);
+	ic->c->pid = saved;
+	return tern_hooks_run(list, stage, json, err);
+}
+
+/* Between the mounts and pivot_root: the spec's place for the prestart and
+ * createRuntime hooks (run by the parent, in the host's namespaces) and the
+ * createContainer hooks (run here, in the container's namespaces). */
+static int before_pivot(void *data, tern_error **err)
+{
+	init_ctx *ic = data;
+	const oci_hooks *hooks = ic->c->config->hooks;
+
+	if (hooks == NULL)
+		return 0;
+	if (hooks->prestart.len > 0 || hooks->create_runtime.len > 0) {
+		int ret = tern_sync_send(ic->sync_fd, SYNC_HOOKS_REQUEST, 0, err);
+		if (ret < 0)
+			return ret;
+		ret = tern_sync_expect(ic->sync_fd, SYNC_HOOKS_DONE, NULL, err);
+		if (ret < 0)
+			return ret;
+	}
+	return run_container_hooks(ic, &hooks->create_container, "createContainer", "created",
+				   err);
+}
+
+static int setup_terminal(init_ctx *ic, tern_error **err)
+{
+	const oci_process *p = ic->c->config->process;
+	cleanup_close int master = -1;
+	cleanup_free char *slave = NULL;
+	int ret;
+
+	ret = tern_terminal_open(&master, &slave, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "process.terminal");
+	if (p->console_height.set || p->console_width.set) {
+		ret = tern_terminal_set_size(master, (unsigned)p->console_height.value,
+					     (unsigned)p->console_width.value, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = tern_rootfs_bind_console(slave, err);
+	if (ret < 0)
+		return ret;
+	if (ic->c->console_sock >= 0) {
+		ret = tern_console_send_fd(ic->c->console_sock, master, slave, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "send the pty to the console socket");
+		close(ic->c->console_sock);
+		ic->c->console_sock = -1;
+	}
+	return tern_terminal_become_controlling(slave, err);
+}
+
+static int setup_container(init_ctx *ic, tern_error **err)
+{
+	tern_container *c = ic->c;
+	const oci_config *cfg = c->config;
+	const oci_process *p = cfg->process;
+	int ret;
+
+	if (c->ns.new_cgroup && unshare(CLONE_NEWCGROUP) < 0)
+		return tern_error_make(err, errno, "create the cgroup namespace");
+	if (!c->opts->no_new_keyring) {
+		/* A fresh session keyring, so the container cannot read the
+		 * host's keys; kernels without keyrings just lack the call. */
+		if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS &&
+		    errno != EACCES && errno != EDQUOT)
+			return tern_error_make(err, errno, "join a new session keyring");
+	}
+
+	tern_rootfs_ctx rctx = {
+		.config = cfg,
+		.rootfs = c->rootfs,
+		.no_pivot = c->opts->no_pivot,
+		.in_user_ns = c->ns.new_user || c->ns.join_fd[OCI_NS_USER] >= 0,
+		.before_pivot = before_pivot,
+		.before_pivot_data = ic,
+	};
+	ret = tern_rootfs_setup(&rctx, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_ns_set_uts(cfg, err);
+	if (ret < 0)
+		return ret;
+	if (cfg->linux_) {
+		ret = tern_sysctl_apply(&cfg->linux_->sysctl, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "linux.sysctl");
+	}
+	if (p->terminal) {
+		ret = setup_terminal(ic, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = tern_rootfs_finalize(&rctx, err);
+	if (ret < 0)
+		return ret;
+	if (chdir(p->cwd) < 0)
+		return tern_error_make(err, errno, "process.cwd `%s`", p->cwd);
+	if (p->oom_score_adj.set) {
+		ret = tern_oom_score_adj_apply((int)p->oom_score_adj.value, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "process.oomScoreAdj");
+	}
+	ret = tern_rlimits_apply(p->rlimits, p->rlimits_len, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "process.rlimits");
+	/* Fail now, at create time, rather than after `start` returned. */
+	cleanup_free char *exe = tern_find_executable(p->args[0], p->env);
+	if (exe == NULL)
+		return tern_error_make(err, ENOENT, "exec `%s`", p->args[0]);
+	if (p->capabilities) {
+		ret = tern_caps_drop_bounding(p->capabilities, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "process.capabilities.bounding");
+	}
+	ret = tern_user_apply(&p->user, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "process.user");
+	if (p->capabilities) {
+		ret = tern_caps_apply(p->capabilities, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "process.capabilities");
+	}
+	return 0;
+}
+
+/* Only stdio, the preserved fds and the state directory (for exec.fifo)
+ * stay open; the container must not inherit anything else of tern's. */
+static int close_runtime_fds(tern_container *c, int statefd, tern_error **err)
+{
+	int n = c->opts->preserve_fds + c->n_listen_fds;
+	int keep[1] = {statefd};
+
+	for (int fd = 3; fd < 3 + n; fd++) {
+		int flags = fcntl(fd, F_GETFD);
+		if (flags >= 0 && fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
+			return tern_error_make(err, errno, "--preserve-fds: fd %d", fd);
+	}
+	int ret = tern_close_fds_from(3 + n, keep, 1);
+	if (ret < 0)
+		return tern_error_make(err, -ret, "close inherited fds");
+	return 0;
+}
+
+static int wait_for_start(int statefd, tern_error **err)
+{
+	/* Blocks until `tern start` opens the fifo for reading. */
+	cleanup_close int fd = openat(statefd, TERN_EXEC_FIFO, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tern_error_make(err, errno, "open exec fifo");
+	if (tern_write_all(fd, "0", 1) < 0)
+		return tern_error_make(err, errno, "write exec fifo");
+	return 0;
+}
+
+void tern_init_main(tern_container *c, int sync_fd)
+{
+	init_ctx ic = {.c = c, .sync_fd = sync_fd};
+	tern_error *e = NULL;
+	const oci_process *p = c->config->process;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (tern_sync_expect(sync_fd, SYNC_GO, NULL, &e) < 0)
+		_exit(1);
+	if (c->ns.two_stage) {
+		two_stage_namespaces(&ic);
+	} else if (c->ns.new_user && become_root_in_userns(&e) < 0) {
+		fail(&ic, e);
+	}
+	ic.host_pid = host_pid_of_self();
+
+	/* The state directory, opened before pivot_root hides the host. */
+	int statefd = dup(c->dir->dirfd);
+	if (statefd < 0 || fcntl(statefd, F_SETFD, FD_CLOEXEC) < 0) {
+		tern_error_make(&e, errno, "dup state directory fd");
+		fail(&ic, e);
+	}
+
+	if (setup_container(&ic, &e) < 0)
+		fail(&ic, e);
+
+	if (tern_sync_send(sync_fd, SYNC_READY, 0, &e) < 0 ||
+	    tern_sync_expect(sync_fd, SYNC_FINISH, NULL, &e) < 0)
+		_exit(1);
+	prctl(PR_SET_PDEATHSIG, 0);
+	close(sync_fd);
+	ic.sync_fd = -1;
+
+	/* From here on errors go to the container's stderr. */
+	if (close_runtime_fds(c, statefd, &e) < 0)
+		fail(&ic, e);
+	if (wait_for_start(statefd, &e) < 0)
+		fail(&ic, e);
+	close(statefd);
+
+	if (c->config->hooks &&
+	    run_container_hooks(&ic, &c->config->hooks->start_container, "startContainer",
+				"running", &e) < 0)
+		fail(&ic, e);
+	if (p->no_new_privileges && tern_no_new_privs_apply(&e) < 0)
+		fail(&ic, e);
+	if (c->seccomp && tern_seccomp_load(c->seccomp, &e) < 0)
+		fail(&ic, e);
+	tern_exec_process(p, &e);
+	fail(&ic, e);
+}

@@ -1,2 +1,205 @@
-/* placeholder */
-typedef int tern_placeholder_namespaces;
+#include "namespaces.h"
+#include "log.h"
+#include "utils.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+int tern_ns_clone_flag(oci_namespace_type type)
+{
+	switch (type) {
+	case OCI_NS_PID:
+		return CLONE_NEWPID;
+	case OCI_NS_NETWORK:
+		return CLONE_NEWNET;
+	case OCI_NS_MOUNT:
+		return CLONE_NEWNS;
+	case OCI_NS_IPC:
+		return CLONE_NEWIPC;
+	case OCI_NS_UTS:
+		return CLONE_NEWUTS;
+	case OCI_NS_USER:
+		return CLONE_NEWUSER;
+	case OCI_NS_CGROUP:
+		return CLONE_NEWCGROUP;
+	case OCI_NS_TIME:
+		return CLONE_NEWTIME;
+	default:
+		return 0;
+	}
+}
+
+void tern_ns_plan_close(tern_ns_plan *plan)
+{
+	for (int i = 0; i < OCI_NS_COUNT; i++)
+		if (plan->join_fd[i] >= 0) {
+			close(plan->join_fd[i]);
+			plan->join_fd[i] = -1;
+		}
+}
+
+int tern_ns_plan_make(const oci_config *config, tern_ns_plan *plan, tern_error **err)
+{
+	const oci_linux *lx = config->linux_;
+
+	memset(plan, 0, sizeof(*plan));
+	for (int i = 0; i < OCI_NS_COUNT; i++)
+		plan->join_fd[i] = -1;
+	for (size_t i = 0; lx && i < lx->namespaces_len; i++) {
+		const oci_namespace *ns = &lx->namespaces[i];
+		plan->has[ns->type] = true;
+		if (ns->path && *ns->path) {
+			int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0) {
+				int e = errno;
+				tern_ns_plan_close(plan);
+				return tern_error_make(err, e, "linux.namespaces[%zu].path `%s`", i,
+						       ns->path);
+			}
+			plan->join_fd[ns->type] = fd;
+			plan->two_stage = true;
+		} else if (ns->type == OCI_NS_CGROUP) {
+			plan->new_cgroup = true;
+		} else if (ns->type == OCI_NS_TIME) {
+			plan->new_time = true;
+			plan->two_stage = true;
+		} else {
+			plan->clone_flags |= tern_ns_clone_flag(ns->type);
+			if (ns->type == OCI_NS_USER)
+				plan->new_user = true;
+		}
+	}
+	if (!plan->has[OCI_NS_MOUNT]) {
+		tern_ns_plan_close(plan);
+		return tern_error_make(err, EINVAL,
+				       "linux.namespaces: tern needs a mount namespace to set up the "
+				       "rootfs");
+	}
+	if ((config->hostname && *config->hostname) && !(plan->has[OCI_NS_UTS])) {
+		tern_ns_plan_close(plan);
+		return tern_error_make(err, EINVAL,
+				       "hostname: setting it needs a UTS namespace in "
+				       "linux.namespaces");
+	}
+	if ((config->domainname && *config->domainname) && !(plan->has[OCI_NS_UTS])) {
+		tern_ns_plan_close(plan);
+		return tern_error_make(err, EINVAL,
+				       "domainname: setting it needs a UTS namespace in "
+				       "linux.namespaces");
+	}
+	return 0;
+}
+
+int tern_ns_join(const tern_ns_plan *plan, bool only_user, tern_error **err)
+{
+	/* The user namespace first: joining it gives the capabilities needed to
+	 * join the namespaces it owns. The mount namespace last among the rest,
+	 * so the other paths were resolved (they are fds already anyway). */
+	static const oci_namespace_type order[] = {OCI_NS_IPC, OCI_NS_UTS,    OCI_NS_NETWORK,
+						   OCI_NS_PID, OCI_NS_CGROUP, OCI_NS_TIME,
+						   OCI_NS_MOUNT};
+	if (only_user) {
+		if (plan->join_fd[OCI_NS_USER] >= 0 &&
+		    setns(plan->join_fd[OCI_NS_USER], CLONE_NEWUSER) < 0)
+			return tern_error_make(err, errno, "join the user namespace");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		oci_namespace_type t = order[i];
+		if (plan->join_fd[t] < 0)
+			continue;
+		if (setns(plan->join_fd[t], tern_ns_clone_flag(t)) < 0)
+			return tern_error_make(err, errno, "join the %s namespace",
+					       oci_namespace_type_name(t));
+	}
+	return 0;
+}
+
+static int write_map(pid_t pid, const char *file, const oci_id_mapping *maps, size_t n,
+		     tern_error **err)
+{
+	char path[64];
+	size_t cap = n * 40 + 1, used = 0;
+	cleanup_free char *buf = tern_xmalloc0(cap);
+
+	for (size_t i = 0; i < n; i++)
+		used += (size_t)snprintf(buf + used, cap - used, "%u %u %u\n",
+					 maps[i].container_id, maps[i].host_id, maps[i].size);
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
+	int ret = tern_write_file_at(AT_FDCWD, path, buf, used, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "write %s (linux.%s)", file,
+				       strcmp(file, "uid_map") == 0 ? "uidMappings" : "gidMappings");
+	return 0;
+}
+
+int tern_ns_write_id_maps(pid_t pid, const oci_config *config, tern_error **err)
+{
+	const oci_linux *lx = config->linux_;
+	int ret;
+
+	if (lx == NULL)
+		return 0;
+	if (lx->uid_mappings_len > 0) {
+		ret = write_map(pid, "uid_map", lx->uid_mappings, lx->uid_mappings_len, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (lx->gid_mappings_len > 0) {
+		ret = write_map(pid, "gid_map", lx->gid_mappings, lx->gid_mappings_len, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int tern_ns_write_time_offsets(const oci_config *config, tern_error **err)
+{
+	const oci_linux *lx = config->linux_;
+	char buf[160];
+	int len = 0;
+
+	if (lx == NULL)
+		return 0;
+	if (lx->time_offset_monotonic.secs.set || lx->time_offset_monotonic.nanosecs.set)
+		len += snprintf(buf + len, sizeof(buf) - (size_t)len, "monotonic %lld %llu\n",
+				(long long)lx->time_offset_monotonic.secs.value,
+				(unsigned long long)lx->time_offset_monotonic.nanosecs.value);
+	if (lx->time_offset_boottime.secs.set || lx->time_offset_boottime.nanosecs.set)
+		len += snprintf(buf + len, sizeof(buf) - (size_t)len, "boottime %lld %llu\n",
+				(long long)lx->time_offset_boottime.secs.value,
+				(unsigned long long)lx->time_offset_boottime.nanosecs.value);
+	if (len == 0)
+		return 0;
+	/* The kernel takes one clock per write. */
+	char *line = buf;
+	while (*line) {
+		char *nl = strchr(line, '\n');
+		int ret = tern_write_file_at(AT_FDCWD, "/proc/self/timens_offsets", line,
+					     (size_t)(nl - line + 1), err);
+		if (ret < 0)
+			return tern_error_wrap(err, "linux.timeOffsets");
+		line = nl + 1;
+	}
+	return 0;
+}
+
+int tern_ns_set_uts(const oci_config *config, tern_error **err)
+{
+	if (config->hostname && *config->hostname &&
+	    sethostname(config->hostname, strlen(config->hostname)) < 0)
+		return tern_error_make(err, errno, "hostname `%s`", config->hostname);
+	if (config->domainname && *config->domainname &&
+	    setdomainname(config->domainname, strlen(config->domainname)) < 0)
+		return tern_error_make(err, errno, "domainname `%s`", config->domainname);
+	return 0;
+}

@@ -1,1 +1,43 @@
+/* Namespaces: which to create, which to join by path, and the writes that
+ * must happen from outside (uid/gid maps) or before anyone enters (time
+ * namespace offsets). */
 #pragma once
+
+#include "error.h"
+#include "oci-config.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+typedef struct {
+	int clone_flags;	/* CLONE_NEW* of the namespaces to create */
+	bool new_user;		/* a new user namespace */
+	bool new_time;		/* a new time namespace (needs unshare + offsets + fork) */
+	bool new_cgroup;	/* unshared by the child once it is in its cgroup */
+	/* Namespaces joined by path: fds opened by the parent, O_CLOEXEC. */
+	int join_fd[OCI_NS_COUNT];
+	bool has[OCI_NS_COUNT]; /* listed in config at all */
+	/* The slow path: a first child joins and unshares, then forks the init. */
+	bool two_stage;
+} tern_ns_plan;
+
+int tern_ns_clone_flag(oci_namespace_type type);
+
+/* Validate linux.namespaces and open the paths to join (errors name the
+ * entry: "linux.namespaces[1].path `/x`: No such file or directory"). */
+int tern_ns_plan_make(const oci_config *config, tern_ns_plan *plan, tern_error **err);
+void tern_ns_plan_close(tern_ns_plan *plan);
+
+/* Child side: setns into the joined namespaces, the user namespace first
+ * (only_user) or all the others (!only_user). */
+int tern_ns_join(const tern_ns_plan *plan, bool only_user, tern_error **err);
+
+/* Parent side: write /proc/PID/{setgroups,uid_map,gid_map} for the
+ * linux.uidMappings/gidMappings. */
+int tern_ns_write_id_maps(pid_t pid, const oci_config *config, tern_error **err);
+
+/* After unshare(CLONE_NEWTIME), before the fork: /proc/self/timens_offsets. */
+int tern_ns_write_time_offsets(const oci_config *config, tern_error **err);
+
+/* hostname and domainname (need a new uts namespace: checked at plan time). */
+int tern_ns_set_uts(const oci_config *config, tern_error **err);

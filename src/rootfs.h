@@ -11,6 +11,7 @@
  *     4. /dev: default devices (null zero full random urandom tty), the
  *        linux.devices, /dev/ptmx -> pts/ptmx, /dev/fd, /dev/std{in,out,err}
  *        links; mknod as real root, bind from the host in a user namespace;
+ *     (ctx->before_pivot callback, if set)
  *     5. pivot_root (or MS_MOVE + chroot with --no-pivot); cwd is "/".
  *   (the caller then sets the hostname, writes sysctls, sets up the console)
  *   tern_rootfs_finalize():
@@ -30,6 +31,14 @@ typedef struct {
 	const char *rootfs; /* absolute host path of the rootfs directory */
 	bool no_pivot;
 	bool in_user_ns; /* a new user namespace: devices are bind-mounted, not mknod'ed */
+
+	/* Called by tern_rootfs_setup after step 4 (all mounts and /dev done)
+	 * and before step 5 (pivot_root), when non-NULL: the lead uses it to let
+	 * the parent run the prestart/createRuntime hooks and to run the
+	 * createContainer hooks, which the spec places exactly there. A
+	 * negative return aborts the setup with that error. */
+	int (*before_pivot)(void *data, tern_error **err);
+	void *before_pivot_data;
 } tern_rootfs_ctx;
 
 int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err);

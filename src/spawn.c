@@ -1,2 +1,123 @@
-/* placeholder */
-typedef int tern_placeholder_spawn;
+#include "spawn.h"
+#include "hooks.h"
+#include "init.h"
+#include "log.h"
+#include "sync.h"
+#include "utils.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* fork-like clone: no new stack, the child continues here with a copy of
+ * our memory. tern is single-threaded, so that is safe. */
+static pid_t clone_child(int flags)
+{
+	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+static int run_parent_hooks(tern_container *c, tern_error **err)
+{
+	const oci_hooks *hooks = c->config->hooks;
+	cleanup_free char *json = tern_container_hook_state(c, "creating");
+	int ret;
+
+	/* prestart is deprecated but still part of the spec; it runs first. */
+	ret = tern_hooks_run(&hooks->prestart, "prestart", json, err);
+	if (ret < 0)
+		return ret;
+	return tern_hooks_run(&hooks->create_runtime, "createRuntime", json, err);
+}
+
+static bool has_parent_hooks(const tern_container *c)
+{
+	const oci_hooks *h = c->config->hooks;
+	return h && (h->prestart.len > 0 || h->create_runtime.len > 0);
+}
+
+int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
+{
+	cleanup_close_pair int sv[2] = {-1, -1};
+	cleanup_child pid_t child = -1;
+	pid_t init_pid;
+	int ret;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return tern_error_make(err, errno, "socketpair");
+
+	int flags = c->ns.two_stage ? 0 : c->ns.clone_flags;
+	child = clone_child(flags);
+	if (child < 0)
+		return tern_error_make(err, errno, "clone the container process");
+	if (child == 0) {
+		close(sv[0]);
+		tern_init_main(c, sv[1]);
+	}
+	close(steal_fd(&sv[1]));
+
+	/* Into the cgroup before it runs a single instruction of setup, so
+	 * nothing of the container is ever outside its limits. */
+	if (c->cgroup_path) {
+		ret = tern_cgroup_enter(c->cgroup_path, child, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (!c->ns.two_stage && c->ns.new_user) {
+		ret = tern_ns_write_id_maps(child, c->config, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = tern_sync_send(sv[0], SYNC_GO, 0, err);
+	if (ret < 0)
+		return ret;
+
+	init_pid = child;
+	if (c->ns.two_stage) {
+		int32_t pid = 0;
+		int status;
+		if (c->ns.new_user) {
+			ret = tern_sync_expect(sv[0], SYNC_MAPS_REQUEST, NULL, err);
+			if (ret < 0)
+				return ret;
+			ret = tern_ns_write_id_maps(child, c->config, err);
+			if (ret < 0)
+				return ret;
+			ret = tern_sync_send(sv[0], SYNC_MAPS_DONE, 0, err);
+			if (ret < 0)
+				return ret;
+		}
+		ret = tern_sync_expect(sv[0], SYNC_CHILD_PID, &pid, err);
+		if (ret < 0)
+			return ret;
+		/* The init is our grandchild: from now on, killing it is what
+		 * cleans up, and stage 1 just exits. */
+		init_pid = pid;
+		waitpid(child, &status, 0);
+		child = pid;
+	}
+	c->pid = init_pid;
+
+	if (has_parent_hooks(c)) {
+		ret = tern_sync_expect(sv[0], SYNC_HOOKS_REQUEST, NULL, err);
+		if (ret < 0)
+			return ret;
+		ret = run_parent_hooks(c, err);
+		if (ret < 0)
+			return ret;
+		ret = tern_sync_send(sv[0], SYNC_HOOKS_DONE, 0, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = tern_sync_expect(sv[0], SYNC_READY, NULL, err);
+	if (ret < 0)
+		return ret;
+
+	*sync_fd = steal_fd(&sv[0]);
+	child = -1; /* ownership moves to the caller */
+	return 0;
+}

@@ -1,2 +1,323 @@
-/* placeholder */
-typedef int tern_placeholder_state;
+#include "state.h"
+#include "cgroup.h"
+#include "log.h"
+#include "utils.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int tern_state_check_id(const char *id, tern_error **err)
+{
+	if (id == NULL || *id == '\0')
+		return tern_error_make(err, EINVAL, "container id is empty");
+	if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+		return tern_error_make(err, EINVAL, "invalid container id `%s`", id);
+	if (strlen(id) > 1024)
+		return tern_error_make(err, EINVAL, "container id is too long");
+	for (const char *p = id; *p; p++) {
+		char c = *p;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '+' || c == '-' || c == '.'))
+			return tern_error_make(err, EINVAL, "invalid container id `%s`", id);
+	}
+	return 0;
+}
+
+void tern_state_dir_free(tern_container_dir *dir)
+{
+	if (dir == NULL)
+		return;
+	if (dir->dirfd >= 0)
+		close(dir->dirfd);
+	free(dir->root);
+	free(dir->id);
+	free(dir->dir);
+	free(dir);
+}
+
+void tern_state_dir_freep(tern_container_dir **dir)
+{
+	tern_state_dir_free(*dir);
+	*dir = NULL;
+}
+
+static tern_container_dir *dir_new(const char *root, const char *id)
+{
+	tern_container_dir *d = tern_xmalloc0(sizeof(*d));
+	d->root = tern_absolute_path(root);
+	if (d->root == NULL)
+		d->root = tern_xstrdup(root);
+	d->id = tern_xstrdup(id);
+	d->dir = tern_strdup_printf("%s/%s", d->root, id);
+	d->dirfd = -1;
+	return d;
+}
+
+static int lock_dir(tern_container_dir *d, bool wait, tern_error **err)
+{
+	d->dirfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->dirfd < 0)
+		return tern_error_make(err, errno, "open state directory `%s`", d->dir);
+	if (flock(d->dirfd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0)
+		return tern_error_make(err, errno, "lock state directory `%s`", d->dir);
+	return 0;
+}
+
+/* Delete every entry of a flat directory, then the directory. */
+static int remove_dir_contents(int dirfd, const char *path, tern_error **err)
+{
+	int fd = dup(dirfd);
+	DIR *dir;
+	struct dirent *de;
+
+	if (fd < 0)
+		return tern_error_make(err, errno, "dup");
+	dir = fdopendir(fd);
+	if (dir == NULL) {
+		close(fd);
+		return tern_error_make(err, errno, "opendir `%s`", path);
+	}
+	rewinddir(dir);
+	while ((de = readdir(dir)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT) {
+			if (errno == EISDIR &&
+			    unlinkat(dirfd, de->d_name, AT_REMOVEDIR) == 0)
+				continue;
+			int e = errno;
+			closedir(dir);
+			return tern_error_make(err, e, "remove `%s/%s`", path, de->d_name);
+		}
+	}
+	closedir(dir);
+	return 0;
+}
+
+int tern_state_dir_create(const char *root, const char *id, tern_container_dir **out,
+			  tern_error **err)
+{
+	tern_container_dir *d;
+	int ret;
+
+	ret = tern_state_check_id(id, err);
+	if (ret < 0)
+		return ret;
+	if (mkdir(root, 0700) < 0 && errno != EEXIST) {
+		ret = tern_mkdir_p(root, 0700, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "create state root");
+	}
+	d = dir_new(root, id);
+	if (mkdir(d->dir, 0711) < 0) {
+		int e = errno;
+		if (e != EEXIST) {
+			tern_state_dir_free(d);
+			return tern_error_make(err, e, "create state directory `%s/%s`", root, id);
+		}
+		/* A create killed before writing state.json leaves an empty,
+		 * unlocked directory: reclaim it rather than block the id forever. */
+		if (lock_dir(d, false, NULL) == 0 &&
+		    faccessat(d->dirfd, TERN_STATE_FILE, F_OK, 0) < 0 && errno == ENOENT) {
+			tern_debug("reclaiming stale state directory %s", d->dir);
+			if (remove_dir_contents(d->dirfd, d->dir, NULL) == 0) {
+				*out = d;
+				return 0;
+			}
+		}
+		tern_state_dir_free(d);
+		return tern_error_make(err, EEXIST, "container `%s` already exists", id);
+	}
+	ret = lock_dir(d, false, err);
+	if (ret < 0) {
+		rmdir(d->dir);
+		tern_state_dir_free(d);
+		return ret;
+	}
+	*out = d;
+	return 0;
+}
+
+int tern_state_dir_open(const char *root, const char *id, tern_container_dir **out,
+			tern_error **err)
+{
+	tern_container_dir *d;
+	int ret;
+
+	ret = tern_state_check_id(id, err);
+	if (ret < 0)
+		return ret;
+	d = dir_new(root, id);
+	d->dirfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->dirfd < 0 || faccessat(d->dirfd, TERN_STATE_FILE, F_OK, 0) < 0) {
+		int e = errno;
+		tern_state_dir_free(d);
+		if (e == ENOENT)
+			return tern_error_make(err, ENOENT, "container `%s` does not exist", id);
+		return tern_error_make(err, e, "container `%s`", id);
+	}
+	if (flock(d->dirfd, LOCK_EX) < 0) {
+		int e = errno;
+		tern_state_dir_free(d);
+		return tern_error_make(err, e, "lock state directory of `%s`", id);
+	}
+	*out = d;
+	return 0;
+}
+
+int tern_state_dir_remove(tern_container_dir *d, tern_error **err)
+{
+	int ret = remove_dir_contents(d->dirfd, d->dir, err);
+	if (ret < 0)
+		return ret;
+	if (rmdir(d->dir) < 0 && errno != ENOENT)
+		return tern_error_make(err, errno, "remove `%s`", d->dir);
+	return 0;
+}
+
+int tern_state_write(tern_container_dir *d, const oci_state *state, tern_error **err)
+{
+	cleanup_free char *json = NULL;
+	size_t len = 0;
+	cleanup_close int fd = -1;
+	int ret;
+
+	ret = oci_state_to_json(state, OCI_STATE_DISK, &json, &len);
+	if (ret < 0)
+		return tern_error_make(err, -ret, "serialize state of `%s`", d->id);
+	fd = openat(d->dirfd, TERN_STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		    0600);
+	if (fd < 0)
+		return tern_error_make(err, errno, "write `%s/%s.tmp`", d->dir, TERN_STATE_FILE);
+	ret = tern_write_all(fd, json, len);
+	if (ret < 0)
+		return tern_error_make(err, -ret, "write `%s/%s.tmp`", d->dir, TERN_STATE_FILE);
+	if (renameat(d->dirfd, TERN_STATE_FILE ".tmp", d->dirfd, TERN_STATE_FILE) < 0)
+		return tern_error_make(err, errno, "rename state file in `%s`", d->dir);
+	return 0;
+}
+
+int tern_state_read(tern_container_dir *d, oci_state **out, tern_error **err)
+{
+	cleanup_close int fd = openat(d->dirfd, TERN_STATE_FILE, O_RDONLY | O_CLOEXEC);
+	cleanup_free char *data = NULL;
+	char *msg = NULL;
+	size_t len;
+	int ret;
+
+	if (fd < 0)
+		return tern_error_make(err, errno, "read state of `%s`", d->id);
+	ret = tern_read_fd_all(fd, &data, &len, 0);
+	if (ret < 0)
+		return tern_error_make(err, -ret, "read state of `%s`", d->id);
+	ret = oci_state_parse_data(data, len, TERN_STATE_FILE, out, &msg);
+	if (ret < 0) {
+		tern_error_make(err, -ret, "state of `%s`: %s", d->id, msg ? msg : "invalid");
+		free(msg);
+		return ret;
+	}
+	return 0;
+}
+
+static bool process_is_zombie(pid_t pid)
+{
+	char path[64], buf[512];
+	cleanup_close int fd = -1;
+	ssize_t n;
+	char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p == NULL || p[1] == '\0' || p[2] == 'Z' || p[2] == 'X';
+}
+
+void tern_state_refresh_status(tern_container_dir *d, oci_state *state)
+{
+	const char *status;
+
+	if (state->pid <= 0 || tern_process_start_time(state->pid) != state->pid_start_time ||
+	    process_is_zombie(state->pid)) {
+		status = "stopped";
+		state->pid = 0;
+	} else if (faccessat(d->dirfd, TERN_EXEC_FIFO, F_OK, 0) == 0) {
+		status = "created";
+	} else if (state->cgroup_path && *state->cgroup_path &&
+		   tern_cgroup_is_frozen(state->cgroup_path)) {
+		status = "paused";
+	} else {
+		status = "running";
+	}
+	free(state->status);
+	state->status = tern_xstrdup(status);
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int tern_state_list_ids(const char *root, char ***ids, tern_error **err)
+{
+	DIR *dir = opendir(root);
+	struct dirent *de;
+	size_t n = 0, cap = 8;
+	char **out;
+
+	if (dir == NULL) {
+		if (errno == ENOENT) {
+			*ids = tern_xmalloc0(sizeof(char *));
+			return 0;
+		}
+		return tern_error_make(err, errno, "open state root `%s`", root);
+	}
+	out = tern_xmalloc0(cap * sizeof(char *));
+	while ((de = readdir(dir)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (tern_state_check_id(de->d_name, NULL) < 0)
+			continue;
+		char rel[1200];
+		snprintf(rel, sizeof(rel), "%s/" TERN_STATE_FILE, de->d_name);
+		if (faccessat(dirfd(dir), rel, F_OK, 0) < 0)
+			continue;
+		if (n + 1 >= cap) {
+			cap *= 2;
+			out = realloc(out, cap * sizeof(char *));
+			if (out == NULL)
+				abort();
+		}
+		out[n++] = tern_xstrdup(de->d_name);
+	}
+	out[n] = NULL;
+	closedir(dir);
+	qsort(out, n, sizeof(char *), compare_strings);
+	*ids = out;
+	return 0;
+}
+
+char *tern_state_now_rfc3339(void)
+{
+	struct timespec ts;
+	struct tm tm;
+	char base[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	return tern_strdup_printf("%s.%09ldZ", base, ts.tv_nsec);
+}

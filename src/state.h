@@ -1,1 +1,58 @@
+/* The state directory: one directory per container under --root
+ * (default /run/tern), holding state.json (written to a temp file and
+ * renamed), exec.fifo while the container waits for `start`, and a copy of
+ * config.json taken at create time. Every command that acts on a container
+ * holds an flock on its directory, so two tern processes never race. */
 #pragma once
+
+#include "error.h"
+#include "oci-state.h"
+
+#include <stdbool.h>
+
+#define TERN_DEFAULT_ROOT "/run/tern"
+#define TERN_EXEC_FIFO "exec.fifo"
+#define TERN_STATE_FILE "state.json"
+#define TERN_CONFIG_COPY "config.json"
+
+typedef struct {
+	char *root;	/* --root */
+	char *id;
+	char *dir;	/* root/id */
+	int dirfd;	/* O_DIRECTORY|O_CLOEXEC, flock'ed */
+} tern_container_dir;
+
+/* runc's rule: [A-Za-z0-9_+.-]+, not "." or "..". */
+int tern_state_check_id(const char *id, tern_error **err);
+
+/* Create root/id (mkdir, so a duplicate fails with "container `id` already
+ * exists") and lock it. A leftover directory of a create that was killed
+ * before it wrote state.json (unlocked, no state.json) is reclaimed. */
+int tern_state_dir_create(const char *root, const char *id, tern_container_dir **out,
+			  tern_error **err);
+
+/* Open and lock an existing container directory ("container `id` does not
+ * exist" otherwise). */
+int tern_state_dir_open(const char *root, const char *id, tern_container_dir **out,
+			tern_error **err);
+
+/* Remove the directory and everything in it, then free. */
+int tern_state_dir_remove(tern_container_dir *dir, tern_error **err);
+void tern_state_dir_free(tern_container_dir *dir);
+void tern_state_dir_freep(tern_container_dir **dir);
+#define cleanup_state_dir __attribute__((cleanup(tern_state_dir_freep)))
+
+int tern_state_write(tern_container_dir *dir, const oci_state *state, tern_error **err);
+int tern_state_read(tern_container_dir *dir, oci_state **out, tern_error **err);
+
+/* The live status: "stopped" when the process is gone (or its pid was
+ * recycled: start time differs), "created" while exec.fifo exists,
+ * "paused" when frozen, else "running". Updates state->status and sets
+ * state->pid to 0 when stopped (as runc prints it). */
+void tern_state_refresh_status(tern_container_dir *dir, oci_state *state);
+
+/* The ids under root, sorted. */
+int tern_state_list_ids(const char *root, char ***ids, tern_error **err);
+
+/* Current time as RFC 3339 with nanoseconds in UTC. */
+char *tern_state_now_rfc3339(void);

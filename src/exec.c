@@ -1,0 +1,509 @@
+#include "exec.h"
+#include "caps.h"
+#include "cgroup.h"
+#include "log.h"
+#include "proc-attrs.h"
+#include "seccomp.h"
+#include "sync.h"
+#include "terminal.h"
+#include "utils.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* The namespaces of the container init that differ from ours, as fds. The
+ * user namespace first, the mount namespace last (a path opened after
+ * joining it would resolve inside the container). */
+static const struct {
+	const char *name;
+	int flag;
+} ns_order[] = {
+	{"user", CLONE_NEWUSER},     {"ipc", CLONE_NEWIPC}, {"uts", CLONE_NEWUTS},
+	{"net", CLONE_NEWNET},	     {"cgroup", CLONE_NEWCGROUP}, {"mnt", CLONE_NEWNS},
+};
+#define N_CHILD_NS (sizeof(ns_order) / sizeof(ns_order[0]))
+
+typedef struct {
+	int fd[N_CHILD_NS];
+	int pid_fd;  /* pid namespace, joined by the parent for its children */
+	int time_fd; /* likewise the time namespace */
+} exec_ns;
+
+static void exec_ns_close(exec_ns *ns)
+{
+	for (size_t i = 0; i < N_CHILD_NS; i++)
+		if (ns->fd[i] >= 0)
+			close(ns->fd[i]);
+	if (ns->pid_fd >= 0)
+		close(ns->pid_fd);
+	if (ns->time_fd >= 0)
+		close(ns->time_fd);
+}
+
+static bool same_ns(pid_t pid, const char *name)
+{
+	char a[64], b[64];
+	struct stat sa, sb;
+	snprintf(a, sizeof(a), "/proc/%d/ns/%s", pid, name);
+	snprintf(b, sizeof(b), "/proc/self/ns/%s", name);
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return true;
+	return sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
+static int open_ns(pid_t pid, const char *name, int *fd, tern_error **err)
+{
+	char path[64];
+
+	*fd = -1;
+	if (same_ns(pid, name))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", pid, name);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
+		if (errno == ENOENT && strcmp(name, "time") == 0)
+			return 0; /* kernel without time namespaces */
+		return tern_error_make(err, errno, "open `%s`", path);
+	}
+	return 0;
+}
+
+static int open_container_ns(pid_t pid, exec_ns *ns, tern_error **err)
+{
+	int ret;
+
+	for (size_t i = 0; i < N_CHILD_NS; i++)
+		ns->fd[i] = -1;
+	ns->pid_fd = ns->time_fd = -1;
+	for (size_t i = 0; i < N_CHILD_NS; i++) {
+		ret = open_ns(pid, ns_order[i].name, &ns->fd[i], err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = open_ns(pid, "pid", &ns->pid_fd, err);
+	if (ret < 0)
+		return ret;
+	return open_ns(pid, "time", &ns->time_fd, err);
+}
+
+static char **strv_dup(char *const *v)
+{
+	size_t n = oci_strv_len(v);
+	char **out = tern_xmalloc0((n + 1) * sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		out[i] = tern_xstrdup(v[i]);
+	return out;
+}
+
+static char **strv_append(char **v, const char *s)
+{
+	size_t n = oci_strv_len(v);
+	char **out = realloc(v, (n + 2) * sizeof(char *));
+	if (out == NULL)
+		abort();
+	out[n] = tern_xstrdup(s);
+	out[n + 1] = NULL;
+	return out;
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* Take the container's process (the config was parsed just for us) and
+ * apply the command line to it. */
+static int apply_overrides(const tern_exec_opts *o, oci_config *config, oci_process **out,
+			   tern_error **err)
+{
+	oci_process *p = config->process;
+
+	config->process = NULL;
+	*out = p;
+	for (char **a = p->args; a && *a; a++)
+		free(*a);
+	free(p->args);
+	p->args = strv_dup(o->args);
+	for (char **e = o->env; e && *e; e++) {
+		/* KEY=VALUE replaces an existing KEY, as runc does */
+		const char *eq = strchr(*e, '=');
+		size_t klen = eq ? (size_t)(eq - *e) : strlen(*e);
+		bool replaced = false;
+		for (char **cur = p->env; cur && *cur; cur++) {
+			if (strncmp(*cur, *e, klen) == 0 && (*cur)[klen] == '=') {
+				free(*cur);
+				*cur = tern_xstrdup(*e);
+				replaced = true;
+				break;
+			}
+		}
+		if (!replaced)
+			p->env = strv_append(p->env, *e);
+	}
+	if (o->cwd) {
+		if (o->cwd[0] != '/')
+			return tern_error_make(err, EINVAL, "--cwd `%s`: must be an absolute path",
+					       o->cwd);
+		free(p->cwd);
+		p->cwd = tern_xstrdup(o->cwd);
+	}
+	if (o->user) {
+		cleanup_free char *u = tern_xstrdup(o->user);
+		char *colon = strchr(u, ':');
+		if (colon)
+			*colon++ = '\0';
+		if (parse_u32(u, &p->user.uid) < 0 || (colon && parse_u32(colon, &p->user.gid) < 0))
+			return tern_error_make(err, EINVAL, "--user `%s`: expected uid[:gid]", o->user);
+		if (colon == NULL)
+			p->user.gid = 0;
+	}
+	size_t ngids = oci_strv_len(o->additional_gids);
+	if (ngids > 0) {
+		free(p->user.additional_gids);
+		p->user.additional_gids = tern_xmalloc0(ngids * sizeof(uint32_t));
+		p->user.additional_gids_len = ngids;
+		for (size_t i = 0; i < ngids; i++)
+			if (parse_u32(o->additional_gids[i], &p->user.additional_gids[i]) < 0)
+				return tern_error_make(err, EINVAL, "--additional-gids `%s`",
+						       o->additional_gids[i]);
+	}
+	for (char **c = o->caps; c && *c; c++) {
+		if (tern_cap_from_name(*c) < 0)
+			return tern_error_make(err, EINVAL, "--cap `%s`: unknown capability", *c);
+		if (p->capabilities == NULL)
+			p->capabilities = tern_xmalloc0(sizeof(*p->capabilities));
+		p->capabilities->bounding = strv_append(p->capabilities->bounding, *c);
+		p->capabilities->effective = strv_append(p->capabilities->effective, *c);
+		p->capabilities->permitted = strv_append(p->capabilities->permitted, *c);
+		p->capabilities->ambient = strv_append(p->capabilities->ambient, *c);
+	}
+	if (o->no_new_privs)
+		p->no_new_privileges = true;
+	p->terminal = o->tty;
+	return 0;
+}
+
+/* The process to run: --process FILE, or the container's own process
+ * with the command-line overrides (what runc does). */
+static int build_process(const tern_exec_opts *o, const oci_config *config, oci_process **out,
+			 tern_error **err)
+{
+	if (o->process_file) {
+		char *msg = NULL;
+		int ret = oci_process_parse_file(o->process_file, out, &msg);
+		if (ret < 0) {
+			tern_error_make_literal(err, -ret, msg ? msg : "--process: invalid");
+			free(msg);
+			return ret;
+		}
+		return 0;
+	}
+	if (o->args == NULL || o->args[0] == NULL)
+		return tern_error_make(err, EINVAL, "exec needs a command to run");
+	if (config == NULL || config->process == NULL)
+		return tern_error_make(err, EINVAL, "the container's config.json copy is missing");
+	return apply_overrides(o, (oci_config *)config, out, err);
+}
+
+static void child_fail(int sync_fd, tern_error *e)
+{
+	tern_sync_send_error(sync_fd, e);
+	_exit(127);
+}
+
+__attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const oci_process *p,
+						 exec_ns *ns, const tern_seccomp_filter *filter,
+						 int console_sock, int sync_fd)
+{
+	tern_error *e = NULL;
+	int keep_from = 3 + o->preserve_fds;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (tern_sync_expect(sync_fd, SYNC_GO, NULL, &e) < 0)
+		_exit(127);
+	for (size_t i = 0; i < N_CHILD_NS; i++) {
+		if (ns->fd[i] >= 0 && setns(ns->fd[i], ns_order[i].flag) < 0) {
+			tern_error_make(&e, errno, "join the container's %s namespace",
+					ns_order[i].name);
+			child_fail(sync_fd, e);
+		}
+	}
+	if (chdir(p->cwd) < 0) {
+		tern_error_make(&e, errno, "cwd `%s`", p->cwd);
+		child_fail(sync_fd, e);
+	}
+	if (p->terminal) {
+		int master = -1;
+		char *slave = NULL;
+		if (tern_terminal_open(&master, &slave, &e) < 0)
+			child_fail(sync_fd, e);
+		if ((p->console_height.set || p->console_width.set) &&
+		    tern_terminal_set_size(master, (unsigned)p->console_height.value,
+					   (unsigned)p->console_width.value, &e) < 0)
+			child_fail(sync_fd, e);
+		if (tern_console_send_fd(console_sock, master, slave, &e) < 0)
+			child_fail(sync_fd, e);
+		close(master);
+		close(console_sock);
+		if (tern_terminal_become_controlling(slave, &e) < 0)
+			child_fail(sync_fd, e);
+		free(slave);
+	}
+	if (p->oom_score_adj.set && tern_oom_score_adj_apply((int)p->oom_score_adj.value, &e) < 0)
+		child_fail(sync_fd, e);
+	if (tern_rlimits_apply(p->rlimits, p->rlimits_len, &e) < 0)
+		child_fail(sync_fd, e);
+	char *exe = tern_find_executable(p->args[0], p->env);
+	if (exe == NULL) {
+		tern_error_make(&e, ENOENT, "exec `%s`", p->args[0]);
+		child_fail(sync_fd, e);
+	}
+	free(exe);
+	if (p->capabilities && tern_caps_drop_bounding(p->capabilities, &e) < 0)
+		child_fail(sync_fd, e);
+	if (tern_user_apply(&p->user, &e) < 0)
+		child_fail(sync_fd, e);
+	if (p->capabilities && tern_caps_apply(p->capabilities, &e) < 0)
+		child_fail(sync_fd, e);
+	if (p->no_new_privileges && tern_no_new_privs_apply(&e) < 0)
+		child_fail(sync_fd, e);
+	/* fds: stdio, --preserve-fds, and the sync socket (close-on-exec: its
+	 * closing tells the parent the exec happened). */
+	for (int fd = 3; fd < keep_from; fd++) {
+		int flags = fcntl(fd, F_GETFD);
+		if (flags >= 0)
+			fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
+	}
+	int keep[1] = {sync_fd};
+	tern_close_fds_from(keep_from, keep, 1);
+	if (filter && tern_seccomp_load(filter, &e) < 0)
+		child_fail(sync_fd, e);
+	tern_exec_process(p, &e);
+	child_fail(sync_fd, e);
+	_exit(127);
+}
+
+/* Wait for the child's verdict: EOF means execve succeeded (the socket is
+ * close-on-exec); a message means it failed and why. */
+static int wait_exec(int sync_fd, tern_error **err)
+{
+	tern_sync_msg msg;
+	ssize_t n;
+
+	do
+		n = recv(sync_fd, &msg, sizeof(msg), 0);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return 0;
+	if (n < 0)
+		return tern_error_make(err, errno, "exec: wait for the process");
+	msg.text[TERN_SYNC_MSG_MAX - 1] = '\0';
+	return tern_error_make_literal(err, msg.value > 0 ? msg.value : EINVAL, msg.text);
+}
+
+static int wait_status(pid_t pid)
+{
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 255;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+static volatile pid_t exec_forward_to;
+
+static void exec_forward(int sig)
+{
+	if (exec_forward_to > 0)
+		kill(exec_forward_to, sig);
+}
+
+static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_process *p,
+		      const tern_seccomp_filter *filter, int *exit_status, tern_error **err)
+{
+	exec_ns ns;
+	cleanup_close_pair int sv[2] = {-1, -1};
+	cleanup_close_pair int console_pair[2] = {-1, -1};
+	cleanup_close int console_sock = -1;
+	cleanup_close int master = -1;
+	cleanup_close int self_pid = -1, self_time = -1;
+	pid_t child;
+	int ret;
+
+	ret = open_container_ns(st->pid, &ns, err);
+	if (ret < 0) {
+		exec_ns_close(&ns);
+		return ret;
+	}
+	if (p->terminal) {
+		if (o->console_socket) {
+			console_sock = tern_console_socket_connect(o->console_socket, err);
+			if (console_sock < 0) {
+				exec_ns_close(&ns);
+				return tern_error_wrap(err, "--console-socket");
+			}
+		} else if (o->detach) {
+			exec_ns_close(&ns);
+			return tern_error_make(err, EINVAL,
+					       "--tty with --detach needs --console-socket");
+		} else {
+			if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, console_pair) < 0) {
+				exec_ns_close(&ns);
+				return tern_error_make(err, errno, "socketpair");
+			}
+			console_sock = steal_fd(&console_pair[1]);
+		}
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		exec_ns_close(&ns);
+		return tern_error_make(err, errno, "socketpair");
+	}
+	/* The pid and time namespaces apply to children only: join them here,
+	 * clone, and come back, so the child starts inside them. */
+	self_pid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	self_time = open("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
+	if (ns.pid_fd >= 0 && setns(ns.pid_fd, CLONE_NEWPID) < 0) {
+		exec_ns_close(&ns);
+		return tern_error_make(err, errno, "join the container's pid namespace");
+	}
+	if (ns.time_fd >= 0 && setns(ns.time_fd, CLONE_NEWTIME) < 0) {
+		exec_ns_close(&ns);
+		return tern_error_make(err, errno, "join the container's time namespace");
+	}
+	child = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
+	if (child == 0) {
+		close(sv[0]);
+		exec_child(o, p, &ns, filter, console_sock, sv[1]);
+	}
+	int clone_errno = errno;
+	if (ns.pid_fd >= 0 && self_pid >= 0)
+		setns(self_pid, CLONE_NEWPID);
+	if (ns.time_fd >= 0 && self_time >= 0)
+		setns(self_time, CLONE_NEWTIME);
+	exec_ns_close(&ns);
+	if (child < 0)
+		return tern_error_make(err, clone_errno, "clone the exec process");
+	close(steal_fd(&sv[1]));
+	if (console_sock >= 0)
+		close(steal_fd(&console_sock));
+
+	if (st->cgroup_path && *st->cgroup_path) {
+		ret = tern_cgroup_enter(st->cgroup_path, child, err);
+		if (ret < 0)
+			goto fail;
+	}
+	ret = tern_sync_send(sv[0], SYNC_GO, 0, err);
+	if (ret < 0)
+		goto fail;
+	if (console_pair[0] >= 0) {
+		ret = tern_console_recv_fd(console_pair[0], &master, err);
+		if (ret < 0) {
+			/* the child's own error explains better, if it sent one */
+			tern_error *why = NULL;
+			if (wait_exec(sv[0], &why) < 0) {
+				tern_error_free(*err);
+				*err = why;
+			}
+			goto fail;
+		}
+	}
+	ret = wait_exec(sv[0], err);
+	if (ret < 0) {
+		waitpid(child, NULL, 0);
+		return ret;
+	}
+	if (o->pid_file) {
+		char buf[32];
+		int len = snprintf(buf, sizeof(buf), "%d", child);
+		ret = tern_write_file(o->pid_file, buf, (size_t)len, 0644, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "--pid-file");
+	}
+	if (o->detach)
+		return 0;
+	exec_forward_to = child;
+	struct sigaction sa = {.sa_handler = exec_forward, .sa_flags = SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	static const int sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	if (master >= 0) {
+		tern_error *perr = NULL;
+		if (tern_terminal_proxy(master, &perr) < 0)
+			tern_error_free(perr);
+	}
+	*exit_status = wait_status(child);
+	return 0;
+fail:
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	return ret;
+}
+
+int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_opts *o,
+			int *exit_status, tern_error **err)
+{
+	cleanup_state_dir tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+	oci_config *config = NULL;
+	oci_process *p = NULL;
+	tern_seccomp_filter *filter = NULL;
+	int ret;
+
+	*exit_status = 0;
+	ret = tern_container_load(rt, id, &dir, &st, &config, err);
+	if (ret < 0)
+		return ret;
+	/* The lock is for lifecycle changes; an exec must not block them. */
+	tern_state_dir_freep(&dir);
+	if (strcmp(st->status, "stopped") == 0) {
+		ret = tern_error_make(err, EINVAL, "cannot exec in container `%s`: it is stopped",
+				      id);
+		goto out;
+	}
+	if (strcmp(st->status, "paused") == 0 && !o->ignore_paused) {
+		ret = tern_error_make(err, EINVAL,
+				      "cannot exec in container `%s`: it is paused "
+				      "(--ignore-paused to try anyway)",
+				      id);
+		goto out;
+	}
+	ret = build_process(o, config, &p, err);
+	if (ret < 0)
+		goto out;
+	if (config && config->linux_ && config->linux_->seccomp) {
+		ret = tern_seccomp_compile(config->linux_->seccomp, &filter, err);
+		if (ret < 0)
+			goto out;
+	}
+	ret = spawn_exec(o, st, p, filter, exit_status, err);
+out:
+	tern_seccomp_filter_free(filter);
+	oci_process_free(p);
+	oci_config_free(config);
+	oci_state_free(st);
+	return ret;
+}
