@@ -17,6 +17,7 @@ typedef struct {
 	char *mountpoint;
 	bool v2;
 	bool freezer;
+	bool cpuset; /* v1 cpuset: a new cgroup starts with no cpus or mems */
 } hierarchy;
 
 static hierarchy *hierarchies;
@@ -55,6 +56,7 @@ static void load_hierarchies(void)
 		hierarchies[n_hierarchies].mountpoint = tern_xstrdup(mnt);
 		hierarchies[n_hierarchies].v2 = v2;
 		hierarchies[n_hierarchies].freezer = v2 || strstr(superopts, "freezer") != NULL;
+		hierarchies[n_hierarchies].cpuset = !v2 && strstr(superopts, "cpuset") != NULL;
 		n_hierarchies++;
 	}
 	free(line);
@@ -75,6 +77,40 @@ static char *dir_of(const hierarchy *h, const char *path)
 	return tern_strdup_printf("%s%s", h->mountpoint, path);
 }
 
+/* v1 cpuset refuses tasks while cpuset.cpus or cpuset.mems is empty, and
+ * that is how a new cgroup starts: copy the parent's, level by level. */
+static int init_cpuset(const hierarchy *h, const char *path, tern_error **err)
+{
+	cleanup_free char *rel = tern_xstrdup(path);
+	static const char *files[] = {"cpuset.cpus", "cpuset.mems"};
+
+	for (char *slash = strchr(rel + 1, '/');; slash = strchr(slash + 1, '/')) {
+		if (slash)
+			*slash = '\0';
+		for (size_t f = 0; f < 2; f++) {
+			cleanup_free char *mine = tern_strdup_printf("%s%s/%s", h->mountpoint, rel, files[f]);
+			cleanup_free char *cur = NULL;
+			if (tern_read_file(mine, &cur, NULL, 0, NULL) < 0 || (cur[0] != '\n' && cur[0]))
+				continue;
+			cleanup_free char *parent_dir = tern_strdup_printf("%s%s", h->mountpoint, rel);
+			*strrchr(parent_dir, '/') = '\0';
+			cleanup_free char *pfile = tern_strdup_printf("%s/%s", parent_dir, files[f]);
+			cleanup_free char *val = NULL;
+			size_t len;
+			int ret = tern_read_file(pfile, &val, &len, 0, err);
+			if (ret < 0)
+				return ret;
+			ret = tern_write_file_at(AT_FDCWD, mine, val, len, err);
+			if (ret < 0)
+				return ret;
+		}
+		if (slash == NULL)
+			break;
+		*slash = '/';
+	}
+	return 0;
+}
+
 int tern_cgroup_create(const char *path, bool *created, tern_error **err)
 {
 	load_hierarchies();
@@ -88,6 +124,11 @@ int tern_cgroup_create(const char *path, bool *created, tern_error **err)
 		if (ret < 0)
 			return tern_error_wrap(err, "create cgroup `%s`", path);
 		*created = true;
+		if (hierarchies[i].cpuset) {
+			ret = init_cpuset(&hierarchies[i], path, err);
+			if (ret < 0)
+				return tern_error_wrap(err, "create cgroup `%s`", path);
+		}
 	}
 	return 0;
 }

@@ -94,12 +94,15 @@ static int load_bundle(tern_container *c, tern_error **err)
 	}
 	for (char **w = c->config->warnings; w && *w; w++)
 		tern_warn("%s", *w);
-	if (c->config->root->path[0] == '/')
-		c->rootfs = tern_absolute_path(c->config->root->path);
-	else {
+	{
 		cleanup_free char *joined =
-			tern_strdup_printf("%s/%s", c->bundle, c->config->root->path);
-		c->rootfs = tern_absolute_path(joined);
+			c->config->root->path[0] == '/'
+				? tern_xstrdup(c->config->root->path)
+				: tern_strdup_printf("%s/%s", c->bundle, c->config->root->path);
+		/* canonical: the rootfs stage compares mount paths against it */
+		c->rootfs = realpath(joined, NULL);
+		if (c->rootfs == NULL)
+			return tern_error_make(err, errno, "root.path: rootfs `%s`", joined);
 	}
 	if (stat(c->rootfs, &st) < 0)
 		return tern_error_make(err, errno, "root.path: rootfs `%s`", c->rootfs);

@@ -196,6 +196,9 @@ static int setup_container(init_ctx *ic, tern_error **err)
 			return tern_error_make(err, errno, "join a new session keyring");
 	}
 
+	/* relative bind-mount sources are relative to the bundle, as in runc */
+	if (chdir(c->bundle) < 0)
+		return tern_error_make(err, errno, "chdir to the bundle `%s`", c->bundle);
 	tern_rootfs_ctx rctx = {
 		.config = cfg,
 		.rootfs = c->rootfs,

@@ -1,22 +1,969 @@
-/* STUB: to be replaced by the real implementation. */
+/* One config.json mount (runtime-spec config.md "mounts").
+ *
+ * Every destination is resolved inside the rootfs by tern_mkdir_in_root and
+ * mounted through the /proc/self/fd/N path of the O_PATH fd it returns, so
+ * the kernel never walks a path that the image controls. After mount(2)
+ * that fd still names the covered directory, not the new mount: whatever
+ * must act on the new mount (remount, propagation, mount_setattr, copy-up)
+ * opens the destination again. */
 #include "mounts.h"
+#include "path-resolve.h"
+#include "utils.h"
+
+#include <dirent.h>
 #include <errno.h>
-#include <stddef.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#ifndef MS_NOSYMFOLLOW
+#define MS_NOSYMFOLLOW 256
+#endif
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+/* ---- option parsing ---- */
+
+enum opt_kind {
+	OPT_FLAG,	 /* set `value` in flags (and drop it from clear_flags) */
+	OPT_CLEAR,	 /* clear `value` */
+	OPT_PROPAGATION, /* propagation = value */
+	OPT_ATTR_SET,	 /* mount_setattr, recursive: set `value` */
+	OPT_ATTR_CLR,	 /* mount_setattr, recursive: clear `value` */
+	OPT_ATTR_ATIME,	 /* mount_setattr, recursive: atime mode `value` */
+	OPT_BIND,
+	OPT_RBIND,
+	OPT_TMPCOPYUP,
+	OPT_IDMAP,
+	OPT_IGNORE,
+};
+
+struct mount_opt {
+	const char *name;
+	enum opt_kind kind;
+	unsigned long value;
+};
+
+/* The options runc accepts. The atime family is one mode: choosing one
+ * drops the others (MS_STRICTATIME wins over MS_RELATIME in the kernel, so
+ * "relatime" after "strictatime" must clear it). */
+#define ATIME_MASK (MS_NOATIME | MS_RELATIME | MS_STRICTATIME)
+static const struct mount_opt mount_opts[] = {
+    {"defaults", OPT_IGNORE, 0},
+    {"ro", OPT_FLAG, MS_RDONLY},
+    {"rw", OPT_CLEAR, MS_RDONLY},
+    {"nosuid", OPT_FLAG, MS_NOSUID},
+    {"suid", OPT_CLEAR, MS_NOSUID},
+    {"nodev", OPT_FLAG, MS_NODEV},
+    {"dev", OPT_CLEAR, MS_NODEV},
+    {"noexec", OPT_FLAG, MS_NOEXEC},
+    {"exec", OPT_CLEAR, MS_NOEXEC},
+    {"sync", OPT_FLAG, MS_SYNCHRONOUS},
+    {"async", OPT_CLEAR, MS_SYNCHRONOUS},
+    {"dirsync", OPT_FLAG, MS_DIRSYNC},
+    {"remount", OPT_FLAG, MS_REMOUNT},
+    {"mand", OPT_FLAG, MS_MANDLOCK},
+    {"nomand", OPT_CLEAR, MS_MANDLOCK},
+    {"atime", OPT_CLEAR, MS_NOATIME},
+    {"noatime", OPT_FLAG, MS_NOATIME},
+    {"diratime", OPT_CLEAR, MS_NODIRATIME},
+    {"nodiratime", OPT_FLAG, MS_NODIRATIME},
+    {"relatime", OPT_FLAG, MS_RELATIME},
+    {"norelatime", OPT_CLEAR, MS_RELATIME},
+    {"strictatime", OPT_FLAG, MS_STRICTATIME},
+    {"nostrictatime", OPT_CLEAR, MS_STRICTATIME},
+    {"iversion", OPT_FLAG, MS_I_VERSION},
+    {"noiversion", OPT_CLEAR, MS_I_VERSION},
+    {"lazytime", OPT_FLAG, MS_LAZYTIME},
+    {"nolazytime", OPT_CLEAR, MS_LAZYTIME},
+    {"silent", OPT_FLAG, MS_SILENT},
+    {"loud", OPT_CLEAR, MS_SILENT},
+    {"nosymfollow", OPT_FLAG, MS_NOSYMFOLLOW},
+    {"symfollow", OPT_CLEAR, MS_NOSYMFOLLOW},
+    {"bind", OPT_BIND, 0},
+    {"rbind", OPT_RBIND, 0},
+    {"private", OPT_PROPAGATION, MS_PRIVATE},
+    {"rprivate", OPT_PROPAGATION, MS_PRIVATE | MS_REC},
+    {"shared", OPT_PROPAGATION, MS_SHARED},
+    {"rshared", OPT_PROPAGATION, MS_SHARED | MS_REC},
+    {"slave", OPT_PROPAGATION, MS_SLAVE},
+    {"rslave", OPT_PROPAGATION, MS_SLAVE | MS_REC},
+    {"unbindable", OPT_PROPAGATION, MS_UNBINDABLE},
+    {"runbindable", OPT_PROPAGATION, MS_UNBINDABLE | MS_REC},
+    {"tmpcopyup", OPT_TMPCOPYUP, 0},
+    {"idmap", OPT_IDMAP, 0},
+    {"ridmap", OPT_IDMAP, 0},
+    /* Recursive attributes (mount_setattr with AT_RECURSIVE). */
+    {"rro", OPT_ATTR_SET, MOUNT_ATTR_RDONLY},
+    {"rrw", OPT_ATTR_CLR, MOUNT_ATTR_RDONLY},
+    {"rnosuid", OPT_ATTR_SET, MOUNT_ATTR_NOSUID},
+    {"rsuid", OPT_ATTR_CLR, MOUNT_ATTR_NOSUID},
+    {"rnodev", OPT_ATTR_SET, MOUNT_ATTR_NODEV},
+    {"rdev", OPT_ATTR_CLR, MOUNT_ATTR_NODEV},
+    {"rnoexec", OPT_ATTR_SET, MOUNT_ATTR_NOEXEC},
+    {"rexec", OPT_ATTR_CLR, MOUNT_ATTR_NOEXEC},
+    {"rnodiratime", OPT_ATTR_SET, MOUNT_ATTR_NODIRATIME},
+    {"rdiratime", OPT_ATTR_CLR, MOUNT_ATTR_NODIRATIME},
+    {"rnosymfollow", OPT_ATTR_SET, MOUNT_ATTR_NOSYMFOLLOW},
+    {"rsymfollow", OPT_ATTR_CLR, MOUNT_ATTR_NOSYMFOLLOW},
+    {"rrelatime", OPT_ATTR_ATIME, MOUNT_ATTR_RELATIME},
+    {"rnorelatime", OPT_ATTR_ATIME, MOUNT_ATTR_STRICTATIME},
+    {"rnoatime", OPT_ATTR_ATIME, MOUNT_ATTR_NOATIME},
+    {"ratime", OPT_ATTR_ATIME, MOUNT_ATTR_RELATIME},
+    {"rstrictatime", OPT_ATTR_ATIME, MOUNT_ATTR_STRICTATIME},
+    {"rnostrictatime", OPT_ATTR_ATIME, MOUNT_ATTR_RELATIME},
+};
+
+static void data_append(char **data, const char *opt)
+{
+	char *n;
+	if (*data == NULL) {
+		*data = tern_xstrdup(opt);
+		return;
+	}
+	n = tern_strdup_printf("%s,%s", *data, opt);
+	free(*data);
+	*data = n;
+}
 
 int tern_mount_options_parse(char *const *options, tern_mount_options *out, tern_error **err)
 {
-	(void)0;
-	return -ENOSYS;
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; options != NULL && options[i] != NULL; i++) {
+		const char *o = options[i];
+		const struct mount_opt *found = NULL;
+
+		for (size_t j = 0; j < sizeof(mount_opts) / sizeof(mount_opts[0]); j++) {
+			if (strcmp(o, mount_opts[j].name) == 0) {
+				found = &mount_opts[j];
+				break;
+			}
+		}
+		if (found == NULL) {
+			/* Not a mount(2) flag: the filesystem's own option. */
+			if (*o != '\0')
+				data_append(&out->data, o);
+			continue;
+		}
+		switch (found->kind) {
+		case OPT_FLAG:
+			if (found->value & ATIME_MASK) {
+				out->flags &= ~ATIME_MASK;
+				out->clear_flags |= ATIME_MASK & ~found->value;
+			}
+			out->flags |= found->value;
+			out->clear_flags &= ~found->value;
+			break;
+		case OPT_CLEAR:
+			out->flags &= ~found->value;
+			out->clear_flags |= found->value;
+			break;
+		case OPT_PROPAGATION:
+			out->propagation = found->value;
+			break;
+		case OPT_ATTR_SET:
+			out->attr_set |= found->value;
+			out->attr_clr &= ~found->value;
+			break;
+		case OPT_ATTR_CLR:
+			out->attr_clr |= found->value;
+			out->attr_set &= ~found->value;
+			break;
+		case OPT_ATTR_ATIME:
+			out->attr_set = (out->attr_set & ~MOUNT_ATTR__ATIME) | found->value;
+			out->attr_clr |= MOUNT_ATTR__ATIME;
+			break;
+		case OPT_BIND:
+			out->bind = true;
+			break;
+		case OPT_RBIND:
+			out->bind = true;
+			out->recursive_bind = true;
+			break;
+		case OPT_TMPCOPYUP:
+			out->tmpcopyup = true;
+			break;
+		case OPT_IDMAP:
+			tern_mount_options_clear(out);
+			return tern_error_make(
+			    err, EOPNOTSUPP,
+			    "mount option `%s`: idmapped mounts are not supported yet", o);
+		case OPT_IGNORE:
+			break;
+		}
+	}
+	return 0;
 }
 
 void tern_mount_options_clear(tern_mount_options *opts)
 {
+	free(opts->data);
+	opts->data = NULL;
+}
+
+static void opts_cleanup(tern_mount_options *opts)
+{
+	tern_mount_options_clear(opts);
+}
+#define cleanup_mount_options __attribute__((cleanup(opts_cleanup)))
+
+/* ---- helpers ---- */
+
+/* The per-mount flags of the mount at `fd` that an unprivileged user
+ * namespace may not change (the kernel locks them when the mount came from
+ * a more privileged namespace), as MS_* flags for a MS_REMOUNT|MS_BIND. A
+ * bind remount replaces all per-mount flags, so these must be repeated or
+ * the remount fails with EPERM (and, as real root, would silently drop
+ * nosuid/nodev/noexec from the source). Options the user asked to clear are
+ * left out: then the remount fails as it should. */
+static unsigned long kept_mount_flags(int fd, const tern_mount_options *opts)
+{
+	struct statvfs sv;
+	unsigned long keep = 0;
+
+	if (fstatvfs(fd, &sv) < 0)
+		return 0;
+	if (sv.f_flag & ST_RDONLY)
+		keep |= MS_RDONLY;
+	if (sv.f_flag & ST_NOSUID)
+		keep |= MS_NOSUID;
+	if (sv.f_flag & ST_NODEV)
+		keep |= MS_NODEV;
+	if (sv.f_flag & ST_NOEXEC)
+		keep |= MS_NOEXEC;
+	if (sv.f_flag & ST_NODIRATIME)
+		keep |= MS_NODIRATIME;
+	/* The atime mode is locked as a whole; mount(2) defaults to relatime
+	 * when none is given, so strictatime must be said explicitly. */
+	if (!((opts->flags | opts->clear_flags) & ATIME_MASK)) {
+		if (sv.f_flag & ST_NOATIME)
+			keep |= MS_NOATIME;
+		else if (sv.f_flag & ST_RELATIME)
+			keep |= MS_RELATIME;
+		else
+			keep |= MS_STRICTATIME;
+	}
+	return keep & ~opts->clear_flags;
+}
+
+/* Remount the bind mount at `dest` (re-resolved: see the top of the file)
+ * with the requested per-mount flags. */
+static int bind_remount(int rootfd, const char *dest, const tern_mount_options *opts,
+			tern_error **err)
+{
+	cleanup_close int fd = tern_open_in_root(rootfd, dest, O_PATH, 0, err);
+	unsigned long flags;
+	char path[32];
+
+	if (fd < 0)
+		return fd;
+	flags = MS_REMOUNT | MS_BIND | (opts->flags & ~(MS_REMOUNT | MS_BIND | MS_REC)) |
+		kept_mount_flags(fd, opts);
+	if (mount(NULL, tern_fd_path(fd, path, sizeof(path)), NULL, flags, NULL) < 0)
+		return tern_error_make(err, errno, "remount with the requested flags");
+	return 0;
+}
+
+/* Propagation and recursive attributes, on the mount now at `dest`. */
+static int apply_mount_attrs(int rootfd, const char *dest, const tern_mount_options *opts,
+			     tern_error **err)
+{
+	cleanup_close int fd = -1;
+	char path[32];
+
+	if (opts->propagation == 0 && opts->attr_set == 0 && opts->attr_clr == 0)
+		return 0;
+	fd = tern_open_in_root(rootfd, dest, O_PATH, 0, err);
+	if (fd < 0)
+		return fd;
+	if (opts->propagation != 0 &&
+	    mount(NULL, tern_fd_path(fd, path, sizeof(path)), NULL, opts->propagation, NULL) < 0)
+		return tern_error_make(err, errno, "set the mount propagation");
+	if (opts->attr_set != 0 || opts->attr_clr != 0) {
+		struct mount_attr attr = {.attr_set = opts->attr_set, .attr_clr = opts->attr_clr};
+		if (mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+			return tern_error_make(err, errno, "set recursive mount attributes");
+	}
+	return 0;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+/* "/proc", "proc/", "//proc/." all name /proc: compare cleaned paths. */
+static char *clean_dest(const char *dest)
+{
+	char *out = tern_xmalloc0(strlen(dest) + 2);
+	const char *p = dest;
+	size_t n = 0;
+
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *s = p;
+		while (*p && *p != '/')
+			p++;
+		size_t len = (size_t)(p - s);
+		if (len == 0 || (len == 1 && s[0] == '.'))
+			continue;
+		if (len == 2 && s[0] == '.' && s[1] == '.') {
+			while (n > 0 && out[n - 1] != '/')
+				n--;
+			if (n > 0)
+				n--;
+			continue;
+		}
+		out[n++] = '/';
+		memcpy(out + n, s, len);
+		n += len;
+	}
+	if (n == 0)
+		out[n++] = '/';
+	out[n] = '\0';
+	return out;
+}
+
+/* Under /proc only a handful of files may be mounted over (the ones LXCFS
+ * and friends emulate): anything else there would let a config shadow
+ * /proc/self/attr or /proc/sys knobs that the runtime itself relies on. */
+static int check_proc_dest(const char *clean, const char *type)
+{
+	static const char *const allowed[] = {
+	    "/proc/cpuinfo", "/proc/diskstats",
+	    "/proc/meminfo", "/proc/stat",
+	    "/proc/swaps",   "/proc/uptime",
+	    "/proc/loadavg", "/proc/slabinfo",
+	    "/proc/net/dev", "/proc/sys/kernel/ns_last_pid",
+	};
+	if (strncmp(clean, "/proc", 5) != 0 || (clean[5] != '\0' && clean[5] != '/'))
+		return 0;
+	if (clean[5] == '\0')
+		return str_eq(type, "proc") || str_eq(type, "bind") ? 0 : -EPERM;
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		if (strcmp(clean, allowed[i]) == 0)
+			return 0;
+	return -EPERM;
+}
+
+/* /proc and /sys must not be symlinks in the image: mounting through one
+ * would put the kernel's view somewhere the image chose. */
+static int refuse_symlink_dest(int rootfd, const char *dest, tern_error **err)
+{
+	cleanup_close int fd = -1;
+	struct stat st;
+
+	fd = tern_open_in_root(rootfd, dest, O_PATH | O_NOFOLLOW, 0, NULL);
+	if (fd < 0)
+		return 0; /* missing (created later) or an error reported later */
+	if (fstat(fd, &st) == 0 && S_ISLNK(st.st_mode))
+		return tern_error_make(
+		    err, ELOOP,
+		    "the destination is a symlink inside the rootfs, refusing to "
+		    "mount there");
+	return 0;
+}
+
+/* ---- tmpcopyup: fill a fresh tmpfs with what it covers ---- */
+
+static int copy_tree(int srcdir, int dstdir, int depth);
+
+static int copy_entry(int srcdir, int dstdir, const char *name, int depth)
+{
+	struct stat st;
+
+	if (fstatat(srcdir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode)) {
+		cleanup_close int s = -1, d = -1;
+		if (mkdirat(dstdir, name, st.st_mode & 07777) < 0 && errno != EEXIST)
+			return -errno;
+		s = openat(srcdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		d = openat(dstdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (s < 0 || d < 0)
+			return -errno;
+		int ret = copy_tree(s, d, depth + 1);
+		if (ret < 0)
+			return ret;
+	} else if (S_ISREG(st.st_mode)) {
+		cleanup_close int s = openat(srcdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		cleanup_close int d = -1;
+		char buf[65536];
+		ssize_t n;
+		if (s < 0)
+			return -errno;
+		d = openat(dstdir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			   st.st_mode & 07777);
+		if (d < 0)
+			return -errno;
+		while ((n = read(s, buf, sizeof(buf))) > 0)
+			if (tern_write_all(d, buf, (size_t)n) < 0)
+				return -errno;
+		if (n < 0)
+			return -errno;
+	} else if (S_ISLNK(st.st_mode)) {
+		char target[4096];
+		ssize_t n = readlinkat(srcdir, name, target, sizeof(target) - 1);
+		if (n < 0)
+			return -errno;
+		target[n] = '\0';
+		if (symlinkat(target, dstdir, name) < 0)
+			return -errno;
+	} else {
+		if (mknodat(dstdir, name, st.st_mode, st.st_rdev) < 0)
+			return -errno;
+	}
+	if (fchownat(dstdir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno != EINVAL)
+		return -errno;
+	if (!S_ISLNK(st.st_mode) && fchmodat(dstdir, name, st.st_mode & 07777, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+static int copy_tree(int srcdir, int dstdir, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	int dupfd, ret = 0;
+
+	if (depth > 64)
+		return -ELOOP;
+	dupfd = fcntl(srcdir, F_DUPFD_CLOEXEC, 3);
+	if (dupfd < 0)
+		return -errno;
+	d = fdopendir(dupfd);
+	if (d == NULL) {
+		ret = -errno;
+		close(dupfd);
+		return ret;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		ret = copy_entry(srcdir, dstdir, de->d_name, depth);
+		if (ret < 0)
+			break;
+	}
+	closedir(d);
+	return ret;
+}
+
+/* ---- cgroup ---- */
+
+/* Undo the octal escapes of /proc/self/mountinfo (\040 for a space...). */
+static void unescape(char *s)
+{
+	char *w = s;
+	for (char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '7' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+static bool list_has(const char *commalist, const char *item, size_t len)
+{
+	const char *p = commalist;
+	while (p && *p) {
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		if (l == len && strncmp(p, item, len) == 0)
+			return true;
+		p = e ? e + 1 : NULL;
+	}
+	return false;
+}
+
+/* This process's cgroup in the v1 hierarchy whose super options are
+ * `superopts` (from /proc/self/cgroup), or NULL. */
+static char *own_cgroup_v1(const char *selfcg, const char *superopts)
+{
+	const char *line = selfcg;
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *c1 = memchr(line, ':', len);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
+		if (c2 != NULL && c2 > c1 + 1) {
+			bool all = true;
+			const char *p = c1 + 1;
+			while (p < c2) {
+				const char *e = memchr(p, ',', (size_t)(c2 - p));
+				size_t l = e ? (size_t)(e - p) : (size_t)(c2 - p);
+				if (!list_has(superopts, p, l))
+					all = false;
+				p = e ? e + 1 : c2;
+			}
+			if (all)
+				return strndup(c2 + 1, len - (size_t)(c2 + 1 - line));
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* Bind `srcfd` (a host directory) on `name` inside the directory `dirfd`. */
+static int bind_into(int dirfd, const char *name, int srcfd, unsigned long flags,
+		     const tern_mount_options *opts, tern_error **err)
+{
+	cleanup_close int d = -1, n = -1;
+	char sp[32], dp[32];
+
+	if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
+		return tern_error_make(err, errno, "mkdir `%s`", name);
+	d = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	if (d < 0)
+		return tern_error_make(err, errno, "open `%s`", name);
+	if (mount(tern_fd_path(srcfd, sp, sizeof(sp)), tern_fd_path(d, dp, sizeof(dp)), NULL,
+		  MS_BIND | MS_REC, NULL) < 0)
+		return tern_error_make(err, errno, "bind on `%s`", name);
+	n = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	if (n < 0)
+		return tern_error_make(err, errno, "open `%s`", name);
+	flags |= kept_mount_flags(n, opts);
+	if (mount(NULL, tern_fd_path(n, dp, sizeof(dp)), NULL, MS_REMOUNT | MS_BIND | flags, NULL) <
+	    0)
+		return tern_error_make(err, errno, "remount `%s`", name);
+	return 0;
+}
+
+/* One v1 hierarchy to show: where it goes and what goes there. */
+struct cg_entry {
+	char *name;   /* directory under the destination, e.g. "cpu,cpuacct" */
+	char *source; /* the host path, for messages */
+	int srcfd;    /* without a cgroup namespace: the host directory to bind */
+	char *data;   /* with one: the cgroup mount options (controllers) */
+};
+
+static void cg_entries_free(struct cg_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].name);
+		free(e[i].source);
+		free(e[i].data);
+		if (e[i].srcfd >= 0)
+			close(e[i].srcfd);
+	}
+	free(e);
+}
+
+/* Read the host's v1 hierarchies from mountinfo. Everything is opened
+ * here, before anything is mounted: with rootfsPropagation "rshared" a
+ * mount under the rootfs can propagate back onto our own /sys/fs/cgroup
+ * (its peer through an rbind of /sys) and hide the sources. */
+static int cg_entries_collect(const char *rootfs_path, bool cgroupns, struct cg_entry **out,
+			      size_t *nout, tern_error **err)
+{
+	cleanup_free char *mountinfo = NULL, *selfcg = NULL;
+	struct cg_entry *e = NULL;
+	size_t n = 0, rl = strlen(rootfs_path);
+	int ret;
+
+	ret = tern_read_file("/proc/self/mountinfo", &mountinfo, NULL, 0, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_read_file("/proc/self/cgroup", &selfcg, NULL, 0, err);
+	if (ret < 0)
+		return ret;
+
+	for (char *line = mountinfo, *next; line && *line; line = next) {
+		char *fields[12] = {0}, *sep, *fstype, *superopts, *name, *p;
+		bool dup = false;
+		int nf = 0;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		sep = strstr(line, " - ");
+		if (sep == NULL)
+			continue;
+		*sep = '\0';
+		fstype = strtok_r(sep + 3, " ", &p);
+		(void)strtok_r(NULL, " ", &p); /* source */
+		superopts = strtok_r(NULL, " ", &p);
+		if (!str_eq(fstype, "cgroup") || superopts == NULL)
+			continue;
+		for (char *f = strtok_r(line, " ", &p); f && nf < 12; f = strtok_r(NULL, " ", &p))
+			fields[nf++] = f;
+		if (nf < 5)
+			continue;
+		unescape(fields[3]);
+		unescape(fields[4]);
+		name = strrchr(fields[4], '/');
+		name = name ? name + 1 : fields[4];
+		if (*name == '\0')
+			continue;
+		/* Copies that earlier config mounts made under the rootfs (an
+		 * rbind of /sys) are not the host's. */
+		if (rl > 0 && strncmp(fields[4], rootfs_path, rl) == 0 &&
+		    (fields[4][rl] == '/' || fields[4][rl] == '\0'))
+			continue;
+		/* One directory per name: the first mount of a hierarchy wins. */
+		for (size_t i = 0; i < n; i++)
+			dup = dup || strcmp(e[i].name, name) == 0;
+		if (dup || n >= 64)
+			continue;
+
+		struct cg_entry *grown = realloc(e, (n + 1) * sizeof(*e));
+		if (grown == NULL) {
+			cg_entries_free(e, n);
+			return tern_error_make(err, ENOMEM, "cgroup hierarchies");
+		}
+		e = grown;
+		e[n] = (struct cg_entry){.name = tern_xstrdup(name), .srcfd = -1};
+		n++;
+		if (cgroupns) {
+			/* Only the controller names and name=: the host's
+			 * other super options (a release agent...) are its own. */
+			for (char *q, *o = strtok_r(superopts, ",", &q); o;
+			     o = strtok_r(NULL, ",", &q)) {
+				if (str_eq(o, "rw") || str_eq(o, "ro") ||
+				    strncmp(o, "release_agent=", 14) == 0 ||
+				    str_eq(o, "clone_children"))
+					continue;
+				data_append(&e[n - 1].data, o);
+			}
+			e[n - 1].source = tern_strdup_printf("cgroup %s", e[n - 1].data);
+			continue;
+		}
+		/* This process's cgroup in that hierarchy; the mount may be
+		 * rooted below "/" (fields[3]): the path is relative to it. */
+		cleanup_free char *own = own_cgroup_v1(selfcg, superopts);
+		const char *rel = own ? own : "/";
+		size_t fl = strlen(fields[3]);
+		if (strcmp(fields[3], "/") != 0 && strncmp(rel, fields[3], fl) == 0)
+			rel += fl;
+		e[n - 1].source = tern_strdup_printf("%s%s", fields[4], rel);
+		e[n - 1].srcfd = open(e[n - 1].source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (e[n - 1].srcfd < 0) {
+			ret = tern_error_make(err, errno, "open `%s`", e[n - 1].source);
+			cg_entries_free(e, n);
+			return ret;
+		}
+	}
+	*out = e;
+	*nout = n;
+	return 0;
+}
+
+/* cgroup v1 (this machine, and any hybrid host): a tmpfs at the destination
+ * and, under it, one directory per hierarchy named like the host's mount
+ * point (cpu, memory, name=systemd as "systemd"...). Without a cgroup
+ * namespace each one is a bind of this process's own cgroup directory in
+ * the host hierarchy, so the container sees its cgroup as the root, like
+ * runc; with a cgroup namespace each hierarchy is mounted fresh (the kernel
+ * then roots it at the namespace's cgroup). Co-mounted controllers
+ * ("cpu,cpuacct") also get one symlink per controller. The v2 hierarchy of
+ * a hybrid host is not shown, as runc does not either. */
+static int mount_cgroup_v1(int rootfd, const char *rootfs_path, const char *dest,
+			   const tern_mount_options *opts, bool cgroupns, tern_error **err)
+{
+	cleanup_close int dfd = -1, target = -1;
+	unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	struct cg_entry *e = NULL;
+	size_t n = 0;
+	char tp[32];
+	int ret;
+
+	ret = cg_entries_collect(rootfs_path, cgroupns, &e, &n, err);
+	if (ret < 0)
+		return ret;
+	target = tern_mkdir_in_root(rootfd, dest, false, err);
+	if (target < 0) {
+		ret = target;
+		goto out;
+	}
+	if (mount("tmpfs", tern_fd_path(target, tp, sizeof(tp)), "tmpfs",
+		  flags | (opts->flags & ~(MS_RDONLY | MS_REMOUNT | MS_BIND | MS_REC)),
+		  "mode=755") < 0) {
+		ret = tern_error_make(err, errno, "mount the cgroup tmpfs");
+		goto out;
+	}
+	dfd = tern_open_in_root(rootfd, dest, O_RDONLY | O_DIRECTORY, 0, err);
+	if (dfd < 0) {
+		ret = dfd;
+		goto out;
+	}
+
+	for (size_t i = 0; i < n; i++) {
+		const char *name = e[i].name;
+
+		if (cgroupns) {
+			cleanup_close int d = -1;
+			char dp[32];
+
+			if (mkdirat(dfd, name, 0755) < 0 && errno != EEXIST) {
+				ret = tern_error_make(err, errno, "mkdir `%s`", name);
+				goto out;
+			}
+			d = openat(dfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+			if (d < 0 || mount("cgroup", tern_fd_path(d, dp, sizeof(dp)), "cgroup",
+					   flags | (opts->flags & MS_RDONLY), e[i].data) < 0) {
+				ret = tern_error_make(err, errno, "mount `%s`", e[i].source);
+				goto out;
+			}
+		} else {
+			ret = bind_into(dfd, name, e[i].srcfd, flags | (opts->flags & MS_RDONLY),
+					opts, err);
+			if (ret < 0) {
+				tern_error_wrap(err, "cgroup hierarchy `%s`", e[i].source);
+				goto out;
+			}
+		}
+		if (strchr(name, ',') != NULL) {
+			cleanup_free char *copy = tern_xstrdup(name);
+			for (char *q, *c = strtok_r(copy, ",", &q); c;
+			     c = strtok_r(NULL, ",", &q)) {
+				if (symlinkat(name, dfd, c) < 0 && errno != EEXIST) {
+					ret = tern_error_make(err, errno, "symlink `%s`", c);
+					goto out;
+				}
+			}
+		}
+	}
+
+	ret = 0;
+	if (opts->flags & MS_RDONLY) {
+		tern_mount_options ro = *opts;
+		ro.flags |= MS_RDONLY;
+		ret = bind_remount(rootfd, dest, &ro, err);
+		if (ret < 0)
+			tern_error_wrap(err, "make the cgroup tmpfs read-only");
+	}
+out:
+	cg_entries_free(e, n);
+	return ret;
+}
+
+/* cgroup v2 host: a fresh cgroup2 mount. Without a cgroup namespace the
+ * kernel may refuse it (EPERM in a user namespace, EBUSY): then bind this
+ * process's own cgroup directory instead, as runc does. */
+static int mount_cgroup_v2(int rootfd, const char *dest, const tern_mount_options *opts,
+			   tern_error **err)
+{
+	cleanup_close int target = -1;
+	unsigned long flags =
+	    MS_NOSUID | MS_NODEV | MS_NOEXEC | (opts->flags & ~(MS_REMOUNT | MS_BIND | MS_REC));
+	char tp[32];
+
+	target = tern_mkdir_in_root(rootfd, dest, false, err);
+	if (target < 0)
+		return target;
+	if (mount("cgroup2", tern_fd_path(target, tp, sizeof(tp)), "cgroup2", flags, opts->data) ==
+	    0)
+		return 0;
+	if (errno != EPERM && errno != EBUSY)
+		return tern_error_make(err, errno, "mount cgroup2");
+
+	cleanup_free char *selfcg = NULL, *src = NULL;
+	cleanup_close int s = -1;
+	char sp[32];
+	const char *path = NULL;
+	int ret = tern_read_file("/proc/self/cgroup", &selfcg, NULL, 0, err);
+	if (ret < 0)
+		return ret;
+	for (char *line = selfcg; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (strncmp(line, "0::", 3) == 0)
+			path = line + 3;
+		line = nl ? nl + 1 : NULL;
+	}
+	src = tern_strdup_printf("/sys/fs/cgroup%s", path ? path : "/");
+	s = open(src, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s < 0)
+		return tern_error_make(err, errno, "open `%s`", src);
+	if (mount(tern_fd_path(s, sp, sizeof(sp)), tp, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return tern_error_make(err, errno, "bind `%s`", src);
+	tern_mount_options o = *opts;
+	o.flags |= MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	return bind_remount(rootfd, dest, &o, err);
+}
+
+static int mount_cgroup(int rootfd, const char *rootfs_path, const char *dest,
+			const tern_mount_options *opts, bool cgroupns, tern_error **err)
+{
+	struct statfs sfs;
+
+	if (statfs("/sys/fs/cgroup", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
+		return mount_cgroup_v2(rootfd, dest, opts, err);
+	return mount_cgroup_v1(rootfd, rootfs_path, dest, opts, cgroupns, err);
+}
+
+/* ---- the mount itself ---- */
+
+static int do_bind(int rootfd, const oci_mount *m, const tern_mount_options *opts,
+		   const char *source, tern_error **err)
+{
+	cleanup_close int src = -1, dst = -1;
+	char sp[32], dp[32];
+	struct stat st;
+	int ret;
+
+	/* The source is a host path chosen by whoever wrote config.json (a
+	 * relative one is relative to the bundle, our cwd), so it is opened
+	 * normally. The bare strerror lets the caller say
+	 * "mount `src` to `dst` (mounts[N]): No such file or directory". */
+	src = open(source, O_PATH | O_CLOEXEC);
+	if (src < 0)
+		return tern_error_make_literal(err, errno, strerror(errno));
+	if (fstat(src, &st) < 0)
+		return tern_error_make(err, errno, "stat the source");
+	dst = tern_mkdir_in_root(rootfd, m->destination, !S_ISDIR(st.st_mode), err);
+	if (dst < 0)
+		return tern_error_wrap(err, "create the destination");
+	if (mount(tern_fd_path(src, sp, sizeof(sp)), tern_fd_path(dst, dp, sizeof(dp)), NULL,
+		  MS_BIND | (opts->recursive_bind ? MS_REC : 0), NULL) < 0)
+		return tern_error_make(err, errno, "bind mount");
+	/* A bind mount ignores every flag but MS_REC; the rest needs a
+	 * second pass on the new mount. */
+	if (opts->flags & ~(MS_REMOUNT | MS_BIND | MS_REC)) {
+		ret = bind_remount(rootfd, m->destination, opts, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int do_mount(int rootfd, const oci_mount *m, const tern_mount_options *opts, bool in_user_ns,
+		    tern_error **err)
+{
+	cleanup_close int dst = -1, olddir = -1;
+	const char *type = m->type;
+	const char *source = m->source ? m->source : type;
+	char dp[32];
+	int ret;
+
+	dst = tern_mkdir_in_root(rootfd, m->destination, false, err);
+	if (dst < 0)
+		return tern_error_wrap(err, "create the destination");
+	if (opts->tmpcopyup && str_eq(type, "tmpfs")) {
+		/* Still the covered directory once the tmpfs is on top. */
+		olddir = openat(dst, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (olddir < 0)
+			return tern_error_make(err, errno, "tmpcopyup: open the destination");
+	}
+	unsigned long flags = opts->flags & ~(unsigned long)(opts->tmpcopyup ? MS_RDONLY : 0);
+	if (mount(source, tern_fd_path(dst, dp, sizeof(dp)), type, flags, opts->data) < 0) {
+		int e = errno;
+		/* sysfs cannot be mounted from a user namespace that does not
+		 * own the network namespace: show the host's, read-only
+		 * where asked, as runc does. */
+		if (str_eq(type, "sysfs") && in_user_ns && (e == EPERM || e == EBUSY)) {
+			tern_mount_options o = *opts;
+			o.recursive_bind = true;
+			o.flags |= MS_NOSUID | MS_NODEV | MS_NOEXEC;
+			ret = do_bind(rootfd, m, &o, "/sys", err);
+			if (ret < 0 || !(opts->flags & MS_RDONLY))
+				return ret;
+			/* The bind also brings the host's mounts under /sys:
+			 * read-only too, or "ro" would only cover the top. */
+			cleanup_close int fd =
+			    tern_open_in_root(rootfd, m->destination, O_PATH, 0, err);
+			struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+			if (fd < 0)
+				return fd;
+			if (mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+					  sizeof(attr)) < 0)
+				return tern_error_make(err, errno, "make the /sys bind read-only");
+			return 0;
+		}
+		return tern_error_make(err, e, "mount %s", type ? type : "(no type)");
+	}
+	if (olddir >= 0) {
+		cleanup_close int newdir =
+		    tern_open_in_root(rootfd, m->destination, O_RDONLY | O_DIRECTORY, 0, err);
+		if (newdir < 0)
+			return newdir;
+		ret = copy_tree(olddir, newdir, 0);
+		if (ret < 0)
+			return tern_error_make(err, -ret, "tmpcopyup");
+		/* The tmpfs root stands for the directory it covers. */
+		struct stat st;
+		if (fstat(olddir, &st) < 0 || fchown(newdir, st.st_uid, st.st_gid) < 0 ||
+		    fchmod(newdir, st.st_mode & 07777) < 0)
+			return tern_error_make(err, errno, "tmpcopyup: owner and mode of the root");
+		if (opts->flags & MS_RDONLY) {
+			/* Not a bind: a plain remount of the new tmpfs. */
+			cleanup_close int fd =
+			    tern_open_in_root(rootfd, m->destination, O_PATH, 0, err);
+			if (fd < 0)
+				return fd;
+			if (mount(NULL, tern_fd_path(fd, dp, sizeof(dp)), NULL,
+				  MS_REMOUNT | opts->flags, opts->data) < 0)
+				return tern_error_make(err, errno, "tmpcopyup: remount read-only");
+		}
+	}
+	return 0;
+}
+
+int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, bool in_user_ns,
+		      bool cgroupns, tern_error **err)
+{
+	cleanup_mount_options tern_mount_options opts = {0};
+	cleanup_free char *clean = NULL;
+	int ret;
+
+	if (m->destination == NULL)
+		return tern_error_make(err, EINVAL, "no destination");
+	if (m->uid_mappings_len > 0 || m->gid_mappings_len > 0)
+		return tern_error_make(err, EOPNOTSUPP,
+				       "uidMappings/gidMappings: idmapped mounts are not supported "
+				       "yet");
+	ret = tern_mount_options_parse(m->options, &opts, err);
+	if (ret < 0)
+		return ret;
+	if (str_eq(m->type, "bind") || str_eq(m->type, "rbind")) {
+		opts.bind = true;
+		if (str_eq(m->type, "rbind"))
+			opts.recursive_bind = true;
+	}
+
+	clean = clean_dest(m->destination);
+	if (check_proc_dest(clean, opts.bind ? "bind" : m->type) < 0)
+		return tern_error_make(
+		    err, EPERM,
+		    "refusing to mount inside /proc (only proc on /proc and binds "
+		    "over a few emulated files such as /proc/meminfo)");
+	if (str_eq(m->type, "proc") || str_eq(m->type, "sysfs") || strcmp(clean, "/proc") == 0 ||
+	    strcmp(clean, "/sys") == 0) {
+		ret = refuse_symlink_dest(rootfd, m->destination, err);
+		if (ret < 0)
+			return ret;
+	}
+
+	if (opts.bind) {
+		if (m->source == NULL)
+			return tern_error_make(err, EINVAL, "a bind mount needs a source");
+		ret = do_bind(rootfd, m, &opts, m->source, err);
+	} else if (str_eq(m->type, "cgroup")) {
+		ret = mount_cgroup(rootfd, rootfs_path ? rootfs_path : "", m->destination, &opts,
+				   cgroupns, err);
+	} else {
+		ret = do_mount(rootfd, m, &opts, in_user_ns, err);
+	}
+	if (ret < 0)
+		return ret;
+	return apply_mount_attrs(rootfd, m->destination, &opts, err);
 }
 
 int tern_mount_one(int rootfd, const char *rootfs_path, const oci_mount *m, bool in_user_ns,
 		   tern_error **err)
 {
-	(void)0;
-	return -ENOSYS;
+	return tern_mount_one_ex(rootfd, rootfs_path, m, in_user_ns, false, err);
 }

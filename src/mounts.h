@@ -9,15 +9,15 @@
 #include <stdbool.h>
 
 typedef struct {
-	unsigned long flags;	     /* MS_* to set */
-	unsigned long clear_flags;   /* MS_* explicitly cleared (rw, suid, dev, exec, ...) */
-	unsigned long propagation;   /* MS_PRIVATE/MS_SLAVE/MS_SHARED/MS_UNBINDABLE (| MS_REC) */
-	unsigned long attr_set;	     /* MOUNT_ATTR_* for mount_setattr, e.g. nosymfollow */
+	unsigned long flags;	   /* MS_* to set */
+	unsigned long clear_flags; /* MS_* explicitly cleared (rw, suid, dev, exec, ...) */
+	unsigned long propagation; /* MS_PRIVATE/MS_SLAVE/MS_SHARED/MS_UNBINDABLE (| MS_REC) */
+	unsigned long attr_set; /* MOUNT_ATTR_* for mount_setattr(AT_RECURSIVE): rro, rnosuid... */
 	unsigned long attr_clr;
-	bool recursive_bind;	     /* rbind */
-	bool bind;		     /* bind or rbind */
+	bool recursive_bind; /* rbind */
+	bool bind;	     /* bind or rbind */
 	bool tmpcopyup;
-	char *data;		     /* the options the kernel filesystem gets, comma-separated */
+	char *data; /* the options the kernel filesystem gets, comma-separated */
 } tern_mount_options;
 
 /* Parse a mount's options list. Unknown options are passed to the
@@ -26,6 +26,17 @@ int tern_mount_options_parse(char *const *options, tern_mount_options *out, tern
 void tern_mount_options_clear(tern_mount_options *opts);
 
 /* Mount `m` inside the rootfs open at `rootfd` (rootfs_path is its host
- * path, for messages and for sources that are relative). */
+ * path, for messages). A relative bind source is relative to the current
+ * directory, which must be the bundle (runc resolves it against the bundle
+ * too). On failure the message does not repeat the source and destination:
+ * the caller prefixes "mount `SRC` to `DST` (mounts[N])". An idmap/ridmap
+ * option or mount uid/gid mappings fail with EOPNOTSUPP (not supported yet).
+ * A "cgroup" mount is done as if the container had no cgroup namespace. */
 int tern_mount_one(int rootfd, const char *rootfs_path, const oci_mount *m, bool in_user_ns,
 		   tern_error **err);
+
+/* The same, knowing whether the container has its own cgroup namespace:
+ * then a "cgroup" mount is a fresh cgroup (v1) filesystem per hierarchy
+ * instead of binds of the host's directories for this process's cgroup. */
+int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, bool in_user_ns,
+		      bool cgroupns, tern_error **err);

@@ -3,20 +3,28 @@
  *
  * Order (runtime-spec "mounts", runc's behaviour where the spec is silent):
  *   tern_rootfs_setup():
- *     1. the mount tree is made rslave (or what linux.rootfsPropagation asks
- *        for, when that is stricter), so nothing propagates to the host;
+ *     1. the mount tree is made rslave, or given the linux.rootfsPropagation
+ *        value when one is set (as runc does: "rshared" keeps receiving and
+ *        sending host mount events, which is what asking for it means); the
+ *        mount holding the rootfs is made private if it is shared, so the
+ *        bind below does not propagate and pivot_root accepts it;
  *     2. the rootfs is bind-mounted onto itself (pivot_root needs a mount);
  *     3. config.mounts in order, every destination resolved inside the
  *        rootfs without following symlinks out of it, created if missing;
- *     4. /dev: default devices (null zero full random urandom tty), the
- *        linux.devices, /dev/ptmx -> pts/ptmx, /dev/fd, /dev/std{in,out,err}
+ *     4. /dev (skipped, like runc, when a config mount binds /dev): default
+ *        devices (null zero full random urandom tty), the linux.devices,
+ *        /dev/ptmx -> pts/ptmx, /dev/fd, /dev/std{in,out,err}, /dev/core
  *        links; mknod as real root, bind from the host in a user namespace;
  *     (ctx->before_pivot callback, if set)
  *     5. pivot_root (or MS_MOVE + chroot with --no-pivot); cwd is "/".
  *   (the caller then sets the hostname, writes sysctls, sets up the console)
  *   tern_rootfs_finalize():
- *     6. maskedPaths, readonlyPaths;
- *     7. root.readonly: remount / read-only;
+ *     6. maskedPaths (a /dev/null bind over files, checked to be 1:3; an
+ *        empty read-only tmpfs over directories), readonlyPaths (bind onto
+ *        itself, then read-only recursively, other flags untouched);
+ *        missing paths are skipped;
+ *     7. root.readonly: remount / read-only (the root mount only, keeping
+ *        its locked flags; mounts below keep their own);
  *     8. linux.rootfsPropagation applied to / when set.
  */
 #pragma once
@@ -26,9 +34,24 @@
 
 #include <stdbool.h>
 
+/* Contract for the caller:
+ *  - `rootfs` is absolute and canonical (realpath of root.path, which is
+ *    relative to the bundle);
+ *  - the current directory is the bundle: a relative bind-mount source is
+ *    relative to it, as with runc;
+ *  - the process is single-threaded (umask is changed briefly for mknod);
+ *  - a cgroup namespace listed in linux.namespaces (new or joined) is
+ *    already entered: "cgroup" mounts are then fresh mounts, otherwise
+ *    binds of this process's cgroup directories, so the process must
+ *    already be in the container's cgroup;
+ *  - errors come back as one chain, e.g. "mount `/nonexistent` to `/mnt`
+ *    (mounts[7]): No such file or directory", "maskedPaths[2] `/proc/x`:
+ *    ...", "linux.devices[0] `/dev/fuse`: ...".
+ * tern_rootfs_finalize and tern_rootfs_bind_console do not need /proc in
+ * the container: they use open_tree/move_mount/mount_setattr on fds. */
 typedef struct {
 	const oci_config *config;
-	const char *rootfs; /* absolute host path of the rootfs directory */
+	const char *rootfs; /* absolute, canonical host path of the rootfs directory */
 	bool no_pivot;
 	bool in_user_ns; /* a new user namespace: devices are bind-mounted, not mknod'ed */
 
