@@ -1,3 +1,768 @@
-/* STUB */
-#include "oci-config.h"
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libocispec internal helpers: reading JSON through field tables, writing it
+ * with yajl_gen. See oci-json.h for the model. */
+#include "oci-json.h"
 #include "oci-state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* config.json nests about six levels deep. yajl_tree_free recurses once per
+ * level, so a hostile file of a million '[' would overflow the stack; refuse
+ * anything deeper than this long before that. */
+#define MAX_DEPTH 128
+
+/* No config or state file is anywhere near this; it bounds memory use. */
+#define MAX_FILE_SIZE (64u << 20)
+
+void *ojson_xmalloc0(size_t size)
+{
+	void *p = calloc(1, size ? size : 1);
+	if (p == NULL)
+		abort();
+	return p;
+}
+
+void *ojson_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (p == NULL)
+		abort();
+	return p;
+}
+
+char *ojson_xstrdup(const char *s)
+{
+	char *r;
+	if (s == NULL)
+		return NULL;
+	r = strdup(s);
+	if (r == NULL)
+		abort();
+	return r;
+}
+
+static char *vstrdup_printf(const char *fmt, va_list ap)
+{
+	char *s;
+	if (vasprintf(&s, fmt, ap) < 0)
+		abort();
+	return s;
+}
+
+char *ojson_strdup_printf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	s = vstrdup_printf(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+void ojson_strv_free(char **strv)
+{
+	if (strv == NULL)
+		return;
+	for (char **s = strv; *s; s++)
+		free(*s);
+	free(strv);
+}
+
+size_t oci_strv_len(char *const *strv)
+{
+	size_t n = 0;
+	while (strv && strv[n])
+		n++;
+	return n;
+}
+
+/* ---- paths and errors ---- */
+
+static void path_print(FILE *f, const ojson_path *p)
+{
+	if (p == NULL)
+		return;
+	path_print(f, p->up);
+	if (p->key == NULL && p->up == NULL)
+		return;
+	if (p->key == NULL)
+		fprintf(f, "[%zu]", p->index);
+	else if (ftell(f) > 0)
+		fprintf(f, ".%s", p->key);
+	else
+		fputs(p->key, f);
+}
+
+char *ojson_path_string(const ojson_path *p)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+	if (f == NULL)
+		abort();
+	path_print(f, p);
+	if (fclose(f) != 0)
+		abort();
+	return buf;
+}
+
+int ojson_fail(ojson_ctx *c, const ojson_path *p, const char *fmt, ...)
+{
+	char *msg, *path;
+	va_list ap;
+
+	if (c->err != NULL)
+		return -EINVAL;
+	va_start(ap, fmt);
+	msg = vstrdup_printf(fmt, ap);
+	va_end(ap);
+	path = ojson_path_string(p);
+	if (path[0])
+		c->err = ojson_strdup_printf("%s: %s: %s", c->name, path, msg);
+	else
+		c->err = ojson_strdup_printf("%s: %s", c->name, msg);
+	free(path);
+	free(msg);
+	return -EINVAL;
+}
+
+/* ---- reading text ---- */
+
+int ojson_read_file(const char *path, char **data, size_t *len, char **err)
+{
+	char *buf = NULL;
+	size_t used = 0, cap = 0;
+	struct stat st;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		ret = -errno;
+		*err = ojson_strdup_printf("open %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		*err = ojson_strdup_printf("stat %s: %s", path, strerror(-ret));
+		close(fd);
+		return ret;
+	}
+	/* A FIFO or a device could block or never end. */
+	if (!S_ISREG(st.st_mode)) {
+		*err = ojson_strdup_printf("open %s: not a regular file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	for (;;) {
+		ssize_t n;
+		if (used + 1 >= cap) {
+			cap = cap ? cap * 2 : 16384;
+			buf = realloc(buf, cap);
+			if (buf == NULL)
+				abort();
+		}
+		n = read(fd, buf + used, cap - used - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			*err = ojson_strdup_printf("read %s: %s", path, strerror(-ret));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		used += n;
+		if (used > MAX_FILE_SIZE) {
+			ret = -EFBIG;
+			*err = ojson_strdup_printf("read %s: %s", path, strerror(EFBIG));
+			goto fail;
+		}
+	}
+	close(fd);
+	buf[used] = '\0';
+	*data = buf;
+	*len = used;
+	return 0;
+fail:
+	close(fd);
+	free(buf);
+	return ret;
+}
+
+/* What yajl_tree cannot tell us afterwards: a "\u0000" escape ends the C
+ * string it produces, so "/etc\u0000/x" would quietly read as "/etc"; and
+ * its recursion depth. This is a scan for those two things only, not a
+ * parser: yajl still judges the syntax. */
+static const char *prescan(const char *data, size_t len)
+{
+	size_t depth = 0;
+	bool in_string = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char ch = data[i];
+		if (ch == '\0')
+			return "the text contains a NUL byte";
+		if (in_string) {
+			if (ch == '\\') {
+				if (i + 5 < len && memcmp(data + i + 1, "u0000", 5) == 0)
+					return "strings must not contain \\u0000";
+				i++;
+			} else if (ch == '"') {
+				in_string = false;
+			}
+			continue;
+		}
+		if (ch == '"') {
+			in_string = true;
+		} else if (ch == '[' || ch == '{') {
+			if (++depth > MAX_DEPTH)
+				return "nested too deeply";
+		} else if ((ch == ']' || ch == '}') && depth > 0) {
+			depth--;
+		}
+	}
+	return NULL;
+}
+
+int ojson_parse_tree(const char *data, size_t len, const char *name, yajl_val *out, char **err)
+{
+	char errbuf[1024] = "";
+	const char *why;
+	char *text, *nl;
+	yajl_val tree;
+
+	why = prescan(data, len);
+	if (why != NULL) {
+		*err = ojson_strdup_printf("%s: invalid JSON: %s", name, why);
+		return -EINVAL;
+	}
+	/* yajl_tree_parse wants a NUL-terminated string. */
+	text = ojson_xmalloc0(len + 1);
+	memcpy(text, data, len);
+	tree = yajl_tree_parse(text, errbuf, sizeof(errbuf));
+	free(text);
+	if (tree == NULL) {
+		/* yajl's message goes on with a copy of the text and a "right
+		 * here" arrow on further lines; keep the first line only. */
+		nl = strchr(errbuf, '\n');
+		if (nl)
+			*nl = '\0';
+		for (size_t n = strlen(errbuf); n > 0 && errbuf[n - 1] == ' '; n--)
+			errbuf[n - 1] = '\0';
+		*err = ojson_strdup_printf("%s: invalid JSON: %s", name,
+					   errbuf[0] ? errbuf : "parse error");
+		return -EINVAL;
+	}
+	*out = tree;
+	return 0;
+}
+
+/* ---- single values ---- */
+
+yajl_val ojson_get(yajl_val obj, const char *key)
+{
+	if (!YAJL_IS_OBJECT(obj))
+		return NULL;
+	for (size_t i = obj->u.object.len; i > 0; i--) {
+		if (strcmp(obj->u.object.keys[i - 1], key) == 0) {
+			yajl_val v = obj->u.object.values[i - 1];
+			return YAJL_IS_NULL(v) ? NULL : v;
+		}
+	}
+	return NULL;
+}
+
+int ojson_get_string(ojson_ctx *c, yajl_val v, const ojson_path *p, char **out)
+{
+	if (!YAJL_IS_STRING(v))
+		return ojson_fail(c, p, "expected a string");
+	free(*out);
+	*out = ojson_xstrdup(v->u.string);
+	return 0;
+}
+
+/* JSON allows 1.0 and 1e3; Go's decoder (and so runc) refuses them for
+ * integer fields, and so do we: only plain digits, with an optional '-'. */
+static bool is_integer_text(const char *s, bool allow_minus)
+{
+	if (allow_minus && *s == '-')
+		s++;
+	if (*s == '\0')
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+int ojson_get_uint(ojson_ctx *c, yajl_val v, const ojson_path *p, uint64_t max, uint64_t *out)
+{
+	unsigned long long x;
+	const char *text;
+	char *end;
+
+	if (!YAJL_IS_NUMBER(v) || !is_integer_text(v->u.number.r, false))
+		return ojson_fail(c, p, "expected an unsigned integer");
+	text = v->u.number.r;
+	errno = 0;
+	x = strtoull(text, &end, 10);
+	if (errno == ERANGE || *end != '\0' || x > max)
+		return ojson_fail(c, p, "%s is out of range (at most %" PRIu64 ")", text, max);
+	*out = x;
+	return 0;
+}
+
+int ojson_get_int(ojson_ctx *c, yajl_val v, const ojson_path *p, int64_t min, int64_t max,
+		  int64_t *out)
+{
+	long long x;
+	const char *text;
+	char *end;
+
+	if (!YAJL_IS_NUMBER(v) || !is_integer_text(v->u.number.r, true))
+		return ojson_fail(c, p, "expected an integer");
+	text = v->u.number.r;
+	errno = 0;
+	x = strtoll(text, &end, 10);
+	if (errno == ERANGE || *end != '\0' || x < min || x > max)
+		return ojson_fail(c, p, "%s is out of range (%" PRId64 " to %" PRId64 ")", text,
+				  min, max);
+	*out = x;
+	return 0;
+}
+
+/* ---- composite values ---- */
+
+static int parse_strv(ojson_ctx *c, yajl_val v, const ojson_path *p, bool nonempty, char ***out)
+{
+	const char *what =
+	    nonempty ? "expected a non-empty array of strings" : "expected an array of strings";
+	char **strv;
+	size_t n;
+
+	if (!YAJL_IS_ARRAY(v) || (nonempty && v->u.array.len == 0))
+		return ojson_fail(c, p, "%s", what);
+	n = v->u.array.len;
+	for (size_t i = 0; i < n; i++) {
+		if (!YAJL_IS_STRING(v->u.array.values[i])) {
+			ojson_path ip = {p, NULL, i};
+			return ojson_fail(c, &ip, "expected a string");
+		}
+	}
+	/* Present but empty is a one-element {NULL}: see oci-config.h. */
+	strv = ojson_xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		strv[i] = ojson_xstrdup(v->u.array.values[i]->u.string);
+	ojson_strv_free(*out);
+	*out = strv;
+	return 0;
+}
+
+static int parse_u32_array(ojson_ctx *c, yajl_val v, const ojson_path *p, uint32_t **out,
+			   size_t *len)
+{
+	uint32_t *items;
+	uint64_t x;
+	int ret;
+
+	if (!YAJL_IS_ARRAY(v))
+		return ojson_fail(c, p, "expected an array of unsigned integers");
+	items = ojson_xcalloc(v->u.array.len, sizeof(uint32_t));
+	for (size_t i = 0; i < v->u.array.len; i++) {
+		ojson_path ip = {p, NULL, i};
+		ret = ojson_get_uint(c, v->u.array.values[i], &ip, UINT32_MAX, &x);
+		if (ret < 0) {
+			free(items);
+			return ret;
+		}
+		items[i] = (uint32_t)x;
+	}
+	*out = items;
+	*len = v->u.array.len;
+	return 0;
+}
+
+struct key_ref {
+	const char *key;
+	size_t index;
+};
+
+static int key_ref_cmp(const void *a, const void *b)
+{
+	const struct key_ref *x = a, *y = b;
+	int r = strcmp(x->key, y->key);
+	if (r != 0)
+		return r;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Marks which members of a JSON object to keep when keys repeat: the last
+ * of each, as Go's decoder does. Sorting keeps this O(n log n) however many
+ * annotations a file holds. Returns a malloc'd array of flags. */
+static bool *last_of_each_key(yajl_val obj)
+{
+	size_t n = obj->u.object.len;
+	struct key_ref *refs = ojson_xcalloc(n, sizeof(*refs));
+	bool *keep = ojson_xcalloc(n, sizeof(bool));
+
+	for (size_t i = 0; i < n; i++)
+		refs[i] = (struct key_ref){obj->u.object.keys[i], i};
+	qsort(refs, n, sizeof(*refs), key_ref_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (i + 1 == n || strcmp(refs[i].key, refs[i + 1].key) != 0)
+			keep[refs[i].index] = true;
+	free(refs);
+	return keep;
+}
+
+static int parse_map(ojson_ctx *c, yajl_val v, const ojson_path *p, oci_map *map)
+{
+	bool *keep;
+	int ret = 0;
+
+	if (!YAJL_IS_OBJECT(v))
+		return ojson_fail(c, p, "expected an object");
+	oci_map_clear(map);
+	keep = last_of_each_key(v);
+	map->items = ojson_xcalloc(v->u.object.len, sizeof(oci_kv));
+	for (size_t i = 0; i < v->u.object.len; i++) {
+		ojson_path kp = {p, v->u.object.keys[i], 0};
+		if (!keep[i])
+			continue;
+		if (!YAJL_IS_STRING(v->u.object.values[i])) {
+			ret = ojson_fail(c, &kp, "expected a string");
+			break;
+		}
+		map->items[map->len].key = ojson_xstrdup(v->u.object.keys[i]);
+		map->items[map->len].value = ojson_xstrdup(v->u.object.values[i]->u.string);
+		map->len++;
+	}
+	free(keep);
+	return ret;
+}
+
+static int parse_struct_array(ojson_ctx *c, yajl_val v, const ojson_path *p, const ojson_field *f,
+			      char *base)
+{
+	bool keyed = f->kind == OJ_KEYED;
+	size_t n, *len = (size_t *)(base + f->len_offset);
+	char **items = (char **)(base + f->offset);
+	bool *keep = NULL;
+	int ret = 0;
+
+	if (keyed ? !YAJL_IS_OBJECT(v) : !YAJL_IS_ARRAY(v))
+		return ojson_fail(c, p, keyed ? "expected an object" : "expected an array");
+	n = keyed ? v->u.object.len : v->u.array.len;
+	/* The count is set before the elements are filled so that freeing
+	 * after a failure half way releases what was parsed. */
+	*items = ojson_xcalloc(n, f->size);
+	*len = 0;
+	if (keyed)
+		keep = last_of_each_key(v);
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		ojson_path ip = {p, keyed ? v->u.object.keys[i] : NULL, i};
+		yajl_val ev = keyed ? v->u.object.values[i] : v->u.array.values[i];
+		char *elem = *items + *len * f->size;
+
+		if (keyed && !keep[i])
+			continue;
+		if (!YAJL_IS_OBJECT(ev)) {
+			ret = ojson_fail(c, &ip, "expected an object");
+			break;
+		}
+		(*len)++;
+		if (keyed)
+			*(char **)(elem + f->key_offset) = ojson_xstrdup(v->u.object.keys[i]);
+		ret = ojson_parse_object(c, ev, &ip, f->sub, elem);
+	}
+	free(keep);
+	return ret;
+}
+
+static int parse_field(ojson_ctx *c, yajl_val v, const ojson_path *p, const ojson_field *f,
+		       char *base)
+{
+	char *dst = base + f->offset;
+	uint64_t umax = f->max ? f->max : UINT64_MAX;
+	int64_t imin = f->min, imax = (int64_t)f->max;
+	uint64_t u;
+	int64_t i;
+	int ret;
+
+	if (f->kind == OJ_INT && imin == 0 && imax == 0) {
+		imin = INT32_MIN;
+		imax = INT32_MAX;
+	} else if (imin == 0 && imax == 0) {
+		imin = INT64_MIN;
+		imax = INT64_MAX;
+	}
+
+	switch (f->kind) {
+	case OJ_STR:
+		return ojson_get_string(c, v, p, (char **)dst);
+	case OJ_STRV:
+		return parse_strv(c, v, p, f->nonempty, (char ***)dst);
+	case OJ_BOOL:
+	case OJ_OPT_BOOL:
+		if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
+			return ojson_fail(c, p, "expected a boolean");
+		if (f->kind == OJ_BOOL)
+			*(bool *)dst = YAJL_IS_TRUE(v);
+		else
+			*(oci_opt_bool *)dst = (oci_opt_bool){true, YAJL_IS_TRUE(v)};
+		return 0;
+	case OJ_U32:
+		umax = UINT32_MAX;
+		/* fall through */
+	case OJ_U64:
+	case OJ_OPT_U64:
+		ret = ojson_get_uint(c, v, p, umax, &u);
+		if (ret < 0)
+			return ret;
+		if (f->kind == OJ_U32)
+			*(uint32_t *)dst = (uint32_t)u;
+		else if (f->kind == OJ_U64)
+			*(uint64_t *)dst = u;
+		else
+			*(oci_opt_uint64 *)dst = (oci_opt_uint64){true, u};
+		return 0;
+	case OJ_I64:
+	case OJ_INT:
+	case OJ_OPT_I64:
+		ret = ojson_get_int(c, v, p, imin, imax, &i);
+		if (ret < 0)
+			return ret;
+		if (f->kind == OJ_INT)
+			*(int *)dst = (int)i;
+		else if (f->kind == OJ_I64)
+			*(int64_t *)dst = i;
+		else
+			*(oci_opt_int64 *)dst = (oci_opt_int64){true, i};
+		return 0;
+	case OJ_U32_ARRAY:
+		return parse_u32_array(c, v, p, (uint32_t **)dst, (size_t *)(base + f->len_offset));
+	case OJ_MAP:
+		return parse_map(c, v, p, (oci_map *)dst);
+	case OJ_INLINE:
+		if (!YAJL_IS_OBJECT(v))
+			return ojson_fail(c, p, "expected an object");
+		return ojson_parse_object(c, v, p, f->sub, dst);
+	case OJ_OBJECT:
+		if (!YAJL_IS_OBJECT(v))
+			return ojson_fail(c, p, "expected an object");
+		*(void **)dst = ojson_xmalloc0(f->size);
+		return ojson_parse_object(c, v, p, f->sub, *(void **)dst);
+	case OJ_ARRAY:
+	case OJ_KEYED:
+		return parse_struct_array(c, v, p, f, base);
+	case OJ_CUSTOM:
+		return f->parse(c, v, p, dst);
+	}
+	return ojson_fail(c, p, "internal error: unknown field kind %d", (int)f->kind);
+}
+
+int ojson_parse_object(ojson_ctx *c, yajl_val obj, const ojson_path *p, const ojson_field *fields,
+		       void *base)
+{
+	if (!YAJL_IS_OBJECT(obj))
+		return ojson_fail(c, p, "expected an object");
+	for (const ojson_field *f = fields; f->key; f++) {
+		ojson_path fp = {p, f->key, 0};
+		yajl_val v = ojson_get(obj, f->key);
+		int ret;
+
+		if (v == NULL) {
+			if (f->required)
+				return ojson_fail(c, &fp, "is required");
+			continue;
+		}
+		ret = parse_field(c, v, &fp, f, base);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+void ojson_free_object(const ojson_field *fields, void *base)
+{
+	for (const ojson_field *f = fields; f->key; f++) {
+		char *dst = (char *)base + f->offset;
+		switch (f->kind) {
+		case OJ_STR:
+		case OJ_U32_ARRAY:
+			free(*(void **)dst);
+			*(void **)dst = NULL;
+			break;
+		case OJ_STRV:
+			ojson_strv_free(*(char ***)dst);
+			*(char ***)dst = NULL;
+			break;
+		case OJ_MAP:
+			oci_map_clear((oci_map *)dst);
+			break;
+		case OJ_INLINE:
+			ojson_free_object(f->sub, dst);
+			break;
+		case OJ_OBJECT:
+			if (*(void **)dst) {
+				ojson_free_object(f->sub, *(void **)dst);
+				free(*(void **)dst);
+				*(void **)dst = NULL;
+			}
+			break;
+		case OJ_ARRAY:
+		case OJ_KEYED: {
+			char *items = *(char **)dst;
+			size_t *len = (size_t *)((char *)base + f->len_offset);
+			for (size_t i = 0; items && i < *len; i++) {
+				ojson_free_object(f->sub, items + i * f->size);
+				if (f->kind == OJ_KEYED)
+					free(*(char **)(items + i * f->size + f->key_offset));
+			}
+			free(items);
+			*(char **)dst = NULL;
+			*len = 0;
+			break;
+		}
+		case OJ_CUSTOM:
+			if (f->free)
+				f->free(dst);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* ---- string maps (declared in oci-state.h, used by config and state) ---- */
+
+void oci_map_clear(oci_map *map)
+{
+	if (map == NULL)
+		return;
+	for (size_t i = 0; i < map->len; i++) {
+		free(map->items[i].key);
+		free(map->items[i].value);
+	}
+	free(map->items);
+	map->items = NULL;
+	map->len = 0;
+}
+
+int oci_map_copy(oci_map *dst, const oci_map *src)
+{
+	oci_map copy = {0};
+
+	if (src->len > 0) {
+		copy.items = ojson_xcalloc(src->len, sizeof(oci_kv));
+		for (size_t i = 0; i < src->len; i++) {
+			copy.items[i].key = ojson_xstrdup(src->items[i].key);
+			copy.items[i].value = ojson_xstrdup(src->items[i].value);
+		}
+		copy.len = src->len;
+	}
+	oci_map_clear(dst);
+	*dst = copy;
+	return 0;
+}
+
+/* ---- writing ---- */
+
+yajl_gen ojson_gen_new(const char *indent)
+{
+	yajl_gen g = yajl_gen_alloc(NULL);
+	if (g == NULL)
+		abort();
+	if (indent) {
+		yajl_gen_config(g, yajl_gen_beautify, 1);
+		yajl_gen_config(g, yajl_gen_indent_string, indent);
+	}
+	return g;
+}
+
+void ojson_gen_string(yajl_gen g, const char *s)
+{
+	if (s == NULL)
+		s = "";
+	yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+void ojson_gen_key(yajl_gen g, const char *key)
+{
+	ojson_gen_string(g, key);
+}
+
+void ojson_gen_kv_string(yajl_gen g, const char *key, const char *value)
+{
+	ojson_gen_key(g, key);
+	ojson_gen_string(g, value);
+}
+
+void ojson_gen_kv_int(yajl_gen g, const char *key, long long value)
+{
+	ojson_gen_key(g, key);
+	yajl_gen_integer(g, value);
+}
+
+void ojson_gen_kv_uint(yajl_gen g, const char *key, uint64_t value)
+{
+	/* yajl_gen_integer takes a long long; values above INT64_MAX (an
+	 * unlimited rlimit, say) go out as text. */
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%" PRIu64, value);
+	ojson_gen_key(g, key);
+	yajl_gen_number(g, buf, n);
+}
+
+void ojson_gen_kv_bool(yajl_gen g, const char *key, bool value)
+{
+	ojson_gen_key(g, key);
+	yajl_gen_bool(g, value);
+}
+
+void ojson_gen_strv(yajl_gen g, const char *key, const char *const *strv)
+{
+	ojson_gen_key(g, key);
+	yajl_gen_array_open(g);
+	for (size_t i = 0; strv && strv[i]; i++)
+		ojson_gen_string(g, strv[i]);
+	yajl_gen_array_close(g);
+}
+
+void ojson_gen_map(yajl_gen g, const char *key, const oci_map *map)
+{
+	ojson_gen_key(g, key);
+	yajl_gen_map_open(g);
+	for (size_t i = 0; i < map->len; i++)
+		ojson_gen_kv_string(g, map->items[i].key, map->items[i].value);
+	yajl_gen_map_close(g);
+}
+
+int ojson_gen_finish(yajl_gen g, char **out, size_t *len)
+{
+	const unsigned char *buf;
+	size_t n;
+	char *s;
+
+	if (yajl_gen_get_buf(g, &buf, &n) != yajl_gen_status_ok) {
+		yajl_gen_free(g);
+		return -EINVAL;
+	}
+	while (n > 0 && buf[n - 1] == '\n')
+		n--;
+	s = ojson_xmalloc0(n + 1);
+	memcpy(s, buf, n);
+	yajl_gen_free(g);
+	*out = s;
+	if (len)
+		*len = n;
+	return 0;
+}

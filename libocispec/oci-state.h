@@ -6,7 +6,8 @@
  *    stdin: ociVersion, id, status, pid, bundle, annotations.
  *  - OCI_STATE_CLI:  what `tern state` prints, the same fields and layout as
  *    `runc state`: ociVersion, id, pid, status, bundle, rootfs, created,
- *    owner, annotations (only when non-empty); indented with two spaces.
+ *    annotations (only when non-empty), owner; indented with two spaces, no
+ *    trailing newline (runc's order and layout, checked against its output).
  *  - OCI_STATE_DISK: everything, including tern's private fields, for the
  *    state.json in the container's state directory.
  */

@@ -21,7 +21,8 @@ int tern_cmd_state(tern_global_opts *g, int argc, char **argv)
 	tern_cli_require_args(argc, argv, 1, true, "state", usage);
 	if (tern_container_state_json(&g->rt, argv[optind], &json, &err) < 0)
 		return tern_error_report(err);
-	printf("%s\n", json);
+	/* no trailing newline: byte for byte what runc prints */
+	fputs(json, stdout);
 	free(json);
 	return 0;
 }
