@@ -575,6 +575,9 @@ int tern_container_run(const tern_runtime *rt, const char *id, const tern_create
 	}
 	if (!opts->detach)
 		install_forwarding(c.pid);
+	/* start takes the directory lock itself: let go of create's */
+	tern_state_dir_free(c.dir);
+	c.dir = NULL;
 
 	ret = tern_container_start(rt, id, err);
 	if (ret < 0) {

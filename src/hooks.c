@@ -1,12 +1,277 @@
-/* STUB: to be replaced by the real implementation. */
+/* OCI hooks.
+ *
+ * Each hook runs as a plain child process: the state JSON on its stdin (a
+ * pipe that tern writes), its stdout and stderr captured (runc does the same
+ * and puts both in the error), argv from args and envp from env exactly as
+ * given (no PATH lookup: path is absolute). With a timeout the hook is
+ * SIGKILLed when it expires. Hooks of one stage run in order and the first
+ * failure stops the stage.
+ */
 #include "hooks.h"
+#include "log.h"
+#include "utils.h"
+
 #include <errno.h>
-#include <stddef.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How much of a hook's stdout and stderr goes into an error message. */
+#define OUTPUT_MAX 4096
+
+typedef struct {
+	char data[OUTPUT_MAX + 1];
+	size_t len;
+} capture;
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Read what is there; returns false at EOF or error (the fd is done). */
+static bool drain(int fd, capture *c)
+{
+	char buf[4096];
+
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN;
+		if (n == 0)
+			return false;
+		/* Keep the beginning; the rest is read and dropped so the
+		 * hook never blocks on a full pipe. */
+		size_t room = OUTPUT_MAX - c->len;
+		size_t take = (size_t)n < room ? (size_t)n : room;
+		memcpy(c->data + c->len, buf, take);
+		c->len += take;
+		c->data[c->len] = '\0';
+	}
+}
+
+/* Child side, between fork and execve: async-signal-safe calls only. */
+static void __attribute__((noreturn)) exec_hook(const oci_hook *h, char **argv, char **envp, int in,
+						int out, int errfd, const sigset_t *mask)
+{
+	static const char msg[] = "tern: cannot execute the hook\n";
+
+	/* Move the pipe ends out of the way of 0-2 before dup2 so that one
+	 * dup2 cannot close another's source. */
+	if ((in = fcntl(in, F_DUPFD_CLOEXEC, 3)) < 0 ||
+	    (out = fcntl(out, F_DUPFD_CLOEXEC, 3)) < 0 ||
+	    (errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 3)) < 0)
+		_exit(127);
+	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
+		_exit(127);
+	/* Nothing of tern's beyond stdio reaches the hook, even an fd that
+	 * someone left without O_CLOEXEC. */
+	syscall(SYS_close_range, 3, ~0U, 0);
+	/* tern blocks SIGPIPE around the hook; the hook gets the defaults. */
+	signal(SIGPIPE, SIG_DFL);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	execve(h->path, argv, envp);
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(127);
+}
+
+static char *describe_output(const capture *out, const capture *errc)
+{
+	return tern_strdup_printf("%s%.*s%s%.*s", out->len ? ", stdout: " : "", (int)out->len,
+				  out->data, errc->len ? ", stderr: " : "", (int)errc->len,
+				  errc->data);
+}
+
+/* Swallow a SIGPIPE our own write to a hook's stdin raised while it was
+ * blocked (unless it was already blocked and pending before), then put
+ * the caller's mask back. */
+static void restore_sigpipe(const sigset_t *old)
+{
+	sigset_t pending, pipe_only;
+	struct timespec zero = {0, 0};
+
+	sigemptyset(&pipe_only);
+	sigaddset(&pipe_only, SIGPIPE);
+	if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) &&
+	    !sigismember(old, SIGPIPE))
+		sigtimedwait(&pipe_only, NULL, &zero);
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/* Runs one hook to completion. Returns 0 or a negative errno with *err. */
+static int run_hook(const oci_hook *h, const char *stage, const char *state_json, tern_error **err)
+{
+	cleanup_close_pair int pin[2] = {-1, -1};
+	cleanup_close_pair int pout[2] = {-1, -1};
+	cleanup_close_pair int perr[2] = {-1, -1};
+	cleanup_close int pidfd = -1;
+	cleanup_child pid_t pid = -1;
+	char *default_argv[] = {h->path, NULL};
+	char *empty_env[] = {NULL};
+	char **argv = h->args ? h->args : default_argv;
+	char **envp = h->env ? h->env : empty_env;
+	const char *json = state_json ? state_json : "";
+	size_t json_len = strlen(json), written = 0;
+	long long deadline = h->timeout.set ? now_ms() + h->timeout.value * 1000 : -1;
+	capture *out = NULL, *errc = NULL;
+	cleanup_free capture *outbuf = tern_xmalloc0(sizeof(capture));
+	cleanup_free capture *errbuf = tern_xmalloc0(sizeof(capture));
+	sigset_t block, old;
+	int status = 0;
+	bool exited = false, out_open = true, err_open = true;
+
+	out = outbuf;
+	errc = errbuf;
+	if (pipe2(pin, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0)
+		return tern_error_make(err, errno, "%s hook `%s`: pipe", stage, h->path);
+
+	/* A hook that exits without reading its stdin must not kill tern
+	 * with SIGPIPE: block it for the duration and swallow it after. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &block, &old);
+
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		restore_sigpipe(&old);
+		return tern_error_make(err, e, "%s hook `%s`: fork", stage, h->path);
+	}
+	if (pid == 0)
+		exec_hook(h, argv, envp, pin[0], pout[1], perr[1], &old);
+
+	tern_closep(&pin[0]);
+	tern_closep(&pout[1]);
+	tern_closep(&perr[1]);
+	fcntl(pin[1], F_SETFL, O_NONBLOCK);
+	fcntl(pout[0], F_SETFL, O_NONBLOCK);
+	fcntl(perr[0], F_SETFL, O_NONBLOCK);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (json_len == 0)
+		tern_closep(&pin[1]);
+
+	/* Feed stdin, collect stdout/stderr, and watch for the exit (pidfd)
+	 * and the deadline, all in one poll loop. */
+	while (!exited) {
+		struct pollfd fds[4];
+		nfds_t n = 0;
+		int wait_ms = -1, idx_in = -1, idx_out = -1, idx_err = -1;
+
+		if (pin[1] >= 0) {
+			idx_in = (int)n;
+			fds[n++] = (struct pollfd){.fd = pin[1], .events = POLLOUT};
+		}
+		if (out_open) {
+			idx_out = (int)n;
+			fds[n++] = (struct pollfd){.fd = pout[0], .events = POLLIN};
+		}
+		if (err_open) {
+			idx_err = (int)n;
+			fds[n++] = (struct pollfd){.fd = perr[0], .events = POLLIN};
+		}
+		if (pidfd >= 0)
+			fds[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+		else
+			wait_ms = 20; /* no pidfd (old kernel, valgrind): poll waitpid */
+		if (deadline >= 0) {
+			long long left = deadline - now_ms();
+			if (left <= 0)
+				break;
+			if (left > INT_MAX)
+				left = INT_MAX;
+			if (wait_ms < 0 || left < wait_ms)
+				wait_ms = (int)left;
+		}
+		if (poll(fds, n, wait_ms) < 0 && errno != EINTR) {
+			int e = errno;
+			restore_sigpipe(&old);
+			return tern_error_make(err, e, "%s hook `%s`: poll", stage, h->path);
+		}
+		if (idx_in >= 0 && fds[idx_in].revents) {
+			ssize_t w = write(pin[1], json + written, json_len - written);
+			if (w > 0)
+				written += (size_t)w;
+			/* EPIPE: the hook does not want its stdin. Fine. */
+			if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == json_len)
+				tern_closep(&pin[1]);
+		}
+		if (idx_out >= 0 && fds[idx_out].revents)
+			out_open = drain(pout[0], out);
+		if (idx_err >= 0 && fds[idx_err].revents)
+			err_open = drain(perr[0], errc);
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid) {
+			exited = true;
+		} else if (r < 0 && errno != EINTR) {
+			/* ECHILD: SIGCHLD is ignored and the kernel reaped it;
+			 * its status is lost. */
+			int e = errno;
+			pid = -1;
+			restore_sigpipe(&old);
+			return tern_error_make(err, e, "%s hook `%s`: waitpid", stage, h->path);
+		}
+	}
+
+	if (!exited) {
+		/* The deadline passed: kill, reap, and say so. */
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		pid = -1;
+	} else {
+		pid = -1;
+		/* Pick up what the hook wrote just before exiting. A
+		 * grandchild that keeps the pipes open does not hold us. */
+		if (out_open)
+			drain(pout[0], out);
+		if (err_open)
+			drain(perr[0], errc);
+	}
+
+	restore_sigpipe(&old);
+
+	cleanup_free char *output = describe_output(out, errc);
+	if (!exited)
+		return tern_error_make(err, 0, "%s hook `%s` timed out after %lld s%s", stage,
+				       h->path, (long long)h->timeout.value, output);
+	if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		return tern_error_make(err, 0, "%s hook `%s` exited with status %d%s", stage,
+				       h->path, WEXITSTATUS(status), output);
+	if (WIFSIGNALED(status)) {
+		const char *abbrev = sigabbrev_np(WTERMSIG(status));
+		return tern_error_make(err, 0, "%s hook `%s` was killed by signal %d (SIG%s)%s",
+				       stage, h->path, WTERMSIG(status), abbrev ? abbrev : "?",
+				       output);
+	}
+	if (out->len || errc->len)
+		tern_debug("%s hook `%s`%s", stage, h->path, output);
+	return 0;
+}
 
 int tern_hooks_run(const oci_hook_list *hooks, const char *stage, const char *state_json,
 		   tern_error **err)
 {
-	(void)0;
-	return -ENOSYS;
+	if (hooks == NULL)
+		return 0;
+	for (size_t i = 0; i < hooks->len; i++) {
+		int ret;
+		tern_debug("running %s hook #%zu `%s`", stage, i, hooks->items[i].path);
+		ret = run_hook(&hooks->items[i], stage, state_json, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
 }

@@ -301,12 +301,16 @@ void tern_init_main(tern_container *c, int sync_fd)
 	}
 	ic.host_pid = host_pid_of_self();
 
-	/* The state directory, opened before pivot_root hides the host. */
-	int statefd = dup(c->dir->dirfd);
-	if (statefd < 0 || fcntl(statefd, F_SETFD, FD_CLOEXEC) < 0) {
-		tern_error_make(&e, errno, "dup state directory fd");
+	/* The state directory, opened before pivot_root hides the host. A new
+	 * open, not a dup: the parent's fd carries the flock, and a copy of it
+	 * here would hold the container's lock until exec. */
+	int statefd = openat(c->dir->dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (statefd < 0) {
+		tern_error_make(&e, errno, "open the state directory");
 		fail(&ic, e);
 	}
+	close(c->dir->dirfd);
+	c->dir->dirfd = -1;
 
 	if (setup_container(&ic, &e) < 0)
 		fail(&ic, e);

@@ -20,7 +20,8 @@ int tern_rlimits_check(const oci_rlimit *rlimits, size_t n, tern_error **err);
 /* setgroups (additionalGids; skipped when setgroups is denied in a user ns
  * and there are none), setresgid, setresuid, keeping capabilities across the
  * uid change (PR_SET_KEEPCAPS) so tern_caps_apply can set them after. Also
- * applies user.umask (default 0022). */
+ * applies user.umask (default 0022). Order in the child:
+ * tern_caps_drop_bounding, tern_user_apply, tern_caps_apply. */
 int tern_user_apply(const oci_user *user, tern_error **err);
 
 int tern_no_new_privs_apply(tern_error **err);

@@ -211,6 +211,13 @@ int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err)
 			return ret;
 	}
 
+	/* The spec's place for the prestart/createRuntime/createContainer hooks. */
+	if (ctx->before_pivot) {
+		ret = ctx->before_pivot(ctx->before_pivot_data, err);
+		if (ret < 0)
+			return ret;
+	}
+
 	/* 5. */
 	return do_pivot(rootfd, ctx->no_pivot, err);
 }

@@ -24,14 +24,19 @@ int tern_terminal_become_controlling(const char *slave_path, tern_error **err);
 int tern_console_socket_connect(const char *path, tern_error **err);
 
 /* Send `fd` over the connected unix socket `sock` with SCM_RIGHTS (the
- * message payload is the pty's name, as runc sends it). */
+ * message payload is the pty's name, as runc sends it; "console" when name
+ * is NULL). The caller still owns and closes both fds. */
 int tern_console_send_fd(int sock, int fd, const char *name, tern_error **err);
 
 /* Receive an fd sent that way (used by `tern run -t` without a console
- * socket, and by tests). */
+ * socket, and by tests). The new fd is O_CLOEXEC and owned by the caller. */
 int tern_console_recv_fd(int sock, int *fd, tern_error **err);
 
 /* Copy between tern's own stdin/stdout and `master` until the master hangs
- * up, with the local terminal in raw mode when stdin is a terminal; window
- * size changes (SIGWINCH) are passed on. Returns when the child side closes. */
+ * up, with the local terminal in raw mode when stdin is a terminal (restored
+ * before returning); window size changes (SIGWINCH, via a signalfd: the
+ * signal is blocked while the proxy runs) are passed on. Returns once every
+ * slave fd is closed (read gives EIO) and the output is drained. Call it
+ * only after the container has opened the slave: a master whose slave was
+ * never opened reads as hung up. The caller keeps and closes `master`. */
 int tern_terminal_proxy(int master, tern_error **err);
