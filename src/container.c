@@ -304,7 +304,7 @@ static int release_container(tern_container_dir *dir, const oci_state *st, tern_
 				break;
 		}
 		if (tern_process_start_time(st->pid) != st->pid_start_time)
-			return tern_error_make(err, ESRCH, "container `%s` exited before it started",
+			return tern_error_make_quiet(err, ESRCH, "container `%s` exited before it started",
 					       dir->id);
 	}
 	unlinkat(dir->dirfd, TERN_EXEC_FIFO, 0);
@@ -363,7 +363,7 @@ int tern_container_start(const tern_runtime *rt, const char *id, tern_error **er
 	if (ret < 0)
 		return ret;
 	if (strcmp(st->status, "created") != 0) {
-		ret = tern_error_make(err, EINVAL, "cannot start container `%s`: it is %s", id,
+		ret = tern_error_make_quiet(err, EINVAL, "cannot start container `%s`: it is %s", id,
 				      st->status);
 		goto out;
 	}
@@ -422,7 +422,7 @@ int tern_container_kill(const tern_runtime *rt, const char *id, int sig, bool al
 	if (all) {
 		ret = signal_all(st, sig, err);
 	} else if (strcmp(st->status, "stopped") == 0) {
-		ret = tern_error_make(err, ESRCH, "container `%s` is not running", id);
+		ret = tern_error_make_quiet(err, ESRCH, "container `%s` is not running", id);
 	} else if (kill(st->pid, sig) < 0) {
 		ret = tern_error_make(err, errno, "kill container `%s` (pid %d)", id, st->pid);
 	}
@@ -472,7 +472,7 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 	 * as with runc. A running or paused one needs --force. */
 	if (strcmp(st->status, "running") == 0 || strcmp(st->status, "paused") == 0) {
 		if (!force) {
-			ret = tern_error_make(err, EBUSY,
+			ret = tern_error_make_quiet(err, EBUSY,
 					      "cannot delete container `%s` that is not stopped: %s",
 					      id, st->status);
 			goto out;

@@ -44,6 +44,18 @@ int tern_error_make(tern_error **err, int errnum, const char *fmt, ...)
 	return store(err, errnum, msg);
 }
 
+int tern_error_make_quiet(tern_error **err, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	return store(err, errnum, msg);
+}
+
 int tern_error_make_literal(tern_error **err, int errnum, const char *msg)
 {
 	return store(err, errnum, msg ? strdup(msg) : NULL);

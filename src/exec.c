@@ -253,6 +253,7 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 		tern_error_make(&e, errno, "cwd `%s`", p->cwd);
 		child_fail(sync_fd, e);
 	}
+	tern_env_ensure_home((oci_process *)p);
 	if (p->terminal) {
 		int master = -1;
 		char *slave = NULL;
@@ -480,7 +481,7 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 	/* The lock is for lifecycle changes; an exec must not block them. */
 	tern_state_dir_freep(&dir);
 	if (strcmp(st->status, "stopped") == 0) {
-		ret = tern_error_make(err, EINVAL, "cannot exec in container `%s`: it is stopped",
+		ret = tern_error_make_quiet(err, EINVAL, "cannot exec in container `%s`: it is stopped",
 				      id);
 		goto out;
 	}

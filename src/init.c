@@ -228,6 +228,7 @@ static int setup_container(init_ctx *ic, tern_error **err)
 		return ret;
 	if (chdir(p->cwd) < 0)
 		return tern_error_make(err, errno, "process.cwd `%s`", p->cwd);
+	tern_env_ensure_home((oci_process *)p);
 	if (p->oom_score_adj.set) {
 		ret = tern_oom_score_adj_apply((int)p->oom_score_adj.value, err);
 		if (ret < 0)

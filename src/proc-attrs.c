@@ -365,3 +365,51 @@ int tern_exec_process(const oci_process *process, tern_error **err)
 	}
 	return tern_error_make(err, eacces ? EACCES : ENOENT, "exec `%s`", name);
 }
+
+static char *home_from_passwd(uint32_t uid)
+{
+	FILE *f = fopen("/etc/passwd", "re");
+	char *line = NULL, *home = NULL;
+	size_t cap = 0;
+
+	if (f == NULL)
+		return NULL;
+	while (home == NULL && getline(&line, &cap, f) > 0) {
+		/* name:passwd:uid:gid:gecos:home:shell */
+		char *fields[7] = {0};
+		char *p = line;
+		int n = 0;
+		while (n < 7 && p) {
+			fields[n++] = p;
+			p = strchr(p, ':');
+			if (p)
+				*p++ = '\0';
+		}
+		if (n < 6 || fields[2] == NULL || strtoul(fields[2], NULL, 10) != uid)
+			continue;
+		home = strdup(fields[5]);
+	}
+	free(line);
+	fclose(f);
+	return home;
+}
+
+void tern_env_ensure_home(oci_process *process)
+{
+	size_t n = 0;
+
+	for (char **e = process->env; e && *e; e++, n++)
+		if (strncmp(*e, "HOME=", 5) == 0)
+			return;
+	char *home = home_from_passwd(process->user.uid);
+	char *entry = tern_strdup_printf("HOME=%s", home && *home ? home : "/");
+	free(home);
+	char **env = realloc(process->env, (n + 2) * sizeof(char *));
+	if (env == NULL) {
+		free(entry);
+		return;
+	}
+	env[n] = entry;
+	env[n + 1] = NULL;
+	process->env = env;
+}

@@ -40,3 +40,8 @@ int tern_exec_process(const oci_process *process, tern_error **err);
 
 /* The PATH-resolved executable, for checks before exec; NULL when not found. */
 char *tern_find_executable(const char *name, char *const *env);
+
+/* runc's rule: when process.env has no HOME, add HOME from the container's
+ * /etc/passwd entry for the uid, or "/" without one. Call after the
+ * container's root is in place. */
+void tern_env_ensure_home(oci_process *process);

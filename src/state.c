@@ -134,7 +134,7 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 			}
 		}
 		tern_state_dir_free(d);
-		return tern_error_make(err, EEXIST, "container `%s` already exists", id);
+		return tern_error_make_quiet(err, EEXIST, "container `%s` already exists", id);
 	}
 	ret = lock_dir(d, false, err);
 	if (ret < 0) {
@@ -161,7 +161,7 @@ int tern_state_dir_open(const char *root, const char *id, tern_container_dir **o
 		int e = errno;
 		tern_state_dir_free(d);
 		if (e == ENOENT)
-			return tern_error_make(err, ENOENT, "container `%s` does not exist", id);
+			return tern_error_make_quiet(err, ENOENT, "container `%s` does not exist", id);
 		return tern_error_make(err, e, "container `%s`", id);
 	}
 	if (flock(d->dirfd, LOCK_EX) < 0) {
