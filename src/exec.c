@@ -298,6 +298,9 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	}
 	int keep[1] = {sync_fd};
 	tern_close_fds_from(keep_from, keep, 1);
+	/* the parent-death signal survives execve: a detached exec must outlive
+	 * the tern that started it (and seccomp may forbid prctl: do it first) */
+	prctl(PR_SET_PDEATHSIG, 0);
 	if (filter && tern_seccomp_load(filter, &e) < 0)
 		child_fail(sync_fd, e);
 	tern_exec_process(p, &e);

@@ -190,8 +190,10 @@ static int setup_container(init_ctx *ic, tern_error **err)
 		return tern_error_make(err, errno, "create the cgroup namespace");
 	if (!c->opts->no_new_keyring) {
 		/* A fresh session keyring, so the container cannot read the
-		 * host's keys; kernels without keyrings just lack the call. */
-		if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS &&
+		 * host's keys; named like runc's so tools that look for it find
+		 * it. Kernels without keyrings just lack the call. */
+		cleanup_free char *name = tern_strdup_printf("_ses.%s", c->id);
+		if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name) < 0 && errno != ENOSYS &&
 		    errno != EACCES && errno != EDQUOT)
 			return tern_error_make(err, errno, "join a new session keyring");
 	}
@@ -316,10 +318,13 @@ void tern_init_main(tern_container *c, int sync_fd)
 	if (setup_container(&ic, &e) < 0)
 		fail(&ic, e);
 
+	/* The parent may exit the moment it has sent SYNC_FINISH, so the
+	 * parent-death signal must be gone before we ask for it; a parent that
+	 * dies before answering is seen as EOF here. */
+	prctl(PR_SET_PDEATHSIG, 0);
 	if (tern_sync_send(sync_fd, SYNC_READY, 0, &e) < 0 ||
 	    tern_sync_expect(sync_fd, SYNC_FINISH, NULL, &e) < 0)
 		_exit(1);
-	prctl(PR_SET_PDEATHSIG, 0);
 	close(sync_fd);
 	ic.sync_fd = -1;
 

@@ -20,6 +20,7 @@ const tern_command tern_commands[] = {
 	{"state", tern_cmd_state, "print a container's state as JSON"},
 	{"list", tern_cmd_list, "list the containers"},
 	{"spec", tern_cmd_spec, "write a default config.json"},
+	{"help", NULL, "show this help, or a command's with `help COMMAND`"},
 	{NULL, NULL, NULL},
 };
 
@@ -124,6 +125,15 @@ int main(int argc, char **argv)
 	if (optind >= argc) {
 		print_usage(stderr);
 		return 1;
+	}
+	if (strcmp(argv[optind], "help") == 0) {
+		const tern_command *about = optind + 1 < argc ? tern_command_find(argv[optind + 1]) : NULL;
+		if (about && about->run) {
+			char *help_argv[] = {argv[optind + 1], "--help", NULL};
+			return about->run(&g, 2, help_argv);
+		}
+		print_usage(stdout);
+		return 0;
 	}
 	cmd = tern_command_find(argv[optind]);
 	if (cmd == NULL) {

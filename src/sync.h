@@ -22,14 +22,16 @@
  *  (4) SYNC_HOOKS_DONE ----------------------->  createContainer hooks, pivot_root,
  *                                                hostname, sysctl, console, masked paths,
  *                                                rlimits, user, capabilities
- *  write state.json, --pid-file  <------------  (5) SYNC_READY
- *  (5) SYNC_FINISH --------------------------->  clear the parent-death signal, close
+ *  write state.json, --pid-file  <------------  (5) SYNC_READY (parent-death signal
+ *                                                    cleared just before)
+ *  (5) SYNC_FINISH --------------------------->  close
  *  exit 0 (create) / start + wait (run)          the socket, block on exec.fifo
  *                                                (until `tern start`), startContainer hooks,
  *                                                no_new_privs, seccomp, execve
  *
- * Until SYNC_FINISH the child has PR_SET_PDEATHSIG(SIGKILL): if tern is
- * killed mid-create the container process dies with it.
+ * Until just before SYNC_READY the child has PR_SET_PDEATHSIG(SIGKILL); after
+ * that it only waits on the socket, where a dead tern reads as EOF: either
+ * way, if tern is killed mid-create the container process dies with it.
  */
 #pragma once
 

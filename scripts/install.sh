@@ -1,0 +1,53 @@
+#!/bin/bash
+# Install tern from this checkout on a fresh Debian 12 machine, as root, and
+# run a demo container so you see output from inside it. Idempotent: running
+# it twice rebuilds, reinstalls and reruns the demo.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install.sh: run as root (sudo ./scripts/install.sh)" >&2
+	exit 1
+fi
+
+echo "== installing build and runtime dependencies"
+apt-get update -q
+apt-get install -y -q --no-install-recommends \
+	build-essential autoconf automake libtool pkg-config \
+	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev \
+	criu busybox-static jq </dev/null
+
+echo "== building"
+./autogen.sh
+./configure
+make -j"$(nproc)"
+make install
+
+TERN=$(command -v tern || echo /usr/local/bin/tern)
+echo "== installed $TERN: $("$TERN" --version | head -1)"
+
+echo "== building the demo bundle in /var/lib/tern/demo"
+DEMO=/var/lib/tern/demo
+# A leftover demo container from an earlier run would make `run` fail with
+# "already exists".
+"$TERN" delete --force tern-demo >/dev/null 2>&1 || true
+rm -rf "$DEMO"
+mkdir -p "$DEMO/rootfs"/{bin,proc,sys,dev,tmp,etc}
+cp /bin/busybox "$DEMO/rootfs/bin/busybox"
+for applet in $(/bin/busybox --list); do
+	[ "$applet" = busybox ] || ln -s busybox "$DEMO/rootfs/bin/$applet"
+done
+echo 'root:x:0:0:root:/:/bin/sh' >"$DEMO/rootfs/etc/passwd"
+echo 'root:x:0:' >"$DEMO/rootfs/etc/group"
+(cd "$DEMO" && "$TERN" spec)
+jq '.process.terminal = false
+	| .hostname = "tern-demo"
+	| .process.args = ["/bin/sh", "-c",
+		"echo \"hello from inside tern: $(hostname)\"; echo \"pid inside: $$\"; echo uid_map:; cat /proc/self/uid_map; echo namespaces:; ls -l /proc/self/ns | sed -n \"s/.* \\([a-z_]*\\) -> \\(.*\\)/  \\1 \\2/p\""]' \
+	"$DEMO/config.json" >"$DEMO/config.json.new"
+mv "$DEMO/config.json.new" "$DEMO/config.json"
+
+echo "== tern run -b $DEMO tern-demo"
+"$TERN" run -b "$DEMO" tern-demo

@@ -1,0 +1,75 @@
+#!/bin/bash
+# Build tern from this checkout and run every test: the C unit tests
+# (make check) and the integration suite (bats). Runs as root on Debian 12,
+# non-interactively (CI has no stdin). The last line of output is always
+#   total: N passed, N failed, N skipped
+# and the exit status is non-zero if anything failed.
+set -uo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+LOGDIR=$REPO/tests/.work/logs
+passed=0 failed=0 skipped=0
+
+summary() {
+	echo "total: $passed passed, $failed failed, $skipped skipped"
+}
+
+die() {
+	echo "test.sh: $*" >&2
+	failed=$((failed + 1))
+	summary
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || die "run as root (sudo ./scripts/test.sh): containers need it"
+
+echo "== installing dependencies"
+apt-get update -q </dev/null || die "apt-get update failed"
+apt-get install -y -q --no-install-recommends \
+	build-essential autoconf automake libtool pkg-config \
+	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev \
+	criu busybox-static jq bats runc iproute2 procps util-linux </dev/null ||
+	die "apt-get install failed"
+
+echo "== building"
+{ ./autogen.sh && ./configure && make -j"$(nproc)"; } </dev/null || die "build failed"
+
+mkdir -p "$LOGDIR"
+
+echo "== unit tests (make check)"
+make -j"$(nproc)" check </dev/null
+make_rc=$?
+# automake's TAP driver writes one .trs per test program, with a
+# ":test-result: X" line per test case.
+for trs in tests/unit/*.trs; do
+	[ -e "$trs" ] || continue
+	passed=$((passed + $(grep -c '^:test-result: PASS' "$trs")))
+	failed=$((failed + $(grep -c '^:test-result: \(FAIL\|XPASS\|ERROR\)' "$trs")))
+	skipped=$((skipped + $(grep -c '^:test-result: \(SKIP\|XFAIL\)' "$trs")))
+done
+if [ "$make_rc" -ne 0 ] && ! grep -q '^:test-result: \(FAIL\|XPASS\|ERROR\)' tests/unit/*.trs 2>/dev/null; then
+	# make check failed before any test could report (e.g. a compile error).
+	failed=$((failed + 1))
+fi
+
+echo "== integration tests (bats)"
+TAP=$LOGDIR/integration.tap
+# A runtime that hangs fails its test instead of hanging CI.
+export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
+TERN_BIN=$REPO/tern bats --tap tests/integration </dev/null 2>&1 | tee "$TAP"
+bats_rc=${PIPESTATUS[0]}
+p=$(grep -c '^ok ' "$TAP" | tr -d ' ')
+s=$(grep -c '^ok .* # skip' "$TAP" | tr -d ' ')
+f=$(grep -c '^not ok ' "$TAP" | tr -d ' ')
+passed=$((passed + p - s))
+skipped=$((skipped + s))
+failed=$((failed + f))
+if [ "$bats_rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+	# bats itself failed (bad test file, crashed run): count it as a failure.
+	failed=$((failed + 1))
+fi
+
+summary
+[ "$failed" -eq 0 ]

@@ -1,0 +1,132 @@
+#!/usr/bin/env bats
+# The command line itself: spec, --version, --help, --log, --debug.
+
+load helpers
+
+@test "spec: writes a valid config.json in the current directory" {
+	mkdir "$BATS_TEST_TMPDIR/s" && cd "$BATS_TEST_TMPDIR/s"
+	run in_file "$TERN_BIN" spec
+	[ "$status" -eq 0 ]
+	jq -e '.ociVersion and (.process.args | type == "array") and .root.path == "rootfs"
+		and (.linux.namespaces | map(.type) | index("mount") != null)
+		and (.mounts | map(.destination) | index("/proc") != null)' config.json
+}
+
+@test "spec: refuses to overwrite an existing config.json" {
+	mkdir "$BATS_TEST_TMPDIR/s" && cd "$BATS_TEST_TMPDIR/s"
+	echo '{}' >config.json
+	run in_file "$TERN_BIN" spec
+	[ "$status" -ne 0 ]
+	[[ "$output" == *config.json* ]]
+	[ "$(cat config.json)" = '{}' ]
+}
+
+@test "spec --bundle / -b: writes into the bundle dir" {
+	mkdir "$BATS_TEST_TMPDIR/b1" "$BATS_TEST_TMPDIR/b2"
+	run in_file "$TERN_BIN" spec --bundle "$BATS_TEST_TMPDIR/b1"
+	[ "$status" -eq 0 ]
+	jq -e .ociVersion "$BATS_TEST_TMPDIR/b1/config.json"
+	run in_file "$TERN_BIN" spec -b "$BATS_TEST_TMPDIR/b2"
+	[ "$status" -eq 0 ]
+	jq -e .ociVersion "$BATS_TEST_TMPDIR/b2/config.json"
+}
+
+@test "spec --rootless: user namespace with mappings, no network namespace" {
+	mkdir "$BATS_TEST_TMPDIR/s" && cd "$BATS_TEST_TMPDIR/s"
+	run in_file "$TERN_BIN" spec --rootless
+	[ "$status" -eq 0 ]
+	jq -e '(.linux.namespaces | map(.type) | index("user") != null)
+		and (.linux.uidMappings | length > 0) and (.linux.gidMappings | length > 0)
+		and (.linux.namespaces | map(.type) | index("network") == null)' config.json
+}
+
+@test "--version prints a version and the spec version" {
+	run "$TERN_BIN" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" == *version* ]]
+	[[ "$output" == *spec* ]]
+	run "$TERN_BIN" -v
+	[ "$status" -eq 0 ]
+	[[ "$output" == *version* ]]
+}
+
+@test "--help exits 0 for the program and for every command" {
+	run "$TERN_BIN" --help
+	[ "$status" -eq 0 ]
+	for c in create start run state list kill delete exec spec; do
+		[[ "$output" == *"$c"* ]]
+	done
+	for c in create start run state list kill delete exec spec; do
+		run "$TERN_BIN" "$c" --help
+		[ "$status" -eq 0 ] || {
+			echo "$c --help: $status $output"
+			false
+		}
+		[[ "$output" == *"$c"* ]]
+	done
+	run "$TERN_BIN" help
+	[ "$status" -eq 0 ]
+}
+
+@test "--help for a command lists its flags" {
+	run "$TERN_BIN" create --help
+	[ "$status" -eq 0 ]
+	for f in --bundle --console-socket --pid-file --no-pivot --no-new-keyring --preserve-fds; do
+		[[ "$output" == *"$f"* ]]
+	done
+	run "$TERN_BIN" exec --help
+	for f in --process --tty --detach --pid-file --env --cwd --user --additional-gids --cap --no-new-privs --preserve-fds; do
+		[[ "$output" == *"$f"* ]] || {
+			echo "exec --help lacks $f"
+			false
+		}
+	done
+}
+
+@test "unknown command and unknown flag fail" {
+	run "$TERN_BIN" no-such-command
+	[ "$status" -ne 0 ]
+	run "$TERN_BIN" --root "$ROOT" state --no-such-flag x
+	[ "$status" -ne 0 ]
+	[[ "$output" == *no-such-flag* ]]
+}
+
+@test "--log FILE --log-format json: every line is a JSON object with level, msg, time" {
+	log=$BATS_TEST_TMPDIR/log.json
+	run in_file "$TERN_BIN" --root "$ROOT" --log "$log" --log-format json state "nosuch-$ID"
+	[ "$status" -ne 0 ]
+	[ -s "$log" ]
+	# jq -e on each line separately: a line that is not a JSON object fails.
+	while IFS= read -r line; do
+		echo "$line" | jq -e 'type == "object" and (.level | type == "string") and (.msg | type == "string") and (.time | type == "string")'
+	done <"$log"
+	grep -q '"level":"error"' "$log" || jq -e 'select(.level == "error")' "$log"
+	is_runc || grep -q "nosuch-$ID" "$log"
+}
+
+@test "--log with --debug: debug lines during a run, still JSON" {
+	log=$BATS_TEST_TMPDIR/log.json
+	run in_file "$TERN_BIN" --root "$ROOT" --debug --log "$log" --log-format json run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ -s "$log" ]
+	while IFS= read -r line; do
+		echo "$line" | jq -e 'type == "object" and .level and .msg and .time' >/dev/null
+	done <"$log"
+	jq -s -e 'map(select(.level == "debug")) | length > 0' "$log"
+}
+
+@test "--log FILE (text format): the error goes to the file" {
+	log=$BATS_TEST_TMPDIR/log.txt
+	run in_file "$TERN_BIN" --root "$ROOT" --log "$log" state "nosuch-$ID"
+	[ "$status" -ne 0 ]
+	grep -q "does not exist\|nosuch-$ID" "$log"
+}
+
+@test "errors go to stderr" {
+	run bash -c '"$1" --root "$2" state "$3" 2>/dev/null' _ "$TERN_BIN" "$ROOT" "nosuch-$ID"
+	[ "$status" -ne 0 ]
+	[ -z "$output" ]
+	run bash -c '"$1" --root "$2" state "$3" 2>&1 >/dev/null' _ "$TERN_BIN" "$ROOT" "nosuch-$ID"
+	[ -n "$output" ]
+	is_runc || [[ "$output" == tern:* ]]
+}

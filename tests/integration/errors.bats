@@ -1,0 +1,156 @@
+#!/usr/bin/env bats
+# Bad input: a clear error naming the field/file/id, and nothing left behind.
+
+load helpers
+
+@test "errors: missing config.json" {
+	rm "$BUNDLE/config.json"
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly config.json
+}
+
+@test "errors: malformed config.json" {
+	echo '{"ociVersion": "1.0.2", "process": {' >"$BUNDLE/config.json"
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly
+	is_runc || [[ "$output" == *config.json* ]]
+}
+
+@test "errors: wrong type (process.args a string)" {
+	update_config '.process.args = "/bin/true"'
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly process.args
+}
+
+@test "errors: wrong type (root.readonly a string)" {
+	update_config '.root.readonly = "yes"'
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly
+	is_runc || [[ "$output" == *root.readonly* ]]
+}
+
+@test "errors: missing rootfs" {
+	rm -rf "$BUNDLE/rootfs"
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly rootfs
+}
+
+@test "errors: empty process.args" {
+	update_config '.process.args = []'
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly args
+	is_runc || [[ "$output" == *process.args* ]]
+}
+
+@test "errors: the program does not exist" {
+	set_args /no/such/program "$MARK"
+	run tern run -b "$BUNDLE" "$ID"
+	check_fails_cleanly /no/such/program
+	is_runc || [[ "$output" == *"No such file or directory"* ]]
+}
+
+@test "errors: nonexistent cwd" {
+	# runc 1.1.5 differs: it creates a missing cwd (so does crun); tern
+	# reports it as bad input (issue #2).
+	update_config '.process.cwd = "/no/such/cwd"'
+	set_args /bin/true
+	run tern run -b "$BUNDLE" "$ID"
+	check_fails_cleanly /no/such/cwd
+	[ ! -e "$BUNDLE/rootfs/no/such/cwd" ]
+	is_runc || [[ "$output" == *process.cwd* ]]
+}
+
+@test "errors: cwd is not a directory" {
+	update_config '.process.cwd = "/etc/passwd"'
+	set_args /bin/sleep "$MARK"
+	run tern run -b "$BUNDLE" "$ID"
+	check_fails_cleanly /etc/passwd
+}
+
+@test "errors: relative cwd" {
+	update_config '.process.cwd = "relative/dir"'
+	set_args /bin/sleep "$MARK"
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly
+	is_runc || [[ "$output" == *process.cwd* ]]
+}
+
+@test "errors: impossible rlimit (above the hard limit)" {
+	hard=$(ulimit -Hn)
+	update_config ".process.rlimits = [{\"type\": \"RLIMIT_NOFILE\", \"soft\": $((hard * 2)), \"hard\": $((hard * 2))}]"
+	set_args /bin/sleep "$MARK"
+	run tern run -b "$BUNDLE" "$ID"
+	check_fails_cleanly
+	is_runc || [[ "$output" == *RLIMIT_NOFILE* ]]
+}
+
+@test "errors: unknown rlimit type" {
+	update_config '.process.rlimits = [{"type": "RLIMIT_BOGUS", "soft": 1, "hard": 1}]'
+	set_args /bin/sleep "$MARK"
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly RLIMIT_BOGUS
+}
+
+@test "errors: bad mount source" {
+	update_config ".mounts += [{\"destination\": \"/m\", \"type\": \"bind\", \"source\": \"/no/such/src-$ID\", \"options\": [\"rbind\"]}]"
+	set_args /bin/sleep "$MARK"
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly "/no/such/src-$ID"
+}
+
+@test "errors: unknown namespace type" {
+	update_config '.linux.namespaces += [{"type": "bogusns"}]'
+	set_args /bin/sleep "$MARK"
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly bogusns
+}
+
+@test "unknown capability: a warning naming it, not a failure" {
+	# runtime-spec 1.1 (config.md, process.capabilities): values that cannot
+	# be mapped or granted MUST be logged as a warning, and runtimes SHOULD
+	# NOT fail; runc 1.1.5 does the same.
+	update_config '.process.capabilities.bounding += ["CAP_BOGUS"]'
+	set_args /bin/echo started
+	run tern run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *CAP_BOGUS* ]]
+	[[ "$output" == *started* ]]
+}
+
+@test "errors: invalid container id" {
+	set_args /bin/sleep "$MARK"
+	run tern create -b "$BUNDLE" "../escape"
+	[ "$status" -ne 0 ]
+	[ ! -e "$ROOT/../escape" ]
+	run tern create -b "$BUNDLE" ""
+	[ "$status" -ne 0 ]
+}
+
+@test "errors: create without an id" {
+	run tern create -b "$BUNDLE"
+	[ "$status" -ne 0 ]
+	[ -z "$(ls -A "$ROOT")" ]
+}
+
+@test "errors: kill with a bad signal, start of a stopped one, delete of a running one" {
+	set_args /bin/sleep "$MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	run tern kill "$ID" SIGBOGUS
+	[ "$status" -ne 0 ]
+	[[ "$output" == *BOGUS* ]]
+	run tern kill "$ID" 99999
+	[ "$status" -ne 0 ]
+	run tern delete "$ID"
+	[ "$status" -ne 0 ]
+	[ "$(state_field "$ID" status)" = running ]
+	tern kill "$ID" KILL
+	wait_status "$ID" stopped
+	run tern start "$ID"
+	[ "$status" -ne 0 ]
+	run tern kill "$ID" KILL
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"not running"* || "$output" == *stopped* ]]
+	run tern delete "$ID"
+	[ "$status" -eq 0 ]
+	check_nothing_left "$ID"
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/env bats
+# exec: a new process inside a running container.
+
+load helpers
+
+start_sleeper() {
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || {
+		echo "$output"
+		return 1
+	}
+}
+
+@test "exec: output and exit status are the process's" {
+	start_sleeper
+	run tern exec "$ID" /bin/echo hello
+	[ "$status" -eq 0 ]
+	[ "$output" = hello ]
+	run tern exec "$ID" /bin/sh -c 'exit 5'
+	[ "$status" -eq 5 ]
+}
+
+@test "exec: joins every namespace of the container" {
+	# A user namespace too, so that all of them are covered; cgroup as well.
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	add_namespace user
+	add_namespace cgroup
+	update_config '.mounts |= map(select(.destination != "/sys/fs/cgroup" and .destination != "/sys"))'
+	make_traversable "$BUNDLE/rootfs"
+	start_sleeper
+	pid=$(state_field "$ID" pid)
+	run tern exec "$ID" /bin/sh -c 'for n in $(ls /proc/self/ns); do echo "$n $(readlink /proc/self/ns/$n)"; done'
+	[ "$status" -eq 0 ]
+	# Every namespace the kernel lists (time and the *_for_children ones
+	# included), compared with the container's init process.
+	for n in $(ls /proc/$pid/ns); do
+		want="$n $(readlink /proc/$pid/ns/$n)"
+		[[ "$output" == *"$want"* ]] || {
+			echo "exec is not in the init's $n namespace: want '$want' in: $output"
+			false
+		}
+	done
+	for n in cgroup ipc mnt net pid user uts; do
+		[ "$(readlink /proc/$pid/ns/$n)" != "$(readlink /proc/$$/ns/$n)" ]
+	done
+}
+
+@test "exec: joins the container's time namespace" {
+	# runc 1.1.5 lacks this
+	add_namespace time
+	start_sleeper
+	pid=$(state_field "$ID" pid)
+	run tern exec "$ID" /bin/readlink /proc/self/ns/time
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(readlink /proc/$pid/ns/time)" ]
+	[ "$output" != "$(readlink /proc/$$/ns/time)" ]
+}
+
+@test "exec --process FILE" {
+	start_sleeper
+	cat >"$BATS_TEST_TMPDIR/process.json" <<-'JSON'
+	{"args": ["/bin/sh", "-c", "echo $FOO $(pwd) $(id -u)"], "env": ["FOO=from-json", "PATH=/bin"],
+	 "cwd": "/tmp", "user": {"uid": 1234, "gid": 1234}, "terminal": false}
+	JSON
+	run tern exec --process "$BATS_TEST_TMPDIR/process.json" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$output" = "from-json /tmp 1234" ]
+	run tern exec -p "$BATS_TEST_TMPDIR/process.json" "$ID"
+	[ "$status" -eq 0 ]
+}
+
+@test "exec --env/-e and --cwd" {
+	start_sleeper
+	run tern exec --env FOO=bar --env BAZ=qux --cwd /tmp "$ID" /bin/sh -c 'echo "$FOO $BAZ $(pwd)"'
+	[ "$status" -eq 0 ]
+	[ "$output" = "bar qux /tmp" ]
+	run tern exec -e FOO=short "$ID" /bin/sh -c 'echo "$FOO"'
+	[ "$output" = short ]
+}
+
+@test "exec --user/-u uid[:gid] and --additional-gids/-g" {
+	start_sleeper
+	run tern exec --user 1000 "$ID" /bin/id -u
+	[ "$output" = 1000 ]
+	run tern exec -u 1000:2000 -g 10 -g 20 "$ID" /bin/sh -c 'echo "$(id -u) $(id -g) $(id -G)"'
+	[ "$status" -eq 0 ]
+	[[ "$output" == "1000 2000 "* ]]
+	[[ " $output " == *" 10 "* ]]
+	[[ " $output " == *" 20 "* ]]
+	run tern exec --user 7:8 --additional-gids 30 "$ID" /bin/id -G
+	[[ " $output " == *" 30 "* ]]
+}
+
+@test "exec --cap adds a capability" {
+	start_sleeper
+	run tern exec "$ID" /bin/grep CapEff /proc/self/status
+	[ "$status" -eq 0 ]
+	# spec default: AUDIT_WRITE(29) KILL(5) NET_BIND_SERVICE(10)
+	[[ "$output" == *0000000020000420 ]]
+	run tern exec --cap CAP_SYS_ADMIN "$ID" /bin/grep CapEff /proc/self/status
+	[ "$status" -eq 0 ]
+	[[ "$output" == *0000000020200420 ]]
+}
+
+@test "exec --no-new-privs" {
+	update_config '.process.noNewPrivileges = false'
+	start_sleeper
+	run tern exec "$ID" /bin/grep NoNewPrivs /proc/self/status
+	[[ "$output" == *0 ]]
+	run tern exec --no-new-privs "$ID" /bin/grep NoNewPrivs /proc/self/status
+	[ "$status" -eq 0 ]
+	[[ "$output" == *1 ]]
+}
+
+@test "exec --detach/-d with --pid-file" {
+	start_sleeper
+	run tern exec -d --pid-file "$BATS_TEST_TMPDIR/exec.pid" "$ID" /bin/sleep "$MARK"
+	[ "$status" -eq 0 ]
+	pid=$(cat "$BATS_TEST_TMPDIR/exec.pid")
+	echo "pid file: $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+	[ -d "/proc/$pid" ]
+	grep -q "$MARK" "/proc/$pid/cmdline"
+	[ "$(readlink /proc/$pid/ns/pid)" = "$(readlink /proc/$(state_field "$ID" pid)/ns/pid)" ]
+	run tern exec --detach "$ID" /bin/sleep "$MARK"
+	[ "$status" -eq 0 ]
+	[ "$(pgrep -f "sleep $MARK" | wc -l)" -eq 3 ]
+}
+
+@test "exec --tty/-t with --console-socket" {
+	start_sleeper
+	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out"
+	# --console-socket needs --detach: the caller holds the master, not us.
+	run tern exec -t -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" "$ID" /bin/sh -c 'tty; echo tty-ok'
+	[ "$status" -eq 0 ]
+	wait "$RECVTTY_PID"
+	echo "tty output: $(cat "$BATS_TEST_TMPDIR/tty.out")"
+	grep -q '/dev/pts/' "$BATS_TEST_TMPDIR/tty.out"
+	grep -q 'tty-ok' "$BATS_TEST_TMPDIR/tty.out"
+}
+
+@test "exec --preserve-fds N passes fds 3..3+N-1 and nothing more" {
+	start_sleeper
+	echo three >"$BATS_TEST_TMPDIR/f3"
+	echo four >"$BATS_TEST_TMPDIR/f4"
+	KEEP_FDS=1 run tern exec --preserve-fds 1 "$ID" /bin/listfds 3<"$BATS_TEST_TMPDIR/f3" 4<"$BATS_TEST_TMPDIR/f4"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | cut -d' ' -f1 | sort -n | tr '\n' ' ')" = "0 1 2 3 " ]
+	[[ "$output" == *"3 $BATS_TEST_TMPDIR/f3"* ]]
+	KEEP_FDS=1 run tern exec --preserve-fds 2 "$ID" /bin/sh -c 'cat <&3; cat <&4' 3<"$BATS_TEST_TMPDIR/f3" 4<"$BATS_TEST_TMPDIR/f4"
+	[ "$status" -eq 0 ]
+	[ "$output" = "three
+four" ]
+}
+
+@test "exec: no fd leaks into the process" {
+	start_sleeper
+	KEEP_FDS=1 run tern exec "$ID" /bin/listfds 3<"$BATS_TEST_TMPDIR" 5</dev/null 7>"$BATS_TEST_TMPDIR/x"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | cut -d' ' -f1 | sort -n | tr '\n' ' ')" = "0 1 2 " ]
+}
+
+@test "exec into a stopped container fails" {
+	set_cmd 'exit 0'
+	tern run -d -b "$BUNDLE" "$ID"
+	wait_status "$ID" stopped
+	run tern exec "$ID" /bin/true
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *"$ID"* ]]
+}
+
+@test "exec of a missing binary fails and names it" {
+	start_sleeper
+	run tern exec "$ID" /no/such/binary
+	[ "$status" -ne 0 ]
+	[[ "$output" == */no/such/binary* ]]
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bats
+# File descriptors: --preserve-fds and leak checks.
+
+load helpers
+
+fd_numbers() {
+	echo "$1" | cut -d' ' -f1 | sort -n | tr '\n' ' '
+}
+
+@test "fds: only 0, 1, 2 are open in the container process" {
+	set_args /bin/listfds
+	# Offer the runtime some fds of ours, files and a directory: none may
+	# reach the container.
+	KEEP_FDS=1 run tern run -b "$BUNDLE" "$ID" 3<"$BATS_TEST_TMPDIR" 4</dev/null 6>"$BATS_TEST_TMPDIR/x" 9</etc/passwd
+	[ "$status" -eq 0 ]
+	[ "$(fd_numbers "$output")" = "0 1 2 " ]
+}
+
+@test "fds: create/start: only 0, 1, 2 in the init process" {
+	set_cmd '/bin/listfds >/tmp/fds'
+	KEEP_FDS=1 run tern create -b "$BUNDLE" "$ID" 3<"$BATS_TEST_TMPDIR" 5</dev/null
+	[ "$status" -eq 0 ]
+	run tern start "$ID"
+	[ "$status" -eq 0 ]
+	wait_status "$ID" stopped
+	[ "$(fd_numbers "$(cat "$BUNDLE/rootfs/tmp/fds")")" = "0 1 2 " ]
+}
+
+@test "fds: run --preserve-fds N passes fds 3..3+N-1" {
+	echo three >"$BATS_TEST_TMPDIR/f3"
+	echo four >"$BATS_TEST_TMPDIR/f4"
+	set_args /bin/listfds
+	KEEP_FDS=1 run tern run --preserve-fds 2 -b "$BUNDLE" "$ID" 3<"$BATS_TEST_TMPDIR/f3" 4<"$BATS_TEST_TMPDIR/f4" 5</dev/null
+	[ "$status" -eq 0 ]
+	[ "$(fd_numbers "$output")" = "0 1 2 3 4 " ]
+	[[ "$output" == *"3 $BATS_TEST_TMPDIR/f3"* ]]
+	[[ "$output" == *"4 $BATS_TEST_TMPDIR/f4"* ]]
+}
+
+@test "fds: create --preserve-fds: the preserved fd is usable after start" {
+	echo preserved >"$BATS_TEST_TMPDIR/f3"
+	set_cmd 'cat <&3 >/tmp/got'
+	KEEP_FDS=1 run tern create --preserve-fds 1 -b "$BUNDLE" "$ID" 3<"$BATS_TEST_TMPDIR/f3"
+	[ "$status" -eq 0 ]
+	tern start "$ID"
+	wait_status "$ID" stopped
+	[ "$(cat "$BUNDLE/rootfs/tmp/got")" = preserved ]
+}
+
+@test "fds: stdio of the container is the caller's" {
+	set_cmd 'echo out; echo err >&2'
+	run bash -c '"$1" --root "$2" run -b "$3" "$4" 2>/dev/null' _ "$TERN_BIN" "$ROOT" "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$output" = out ]
+	run bash -c '"$1" --root "$2" run -b "$3" "$4" 2>&1 >/dev/null' _ "$TERN_BIN" "$ROOT" "$BUNDLE" "$ID-2"
+	[ "$output" = err ]
+	set_cmd 'read line; echo "got $line"'
+	run bash -c 'echo hello | "$1" --root "$2" run -b "$3" "$4"' _ "$TERN_BIN" "$ROOT" "$BUNDLE" "$ID-3"
+	[ "$output" = "got hello" ]
+}

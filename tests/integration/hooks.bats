@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# OCI hooks: order, stdin state, args/env, timeout, failures.
+
+load helpers
+
+# hook NAME: a hook entry that appends "NAME <state json>" to /hooks.log of
+# the rootfs. Host-side hooks write $BUNDLE/rootfs/hooks.log, which is the
+# same file as /hooks.log seen by startContainer inside the container (and by
+# createContainer, in the container's mount namespace before pivot_root).
+hook() {
+	local log=$BUNDLE/rootfs/hooks.log
+	[ "$1" = startContainer ] && log=/hooks.log
+	jq -n -c --arg n "$1" --arg log "$log" \
+		'{path: "/bin/sh", args: ["sh", "-c", "printf \"%s %s %s\\n\" \"$0\" \"$HOOKVAR\" \"$(cat | tr -d \"\\n\")\" >>\($log)", $n], env: ["HOOKVAR=var-\($n)"]}'
+}
+
+add_hook() {
+	update_config ".hooks.$1 += [$2]"
+}
+
+all_hooks() {
+	add_hook prestart "$(hook prestart)"
+	add_hook prestart "$(hook prestart-2)"
+	add_hook createRuntime "$(hook createRuntime)"
+	add_hook createContainer "$(hook createContainer)"
+	add_hook startContainer "$(hook startContainer)"
+	add_hook poststart "$(hook poststart)"
+	add_hook poststop "$(hook poststop)"
+}
+
+@test "hooks: every kind runs at the right time (create/start/delete), in order, with the state on stdin" {
+	# runc 1.1.5 lacks this: it runs poststart hooks during create, before startContainer
+	set_args /bin/sleep "$MARK"
+	add_hook prestart "$(hook prestart)"
+	add_hook prestart "$(hook prestart-2)"
+	add_hook createRuntime "$(hook createRuntime)"
+	add_hook createContainer "$(hook createContainer)"
+	add_hook startContainer "$(hook startContainer)"
+	add_hook poststart "$(hook poststart)"
+	add_hook poststop "$(hook poststop)"
+	log=$BUNDLE/rootfs/hooks.log
+	run tern create -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(cut -d' ' -f1 "$log" | tr '\n' ' ')" = "prestart prestart-2 createRuntime createContainer " ]
+	run tern start "$ID"
+	[ "$status" -eq 0 ]
+	wait_status "$ID" running
+	for i in $(seq 50); do grep -q ^poststart "$log" && break; sleep 0.05; done
+	[ "$(cut -d' ' -f1 "$log" | tr '\n' ' ')" = "prestart prestart-2 createRuntime createContainer startContainer poststart " ]
+	run tern kill "$ID" KILL
+	wait_status "$ID" stopped
+	run tern delete "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(cut -d' ' -f1 "$log" | tr '\n' ' ')" = "prestart prestart-2 createRuntime createContainer startContainer poststart poststop " ]
+	# env honoured, state JSON with id/pid/status/bundle on every line (the
+	# spec makes pid optional once stopped)
+	while read -r name var json; do
+		[ "$var" = "var-$name" ]
+		echo "$json" | jq -e --arg id "$ID" --arg b "$BUNDLE" \
+			'.id == $id and .bundle == $b and (.status | type == "string") and .ociVersion
+			 and ((.pid | type == "number") or .status == "stopped")' >/dev/null ||
+			{
+				echo "bad state for $name: $json"
+				false
+			}
+	done <"$log"
+	grep ^poststart "$log" | cut -d' ' -f3- | jq -e '.status == "running" and .pid > 0'
+	grep ^poststop "$log" | cut -d' ' -f3- | jq -e '.status == "stopped"'
+}
+
+@test "hooks: all kinds run during run, with env and the state on stdin" {
+	set_cmd 'sleep 0.1'
+	all_hooks
+	log=$BUNDLE/rootfs/hooks.log
+	run_container
+	[ "$status" -eq 0 ]
+	order=$(cut -d' ' -f1 "$log" | tr '\n' ' ')
+	[[ "$order" == "prestart prestart-2 createRuntime createContainer "* ]]
+	[[ "$order" == *" poststop " ]]
+	[[ "$order" == *" startContainer "* && "$order" == *" poststart "* ]]
+	while read -r name var json; do
+		[ "$var" = "var-$name" ]
+		# runc leaves out pid once stopped
+		echo "$json" | jq -e --arg id "$ID" --arg b "$BUNDLE" \
+			'.id == $id and .bundle == $b and (.status | type == "string") and ((.pid | type == "number") or .status == "stopped")' >/dev/null
+	done <"$log"
+}
+
+@test "hooks: args are passed as given" {
+	add_hook prestart "{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"echo \\\"\$1|\$2\\\" >$BATS_TEST_TMPDIR/args\", \"zero\", \"one two\", \"three\"]}"
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/args")" = "one two|three" ]
+}
+
+@test "hooks: a timeout kills a sleeping hook and fails the operation" {
+	set_args /bin/true
+	add_hook createRuntime "{\"path\": \"/bin/sleep\", \"args\": [\"sleep\", \"$MARK\"], \"timeout\": 1}"
+	SECONDS=0
+	run tern create -b "$BUNDLE" "$ID"
+	[ "$SECONDS" -lt 10 ]
+	check_fails_cleanly
+	is_runc || [[ "$output" == *timeout* || "$output" == *"timed out"* ]]
+}
+
+@test "hooks: a failing createRuntime hook fails create and leaves nothing behind" {
+	set_args /bin/sleep "$MARK"
+	add_hook createRuntime '{"path": "/bin/sh", "args": ["sh", "-c", "exit 7"]}'
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly
+	is_runc || [[ "$output" == *createRuntime* ]]
+}
+
+@test "hooks: a failing prestart hook fails create" {
+	set_args /bin/sleep "$MARK"
+	add_hook prestart '{"path": "/bin/false"}'
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly
+}
+
+@test "hooks: a hook that does not exist fails create and names it" {
+	set_args /bin/sleep "$MARK"
+	add_hook createRuntime '{"path": "/no/such/hook"}'
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly
+	is_runc || [[ "$output" == */no/such/hook* ]]
+}
+
+@test "hooks: failing poststart and poststop hooks do not fail the command" {
+	set_cmd 'exit 0'
+	add_hook poststop '{"path": "/bin/false"}'
+	run_container
+	[ "$status" -eq 0 ]
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID-2"
+	[ "$status" -eq 0 ]
+	run tern delete -f "$ID-2"
+	[ "$status" -eq 0 ]
+	check_nothing_left "$ID-2"
+}
+
+@test "hooks: a failing poststart hook does not fail run" {
+	# runc 1.1.5 lacks this: it treats a failing poststart hook as a failed start
+	set_cmd 'exit 0'
+	add_hook poststart '{"path": "/bin/false"}'
+	run_container
+	[ "$status" -eq 0 ]
+}

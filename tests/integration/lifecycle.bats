@@ -1,0 +1,346 @@
+#!/usr/bin/env bats
+# create, start, run, state, list, kill, delete: the container lifecycle.
+
+load helpers
+
+@test "run: exit status is the process's" {
+	set_cmd 'exit 0'
+	run_container
+	[ "$status" -eq 0 ]
+	set_cmd 'exit 3'
+	run_container
+	[ "$status" -eq 3 ]
+}
+
+# run_killed SIGNAL: run in the foreground, kill from the host side with
+# SIGNAL, print run's exit status. (Inside a pid namespace the process is
+# pid 1 and cannot be killed by a signal it sent itself.)
+run_killed() {
+	local rc=0
+	tern run -b "$BUNDLE" "$ID-$1" &
+	local rpid=$!
+	wait_status "$ID-$1" running
+	tern kill "$ID-$1" "$1"
+	wait $rpid || rc=$?
+	echo "$rc"
+}
+
+@test "run: killed by signal N exits 128+N" {
+	# Not pid 1 of its own pid namespace: init ignores SIGTERM when it has no
+	# handler, and this test is about the exit status, not about that rule.
+	remove_namespace pid
+	set_args /bin/sleep "$MARK"
+	[ "$(run_killed KILL)" -eq 137 ]
+	[ "$(run_killed TERM)" -eq 143 ]
+}
+
+@test "run: output of the process reaches our stdout" {
+	set_args /bin/echo "hello from inside"
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from inside" ]
+}
+
+@test "run: the container is removed once its process exits" {
+	set_cmd 'exit 0'
+	run_container
+	[ "$status" -eq 0 ]
+	run tern state "$ID"
+	[ "$status" -ne 0 ]
+	[ ! -e "$ROOT/$ID" ]
+	check_nothing_left "$ID"
+}
+
+@test "run -d / --detach: returns while the process runs" {
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(state_field "$ID" status)" = running ]
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	run tern run --detach --bundle "$BUNDLE" "$ID-2"
+	[ "$status" -eq 0 ]
+	[ "$(state_field "$ID-2" status)" = running ]
+}
+
+@test "create/start/state: created -> running -> stopped, state JSON" {
+	set_cmd "read x </tmp/fifo; exit 0"
+	mkfifo "$BUNDLE/rootfs/tmp/fifo"
+	run tern create -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	run tern state "$ID"
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e --arg id "$ID" --arg b "$BUNDLE" \
+		'.ociVersion and .id == $id and .status == "created" and .pid > 0 and .bundle == $b and (.created | length > 0)'
+	pid=$(echo "$output" | jq .pid)
+	[ -d "/proc/$pid" ]
+	run tern start "$ID"
+	[ "$status" -eq 0 ]
+	run tern state "$ID"
+	echo "$output" | jq -e '.status == "running"'
+	[ "$(echo "$output" | jq .pid)" = "$pid" ]
+	echo go >"$BUNDLE/rootfs/tmp/fifo"
+	wait_status "$ID" stopped
+	run tern state "$ID"
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e --arg id "$ID" '.id == $id and .status == "stopped"'
+	run tern delete "$ID"
+	[ "$status" -eq 0 ]
+	run tern state "$ID"
+	[ "$status" -ne 0 ]
+	check_nothing_left "$ID"
+}
+
+@test "create -b: the process does not run before start" {
+	set_cmd "touch /ran"
+	run tern create --bundle "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	sleep 0.2
+	[ ! -e "$BUNDLE/rootfs/ran" ]
+	run tern start "$ID"
+	[ "$status" -eq 0 ]
+	wait_status "$ID" stopped
+	[ -e "$BUNDLE/rootfs/ran" ]
+}
+
+@test "create --pid-file writes the container's pid" {
+	set_args /bin/sleep "$MARK"
+	run tern create -b "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pidfile" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/pidfile")" = "$(state_field "$ID" pid)" ]
+}
+
+@test "create runs from the bundle dir when -b is not given" {
+	set_args /bin/sleep "$MARK"
+	cd "$BUNDLE"
+	run tern create "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(state_field "$ID" bundle)" = "$BUNDLE" ]
+}
+
+@test "state: process that exits by itself is stopped" {
+	set_cmd 'exit 0'
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	wait_status "$ID" stopped
+}
+
+@test "state: host-side kill -9 of the container pid gives stopped" {
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	pid=$(state_field "$ID" pid)
+	kill -9 "$pid"
+	wait_status "$ID" stopped
+	run tern delete "$ID"
+	[ "$status" -eq 0 ]
+	check_nothing_left "$ID"
+}
+
+@test "start of a stopped container fails" {
+	set_cmd 'exit 0'
+	run tern run -d -b "$BUNDLE" "$ID"
+	wait_status "$ID" stopped
+	run tern start "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *stopped* ]] || [[ "$output" == *"not in created"* ]] || [[ "$output" == *"cannot start"* ]]
+	is_runc || [[ "$output" == *"$ID"* ]]
+}
+
+@test "start twice: second start fails" {
+	set_args /bin/sleep "$MARK"
+	tern create -b "$BUNDLE" "$ID"
+	run tern start "$ID"
+	[ "$status" -eq 0 ]
+	run tern start "$ID"
+	[ "$status" -ne 0 ]
+}
+
+@test "list: table, -q, --format json" {
+	set_args /bin/sleep "$MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	tern create -b "$BUNDLE" "$ID-c"
+	run tern list
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *ID*PID*STATUS*BUNDLE*CREATED*OWNER* ]]
+	[[ "$output" == *"$ID "*running*"$BUNDLE"* ]]
+	[[ "$output" == *"$ID-c "*created*"$BUNDLE"* ]]
+	run tern list -q
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | sort | tr '\n' ' ')" = "$ID $ID-c " ]
+	run tern list --format json
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e --arg id "$ID" 'map(select(.id == $id))[0] | .status == "running" and .pid > 0'
+	echo "$output" | jq -e --arg id "$ID-c" 'map(select(.id == $id))[0] | .status == "created"'
+	run tern list -f json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq length)" -eq 2 ]
+}
+
+@test "list: empty root" {
+	run tern list -q
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "kill: signal names with and without SIG, numbers" {
+	# sleep is not pid 1 here, so SIGTERM without a handler kills it.
+	remove_namespace pid
+	set_args /bin/sleep "$MARK"
+	for sig in KILL SIGKILL 9 TERM SIGTERM 15; do
+		tern run -d -b "$BUNDLE" "$ID-$sig"
+		run tern kill "$ID-$sig" "$sig"
+		[ "$status" -eq 0 ]
+		wait_status "$ID-$sig" stopped
+		tern delete "$ID-$sig"
+	done
+}
+
+@test "kill: default signal is SIGTERM" {
+	set_cmd "trap 'echo got-term >/tmp/trap; exit 0' TERM; while :; do sleep 0.05; done"
+	tern run -d -b "$BUNDLE" "$ID"
+	sleep 0.2
+	run tern kill "$ID"
+	[ "$status" -eq 0 ]
+	wait_status "$ID" stopped
+	[ "$(cat "$BUNDLE/rootfs/tmp/trap")" = got-term ]
+}
+
+@test "kill: a handled signal reaches the process (USR1)" {
+	set_cmd "trap 'echo usr1 >/tmp/trap' USR1; while [ ! -s /tmp/trap ]; do sleep 0.05; done"
+	tern run -d -b "$BUNDLE" "$ID"
+	sleep 0.2
+	run tern kill "$ID" SIGUSR1
+	[ "$status" -eq 0 ]
+	wait_status "$ID" stopped
+	[ "$(cat "$BUNDLE/rootfs/tmp/trap")" = usr1 ]
+}
+
+@test "kill --all: kills every process of the container" {
+	set_args /bin/sleep "$MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	run tern exec -d "$ID" /bin/sleep "$MARK"
+	echo "exec -d: $status $output"
+	pgrep -a -f "sleep $MARK"
+	[ "$(pgrep -f "sleep $MARK" | wc -l)" -eq 2 ]
+	run tern kill --all "$ID" KILL
+	[ "$status" -eq 0 ]
+	wait_status "$ID" stopped
+	for i in $(seq 50); do
+		[ "$(pgrep -f "sleep $MARK" | wc -l)" -eq 0 ] && break
+		sleep 0.05
+	done
+	[ "$(pgrep -f "sleep $MARK" | wc -l)" -eq 0 ]
+}
+
+@test "kill: bad signal name fails and names it" {
+	set_args /bin/sleep "$MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	run tern kill "$ID" SIGNOTASIGNAL
+	[ "$status" -ne 0 ]
+	[[ "$output" == *NOTASIGNAL* ]]
+	[ "$(state_field "$ID" status)" = running ]
+}
+
+@test "delete: running without --force fails, --force kills it" {
+	set_args /bin/sleep "$MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	run tern delete "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *running* ]]
+	is_runc || [[ "$output" == *"$ID"* ]]
+	[ "$(state_field "$ID" status)" = running ]
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	run tern state "$ID"
+	[ "$status" -ne 0 ]
+	check_nothing_left "$ID"
+}
+
+@test "delete: a created container with --force" {
+	set_args /bin/sleep "$MARK"
+	tern create -b "$BUNDLE" "$ID"
+	run tern delete -f "$ID"
+	[ "$status" -eq 0 ]
+	check_nothing_left "$ID"
+}
+
+@test "delete: a created (never started) container without --force" {
+	set_args /bin/sleep "$MARK"
+	tern create -b "$BUNDLE" "$ID"
+	run tern delete "$ID"
+	# runc refuses only running containers; a created one is deleted.
+	[ "$status" -eq 0 ]
+	check_nothing_left "$ID"
+}
+
+@test "duplicate id: create fails, the first container is untouched" {
+	set_args /bin/sleep "$MARK"
+	tern create -b "$BUNDLE" "$ID"
+	pid=$(state_field "$ID" pid)
+	run tern create -b "$BUNDLE" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *exist* ]]
+	is_runc || [[ "$output" == *"already exists"* && "$output" == *"$ID"* ]]
+	[ "$(state_field "$ID" status)" = created ]
+	[ "$(state_field "$ID" pid)" = "$pid" ]
+	[ "$(pgrep -f "sleep $MARK" | wc -l)" -le 1 ]
+}
+
+@test "unknown id: state, kill, delete, start, exec fail and name the id" {
+	for cmd in state kill delete start "exec"; do
+		if [ "$cmd" = exec ]; then
+			run tern exec nosuch-$ID /bin/true
+		else
+			run tern $cmd nosuch-$ID
+		fi
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"does not exist"* || "$output" == *"not found"* || "$output" == *"nosuch-$ID"* ]]
+		is_runc || [[ "$output" == *"nosuch-$ID"* ]]
+	done
+}
+
+@test "global --root: state lives where --root says" {
+	set_args /bin/sleep "$MARK"
+	other=$BATS_TEST_TMPDIR/other-root
+	run in_file "$TERN_BIN" --root "$other" run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ -d "$other/$ID" ]
+	run in_file "$TERN_BIN" --root "$other" list -q
+	[ "$output" = "$ID" ]
+	run tern list -q
+	[ -z "$output" ]
+	in_file "$TERN_BIN" --root "$other" delete -f "$ID"
+	[ ! -e "$other/$ID" ]
+}
+
+@test "single-dash long flags: -root, -bundle" {
+	set_args /bin/sleep "$MARK"
+	run in_file "$TERN_BIN" -root "$ROOT" create -bundle "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(state_field "$ID" status)" = created ]
+	run in_file "$TERN_BIN" -root "$ROOT" delete -force "$ID"
+	[ "$status" -eq 0 ]
+}
+
+@test "create --no-pivot: the container runs" {
+	set_cmd 'echo ok; cat /etc/passwd | head -1'
+	run tern run --no-pivot -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = ok ]
+	[[ "${lines[1]}" == root:* ]]
+}
+
+@test "create --no-new-keyring: the container keeps the caller's session keyring" {
+	[ -r /proc/keys ] || skip "LOUD: /proc/keys is not readable on this host"
+	update_config '.linux.maskedPaths |= map(select(. != "/proc/keys"))'
+	set_cmd 'cat /proc/keys'
+	# By default the container gets a new session keyring named after the
+	# container id (runc calls it _ses.<id>); with --no-new-keyring it has none.
+	run tern run -b "$BUNDLE" "$ID-b"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"_ses.$ID-b"* ]]
+	run tern run --no-new-keyring -b "$BUNDLE" "$ID-c"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"$ID-c"* ]]
+}

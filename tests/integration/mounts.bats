@@ -1,0 +1,185 @@
+#!/usr/bin/env bats
+# rootfs and mounts.
+
+load helpers
+
+# add_mount JSON: append one entry to .mounts
+add_mount() {
+	update_config ".mounts += [$1]"
+}
+
+@test "rootfs: root.path relative (default) and absolute" {
+	set_cmd 'cat /image-dir/file'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = "from the image" ]
+	update_config ".root.path = \"$BUNDLE/rootfs\""
+	run tern run -b "$BUNDLE" "$ID-abs"
+	[ "$status" -eq 0 ]
+	[ "$output" = "from the image" ]
+}
+
+@test "rootfs: root.readonly makes / read-only" {
+	update_config '.root.readonly = true'
+	set_cmd 'touch /x'
+	run_container
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Read-only file system"* ]]
+	[ ! -e "$BUNDLE/rootfs/x" ]
+	# the mounts on top (tmpfs /dev/shm...) stay writable
+	set_cmd 'touch /dev/shm/x && echo ok'
+	run tern run -b "$BUNDLE" "$ID-2"
+	[ "$output" = ok ]
+}
+
+@test "rootfs: linux.rootfsPropagation rslave / private" {
+	# The host's mounts are private here: put the rootfs on a shared mount
+	# so that the propagation type has a peer group to refer to.
+	mount --bind "$BUNDLE/rootfs" "$BUNDLE/rootfs"
+	mount --make-shared "$BUNDLE/rootfs"
+	set_cmd 'awk "\$5 == \"/\"" /proc/self/mountinfo'
+	update_config '.linux.rootfsPropagation = "rslave"'
+	run_container
+	[ "$status" -eq 0 ]
+	[[ "$output" == *master:* ]]
+	update_config '.linux.rootfsPropagation = "private"'
+	run tern run -b "$BUNDLE" "$ID-p"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *shared:* && "$output" != *master:* ]]
+}
+
+@test "rootfs: the container's mounts do not show up on the host" {
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	! grep -F "$BUNDLE/rootfs/proc" /proc/self/mountinfo
+}
+
+@test "mounts: bind, ro bind" {
+	mkdir -p "$BATS_TEST_TMPDIR/hostdir"
+	echo host-data >"$BATS_TEST_TMPDIR/hostdir/f"
+	add_mount "{\"destination\": \"/mnt/rw\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/hostdir\", \"options\": [\"bind\"]}"
+	add_mount "{\"destination\": \"/mnt/ro\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/hostdir\", \"options\": [\"bind\", \"ro\"]}"
+	set_cmd 'cat /mnt/rw/f; echo new >/mnt/rw/g; cat /mnt/ro/g; touch /mnt/ro/h 2>&1; true'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = host-data ]
+	[ "${lines[1]}" = new ]
+	[[ "${lines[2]}" == *"Read-only file system"* ]]
+	[ "$(cat "$BATS_TEST_TMPDIR/hostdir/g")" = new ]
+	[ ! -e "$BATS_TEST_TMPDIR/hostdir/h" ]
+}
+
+@test "mounts: a bind-mounted file" {
+	echo file-data >"$BATS_TEST_TMPDIR/hostfile"
+	add_mount "{\"destination\": \"/etc/hostfile\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/hostfile\", \"options\": [\"bind\", \"ro\"]}"
+	set_cmd 'cat /etc/hostfile'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = file-data ]
+}
+
+@test "mounts: rbind brings submounts, bind does not" {
+	mkdir -p "$BATS_TEST_TMPDIR/tree/sub"
+	mount -t tmpfs tmpfs "$BATS_TEST_TMPDIR/tree/sub"
+	echo in-submount >"$BATS_TEST_TMPDIR/tree/sub/f"
+	add_mount "{\"destination\": \"/mnt/r\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/tree\", \"options\": [\"rbind\"]}"
+	add_mount "{\"destination\": \"/mnt/b\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/tree\", \"options\": [\"bind\"]}"
+	set_cmd 'cat /mnt/r/sub/f; ls /mnt/b/sub | wc -l'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = in-submount ]
+	[ "${lines[1]}" = 0 ]
+}
+
+@test "mounts: proc, sysfs, devpts, mqueue, cgroup, tmpfs are mounted with their types" {
+	set_cmd 'for d in /proc /sys /dev/pts /dev/mqueue /sys/fs/cgroup /dev/shm /dev; do grep " $d " /proc/self/mountinfo | head -1 | sed "s/.* - \([^ ]*\) .*/$(echo $d | sed "s,/,_,g") \1/"; done'
+	run_container
+	[ "$status" -eq 0 ]
+	echo "$output"
+	[[ "$output" == *"_proc proc"* ]]
+	[[ "$output" == *"_sys sysfs"* ]]
+	[[ "$output" == *"_dev_pts devpts"* ]]
+	[[ "$output" == *"_dev_mqueue mqueue"* ]]
+	[[ "$output" == *"_sys_fs_cgroup tmpfs"* || "$output" == *"_sys_fs_cgroup cgroup"* ]]
+	[[ "$output" == *"_dev_shm tmpfs"* ]]
+	[[ "$output" == *"_dev tmpfs"* ]]
+}
+
+@test "mounts: tmpfs with size and mode" {
+	add_mount '{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m", "mode=1750"]}'
+	set_cmd 'stat -c %a /scratch; df -k /scratch | tail -1'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 1750 ]
+	[ "$(echo "${lines[1]}" | awk '{print $2}')" = 1024 ]
+}
+
+@test "mounts: overlay with lowerdir/upperdir/workdir under the test dir" {
+	o=$BATS_TEST_TMPDIR/ov
+	mkdir -p "$o/lower" "$o/upper" "$o/work"
+	echo lower-data >"$o/lower/l"
+	add_mount "{\"destination\": \"/ov\", \"type\": \"overlay\", \"source\": \"overlay\", \"options\": [\"lowerdir=$o/lower\", \"upperdir=$o/upper\", \"workdir=$o/work\"]}"
+	set_cmd 'cat /ov/l; echo up >/ov/u'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = lower-data ]
+	[ "$(cat "$o/upper/u")" = up ]
+	[ ! -e "$o/lower/u" ]
+}
+
+@test "mounts: noexec, nosuid, nodev have their effect" {
+	add_mount '{"destination": "/nx", "type": "tmpfs", "source": "tmpfs", "options": ["noexec", "nosuid", "nodev"]}'
+	add_mount '{"destination": "/ex", "type": "tmpfs", "source": "tmpfs", "options": ["exec"]}'
+	# busybox picks the applet from argv[0]: the copies are called "true".
+	set_cmd 'cp /bin/busybox /nx/true; cp /bin/busybox /ex/true; /ex/true && echo ex-ok; /nx/true 2>&1 || echo nx-failed; grep " /nx " /proc/self/mountinfo'
+	run_container
+	[ "$status" -eq 0 ]
+	[[ "$output" == *ex-ok* ]]
+	[[ "$output" == *"Permission denied"* ]]
+	[[ "$output" == *nx-failed* ]]
+	mi=$(echo "$output" | grep " /nx ")
+	[[ "$mi" == *nosuid* && "$mi" == *nodev* && "$mi" == *noexec* ]]
+}
+
+@test "mounts: propagation options (shared / private) on a bind mount" {
+	mkdir -p "$BATS_TEST_TMPDIR/p1" "$BATS_TEST_TMPDIR/p2"
+	add_mount "{\"destination\": \"/mnt/sh\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/p1\", \"options\": [\"rbind\", \"rshared\"]}"
+	add_mount "{\"destination\": \"/mnt/pr\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/p2\", \"options\": [\"rbind\", \"rprivate\"]}"
+	set_cmd 'grep " /mnt/sh " /proc/self/mountinfo; grep " /mnt/pr " /proc/self/mountinfo'
+	run_container
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *shared:* ]]
+	[[ "${lines[1]}" != *shared:* && "${lines[1]}" != *master:* ]]
+}
+
+@test "mounts: tmpcopyup keeps the image's files under a tmpfs" {
+	add_mount '{"destination": "/image-dir", "type": "tmpfs", "source": "tmpfs", "options": ["tmpcopyup"]}'
+	set_cmd 'cat /image-dir/file; grep " /image-dir " /proc/self/mountinfo'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "from the image" ]
+	[[ "${lines[1]}" == *tmpfs* ]]
+}
+
+@test "mounts: a destination symlink pointing outside the rootfs touches nothing on the host" {
+	outside=$BATS_TEST_TMPDIR/outside
+	ln -s "$outside" "$BUNDLE/rootfs/evil-abs"
+	ln -s "../../../../../../../../../../..$outside-rel" "$BUNDLE/rootfs/evil-rel"
+	add_mount '{"destination": "/evil-abs/m", "type": "tmpfs", "source": "tmpfs"}'
+	add_mount '{"destination": "/evil-rel", "type": "tmpfs", "source": "tmpfs"}'
+	set_cmd 'touch /evil-abs/m/x /evil-rel/y; echo done'
+	run_container
+	# Either outcome is acceptable for the container (resolved inside the
+	# rootfs, or refused); what must never happen is a host-side effect.
+	[ ! -e "$outside" ]
+	[ ! -e "$outside-rel" ]
+	! grep -F "$outside" /proc/self/mountinfo
+}
+
+@test "mounts: a bad mount source fails, names it, leaves nothing behind" {
+	set_args /bin/sleep "$MARK"
+	add_mount "{\"destination\": \"/mnt/x\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/no-such-source\", \"options\": [\"bind\"]}"
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly no-such-source
+}

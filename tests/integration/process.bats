@@ -1,0 +1,132 @@
+#!/usr/bin/env bats
+# The container process: hostname, sysctl, env, cwd, user, rlimits, caps...
+
+load helpers
+
+@test "process: hostname" {
+	update_config '.hostname = "tern-host"'
+	set_cmd 'hostname'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = tern-host ]
+}
+
+@test "process: domainname" {
+	# runc 1.1.5 lacks this
+	update_config '.hostname = "tern-host" | .domainname = "tern.example"'
+	set_cmd 'cat /proc/sys/kernel/domainname'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = tern.example ]
+}
+
+@test "process: linux.sysctl (ipc and net, in new namespaces)" {
+	update_config '.linux.sysctl = {"kernel.shm_rmid_forced": "1", "net.ipv4.ip_forward": "1"}'
+	set_cmd 'cat /proc/sys/kernel/shm_rmid_forced /proc/sys/net/ipv4/ip_forward'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[1]}" = 1 ]
+}
+
+@test "process: env and cwd" {
+	update_config '.process.env = ["PATH=/bin", "FOO=bar baz", "EMPTY="] | .process.cwd = "/tmp"'
+	set_cmd 'echo "$FOO|$EMPTY|$(pwd)"; env | sort'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "bar baz||/tmp" ]
+}
+
+@test "process: user uid, gid, additionalGids, umask" {
+	update_config '.process.user = {"uid": 1000, "gid": 1001, "additionalGids": [5, 6], "umask": 63}'
+	set_cmd 'echo "$(id -u) $(id -g)"; id -G; umask; touch /tmp/f; stat -c %a /tmp/f'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "1000 1001" ]
+	[[ " ${lines[1]} " == *" 5 "* && " ${lines[1]} " == *" 6 "* ]]
+	[ "${lines[2]}" = 0077 ]
+	[ "${lines[3]}" = 600 ]
+	[ "$(stat -c %u:%g "$BUNDLE/rootfs/tmp/f")" = 1000:1001 ]
+}
+
+@test "process: rlimits (nofile, nproc) at or below the hard limits" {
+	update_config '.process.rlimits = [{"type": "RLIMIT_NOFILE", "soft": 4000, "hard": 5000},
+		{"type": "RLIMIT_NPROC", "soft": 300, "hard": 400}]'
+	set_cmd 'ulimit -n; ulimit -Hn; ulimit -u'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = 4000 ]
+	[ "${lines[1]}" = 5000 ]
+	[ "${lines[2]}" = 300 ]
+}
+
+@test "process: an rlimit above the machine's hard limit fails and names it" {
+	hard=$(ulimit -Hn)
+	update_config ".process.rlimits = [{\"type\": \"RLIMIT_NOFILE\", \"soft\": $((hard + 1000)), \"hard\": $((hard + 1000))}]"
+	set_args /bin/sleep "$MARK"
+	run_container
+	check_fails_cleanly
+	is_runc || [[ "$output" == *RLIMIT_NOFILE* ]]
+}
+
+@test "process: noNewPrivileges" {
+	update_config '.process.noNewPrivileges = true'
+	set_cmd 'grep NoNewPrivs /proc/self/status'
+	run_container
+	[[ "$output" == *1 ]]
+	update_config '.process.noNewPrivileges = false'
+	run_container
+	[[ "$output" == *0 ]]
+}
+
+@test "process: oomScoreAdj (raising works without CAP_SYS_RESOURCE)" {
+	cur=$(cat /proc/self/oom_score_adj)
+	want=$((cur + 100 > 1000 ? 1000 : cur + 100))
+	update_config ".process.oomScoreAdj = $want"
+	set_cmd 'cat /proc/self/oom_score_adj'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = "$want" ]
+}
+
+capmask() {
+	local m=0 c
+	for c in "$@"; do m=$((m | (1 << c))); done
+	printf '%016x' "$m"
+}
+
+@test "process: capabilities in /proc/self/status match the config" {
+	# CAP_CHOWN=0 CAP_KILL=5 CAP_NET_RAW=13 CAP_SYS_ADMIN=21 CAP_SYS_TIME=25
+	update_config '.process.capabilities = {
+		"bounding": ["CAP_CHOWN", "CAP_KILL", "CAP_NET_RAW", "CAP_SYS_ADMIN", "CAP_SYS_TIME"],
+		"effective": ["CAP_CHOWN", "CAP_NET_RAW"],
+		"permitted": ["CAP_CHOWN", "CAP_NET_RAW", "CAP_SYS_ADMIN"],
+		"inheritable": ["CAP_NET_RAW", "CAP_SYS_ADMIN"],
+		"ambient": ["CAP_NET_RAW"]}'
+	set_cmd 'grep ^Cap /proc/self/status'
+	run_container
+	[ "$status" -eq 0 ]
+	echo "$output"
+	[[ "$output" == *"CapBnd:	$(capmask 0 5 13 21 25)"* ]]
+	[[ "$output" == *"CapInh:	$(capmask 13 21)"* ]]
+	[[ "$output" == *"CapAmb:	$(capmask 13)"* ]]
+	# After the runtime's execve as uid 0 the kernel keeps the configured
+	# permitted set and raises effective to it (what runc shows too).
+	[[ "$output" == *"CapPrm:	$(capmask 0 13 21)"* ]]
+	[[ "$output" == *"CapEff:	$(capmask 0 13 21)"* ]]
+}
+
+@test "process: capabilities of the first process (no ambient)" {
+	update_config '.process.capabilities = {
+		"bounding": ["CAP_CHOWN", "CAP_SYS_ADMIN"], "effective": ["CAP_CHOWN", "CAP_SYS_ADMIN"],
+		"permitted": ["CAP_CHOWN", "CAP_SYS_ADMIN"]}'
+	update_config '.process.user.uid = 0'
+	set_args /bin/grep ^Cap /proc/self/status
+	run_container
+	[ "$status" -eq 0 ]
+	# root exec: permitted and effective stay as configured (bounded).
+	[[ "$output" == *"CapBnd:	$(capmask 0 21)"* ]]
+	[[ "$output" == *"CapEff:	$(capmask 0 21)"* ]]
+	[[ "$output" == *"CapPrm:	$(capmask 0 21)"* ]]
+	[[ "$output" == *"CapAmb:	$(capmask)"* ]]
+}
