@@ -145,8 +145,17 @@ static int do_pivot(int rootfd, bool no_pivot, tern_error **err)
 		/* pivot_root(".", "."): the old root ends up mounted on top of
 		 * the new one at "/", so no directory is needed in the image
 		 * for it; then unmount it from there. */
+		cleanup_close int oldroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (oldroot < 0)
+			return tern_error_make(err, errno, "open the old root");
 		if (syscall(SYS_pivot_root, ".", ".") < 0)
 			return tern_error_make(err, errno, "pivot_root");
+		/* What "." is after pivot_root(".", ".") is not promised by the
+		 * kernel: step onto the old root explicitly, or the recursive
+		 * slave below would hit the new root's mounts (and undo a
+		 * "shared" mount option). */
+		if (fchdir(oldroot) < 0)
+			return tern_error_make(err, errno, "chdir to the old root");
 		/* Before the unmount: make it a slave, so the detach does not
 		 * propagate back to the host (when rootfsPropagation made it
 		 * shared). */
