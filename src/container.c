@@ -224,6 +224,15 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 	ret = tern_cgroup_create(c->cgroup_path, &c->own_cgroup, err);
 	if (ret < 0)
 		goto fail;
+	/* Recorded now, so that if this tern is killed mid-create, `delete`
+	 * or the next create of this id finds the cgroup to remove. */
+	{
+		oci_state s;
+		fill_state(&s, c, "creating");
+		ret = tern_state_write(c->dir, &s, err);
+		if (ret < 0)
+			goto fail;
+	}
 
 	ret = tern_spawn_container(c, sync_fd, err);
 	if (ret < 0) {

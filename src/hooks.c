@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,6 +69,10 @@ static void __attribute__((noreturn)) exec_hook(const oci_hook *h, char **argv, 
 						int out, int errfd, const sigset_t *mask)
 {
 	static const char msg[] = "tern: cannot execute the hook\n";
+
+	/* A hook dies with the tern that runs it: a create killed mid-way must
+	 * not leave its hooks running. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 
 	/* Move the pipe ends out of the way of 0-2 before dup2 so that one
 	 * dup2 cannot close another's source. */

@@ -102,6 +102,24 @@ static int remove_dir_contents(int dirfd, const char *path, tern_error **err)
 	return 0;
 }
 
+static bool reclaim_stale(tern_container_dir *d)
+{
+	oci_state *st = NULL;
+
+	if (faccessat(d->dirfd, TERN_STATE_FILE, F_OK, 0) == 0) {
+		if (tern_state_read(d, &st, NULL) < 0)
+			return false;
+		bool stale = st->status && strcmp(st->status, "creating") == 0;
+		if (stale && st->own_cgroup && st->cgroup_path && *st->cgroup_path)
+			stale = tern_cgroup_destroy(st->cgroup_path, NULL) == 0;
+		oci_state_free(st);
+		if (!stale)
+			return false;
+	}
+	tern_debug("reclaiming the state directory %s of a create that did not finish", d->dir);
+	return remove_dir_contents(d->dirfd, d->dir, NULL) == 0;
+}
+
 int tern_state_dir_create(const char *root, const char *id, tern_container_dir **out,
 			  tern_error **err)
 {
@@ -123,15 +141,13 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 			tern_state_dir_free(d);
 			return tern_error_make(err, e, "create state directory `%s/%s`", root, id);
 		}
-		/* A create killed before writing state.json leaves an empty,
-		 * unlocked directory: reclaim it rather than block the id forever. */
-		if (lock_dir(d, false, NULL) == 0 &&
-		    faccessat(d->dirfd, TERN_STATE_FILE, F_OK, 0) < 0 && errno == ENOENT) {
-			tern_debug("reclaiming stale state directory %s", d->dir);
-			if (remove_dir_contents(d->dirfd, d->dir, NULL) == 0) {
-				*out = d;
-				return 0;
-			}
+		/* A create that was killed leaves an unlocked directory with no
+		 * state.json, or one still saying "creating": reclaim it (and the
+		 * cgroup it made) rather than block the id forever. A live create
+		 * holds the lock, so it is never taken for stale. */
+		if (lock_dir(d, false, NULL) == 0 && reclaim_stale(d)) {
+			*out = d;
+			return 0;
 		}
 		tern_state_dir_free(d);
 		return tern_error_make_quiet(err, EEXIST, "container `%s` already exists", id);
@@ -250,6 +266,8 @@ void tern_state_refresh_status(tern_container_dir *d, oci_state *state)
 {
 	const char *status;
 
+	/* "creating" only while a create holds the lock; callers of this hold
+	 * it now, so that create is gone: the container is stopped. */
 	if (state->pid <= 0 || tern_process_start_time(state->pid) != state->pid_start_time ||
 	    process_is_zombie(state->pid)) {
 		status = "stopped";

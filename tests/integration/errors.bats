@@ -154,3 +154,35 @@ load helpers
 	[ "$status" -eq 0 ]
 	check_nothing_left "$ID"
 }
+
+@test "errors: create killed mid-way (SIGKILL during a createRuntime hook) leaves nothing once the id is reused or deleted" {
+	update_config ".hooks.createRuntime += [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"touch $BATS_TEST_TMPDIR/hook-ran; exec sleep $MARK\"]}]"
+	set_args /bin/true
+	"$TERN_BIN" --root "$ROOT" create -b "$BUNDLE" "$ID" </dev/null >/dev/null 2>&1 3>&- &
+	local pid=$!
+	for _ in $(seq 100); do [ -e "$BATS_TEST_TMPDIR/hook-ran" ] && break; sleep 0.05; done
+	[ -e "$BATS_TEST_TMPDIR/hook-ran" ]
+	kill -9 "$pid"
+	wait "$pid" || true
+	# the container process and the hook die with tern
+	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null || break; sleep 0.05; done
+	! pgrep -f "sleep $MARK"
+	# the half-made container is not listed as alive and delete removes it all
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	check_nothing_left "$ID"
+}
+
+@test "errors: a create killed mid-way does not block its id" {
+	update_config ".hooks.createRuntime += [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"touch $BATS_TEST_TMPDIR/hook-ran; exec sleep $MARK\"]}]"
+	set_args /bin/true
+	"$TERN_BIN" --root "$ROOT" create -b "$BUNDLE" "$ID" </dev/null >/dev/null 2>&1 3>&- &
+	local pid=$!
+	for _ in $(seq 100); do [ -e "$BATS_TEST_TMPDIR/hook-ran" ] && break; sleep 0.05; done
+	kill -9 "$pid"
+	wait "$pid" || true
+	update_config 'del(.hooks)'
+	run tern run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	check_nothing_left "$ID"
+}
