@@ -30,7 +30,20 @@ typedef struct {
 	tern_container *c;
 	int sync_fd;
 	pid_t host_pid; /* our pid as the host sees it, for hook state */
+	bool in_cgroup; /* the parent has moved us into the container's cgroup */
 } init_ctx;
+
+/* Wait (once) until the parent has moved us into the cgroup. */
+static int await_cgroup(init_ctx *ic, tern_error **err)
+{
+	if (ic->in_cgroup)
+		return 0;
+	int ret = tern_sync_expect(ic->sync_fd, SYNC_CGROUP_DONE, NULL, err);
+	if (ret < 0)
+		return ret;
+	ic->in_cgroup = true;
+	return 0;
+}
 
 __attribute__((noreturn)) static void fail(init_ctx *ic, tern_error *e)
 {
@@ -138,8 +151,11 @@ static int before_pivot(void *data, tern_error **err)
 
 	if (hooks == NULL)
 		return 0;
+	int ret = await_cgroup(ic, err);
+	if (ret < 0)
+		return ret;
 	if (hooks->prestart.len > 0 || hooks->create_runtime.len > 0) {
-		int ret = tern_sync_send(ic->sync_fd, SYNC_HOOKS_REQUEST, 0, err);
+		ret = tern_sync_send(ic->sync_fd, SYNC_HOOKS_REQUEST, 0, err);
 		if (ret < 0)
 			return ret;
 		ret = tern_sync_expect(ic->sync_fd, SYNC_HOOKS_DONE, NULL, err);
@@ -186,8 +202,13 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	const oci_process *p = cfg->process;
 	int ret;
 
-	if (c->ns.new_cgroup && unshare(CLONE_NEWCGROUP) < 0)
-		return tern_error_make(err, errno, "create the cgroup namespace");
+	if (c->ns.new_cgroup) {
+		ret = await_cgroup(ic, err);
+		if (ret < 0)
+			return ret;
+		if (unshare(CLONE_NEWCGROUP) < 0)
+			return tern_error_make(err, errno, "create the cgroup namespace");
+	}
 	if (!c->opts->no_new_keyring) {
 		/* A fresh session keyring, so the container cannot read the
 		 * host's keys; named like runc's so tools that look for it find
@@ -256,7 +277,7 @@ static int setup_container(init_ctx *ic, tern_error **err)
 		if (ret < 0)
 			return tern_error_wrap(err, "process.capabilities");
 	}
-	return 0;
+	return await_cgroup(ic, err);
 }
 
 /* Only stdio, the preserved fds and the state directory (for exec.fifo)
@@ -298,6 +319,7 @@ void tern_init_main(tern_container *c, int sync_fd)
 	if (tern_sync_expect(sync_fd, SYNC_GO, NULL, &e) < 0)
 		_exit(1);
 	if (c->ns.two_stage) {
+		ic.in_cgroup = true; /* the parent did it before SYNC_GO */
 		two_stage_namespaces(&ic);
 	} else if (c->ns.new_user && become_root_in_userns(&e) < 0) {
 		fail(&ic, e);

@@ -60,9 +60,8 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	}
 	close(steal_fd(&sv[1]));
 
-	/* Into the cgroup before it runs a single instruction of setup, so
-	 * nothing of the container is ever outside its limits. */
-	if (c->cgroup_path) {
+	/* The slow path forks the init later: it must be in the cgroup first. */
+	if (c->ns.two_stage && c->cgroup_path) {
 		ret = tern_cgroup_enter(c->cgroup_path, child, err);
 		if (ret < 0)
 			return ret;
@@ -75,6 +74,19 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	ret = tern_sync_send(sv[0], SYNC_GO, 0, err);
 	if (ret < 0)
 		return ret;
+	/* The fast path moves the child while it sets up its mounts; it waits
+	 * for SYNC_CGROUP_DONE before anything that must see the cgroup (the
+	 * cgroup namespace, hooks) and before it can ever exec. */
+	if (!c->ns.two_stage) {
+		if (c->cgroup_path) {
+			ret = tern_cgroup_enter(c->cgroup_path, child, err);
+			if (ret < 0)
+				return ret;
+		}
+		/* A child that failed meanwhile has closed its end: then its
+		 * own error, read below, says why, not this send. */
+		tern_sync_send(sv[0], SYNC_CGROUP_DONE, 0, NULL);
+	}
 
 	init_pid = child;
 	if (c->ns.two_stage) {

@@ -11,6 +11,8 @@ const char *tern_sync_type_name(tern_sync_type type)
 	switch (type) {
 	case SYNC_GO:
 		return "go";
+	case SYNC_CGROUP_DONE:
+		return "cgroup-done";
 	case SYNC_MAPS_REQUEST:
 		return "maps-request";
 	case SYNC_MAPS_DONE:

@@ -8,9 +8,14 @@
  *  parent (tern create)                         child (container init)
  *  ------------------------------------------   ------------------------------------------
  *  clone(new namespaces)
- *  move child into the cgroup
+ *  [slow path] move child into the cgroup
  *  [fast path + new userns] write id maps
  *  (1) SYNC_GO ------------------------------->  (1) start
+ *  [fast path] move child into the cgroup,
+ *  (1b) SYNC_CGROUP_DONE --------------------->  (1b) awaited before the cgroup namespace,
+ *                                                    any hook, and SYNC_READY
+ *  (moving a task is slow on cgroup v1: the kernel waits for an RCU grace
+ *   period, ~10 ms here; the child sets up its mounts meanwhile)
  *                                               [slow path: join namespaces by path,
  *                                                unshare the user namespace]
  *  write id maps  <---------------------------  (2) SYNC_MAPS_REQUEST   (slow path only)
@@ -42,6 +47,7 @@
 
 typedef enum {
 	SYNC_GO = 1,
+	SYNC_CGROUP_DONE,
 	SYNC_MAPS_REQUEST,
 	SYNC_MAPS_DONE,
 	SYNC_CHILD_PID,
