@@ -99,7 +99,7 @@ typedef struct {
 	oci_user user;
 	char **args; /* validated: non-empty */
 	char **env;
-	char *cwd; /* validated: absolute */
+	char *cwd;			/* validated: absolute */
 	oci_capabilities *capabilities; /* NULL when absent */
 	oci_rlimit *rlimits;
 	size_t rlimits_len;
@@ -107,8 +107,8 @@ typedef struct {
 	char *apparmor_profile;
 	oci_opt_int64 oom_score_adj;
 	char *selinux_label;
-	oci_scheduler *scheduler;	    /* NULL when absent */
-	oci_io_priority *io_priority;	    /* NULL when absent */
+	oci_scheduler *scheduler;		  /* NULL when absent */
+	oci_io_priority *io_priority;		  /* NULL when absent */
 	oci_exec_cpu_affinity *exec_cpu_affinity; /* NULL when absent */
 } oci_process;
 
@@ -325,7 +325,7 @@ typedef struct {
 } oci_intel_rdt;
 
 typedef struct {
-	char *name; /* host interface name, the key of linux.netDevices */
+	char *name;	/* host interface name, the key of linux.netDevices */
 	char *new_name; /* netDevices.<name>.name */
 } oci_net_device;
 
@@ -352,9 +352,9 @@ typedef struct {
 	char **readonly_paths;
 	char *mount_label;
 	oci_map sysctl;
-	oci_seccomp *seccomp;	  /* NULL when absent */
+	oci_seccomp *seccomp;	      /* NULL when absent */
 	oci_personality *personality; /* NULL when absent */
-	oci_intel_rdt *intel_rdt;	  /* NULL when absent */
+	oci_intel_rdt *intel_rdt;     /* NULL when absent */
 	oci_net_device *net_devices;
 	size_t net_devices_len;
 } oci_linux;

@@ -81,32 +81,79 @@ typedef struct ojson_field {
 /* Table rows. T is the C structure, m its member; array members have a
  * companion m##_len count. */
 #define OJF(k, kd, T, m) .key = (k), .kind = (kd), .offset = offsetof(T, m)
-#define OJF_STR(k, T, m) {OJF(k, OJ_STR, T, m)}
-#define OJF_STRV(k, T, m) {OJF(k, OJ_STRV, T, m)}
-#define OJF_BOOL(k, T, m) {OJF(k, OJ_BOOL, T, m)}
-#define OJF_OBOOL(k, T, m) {OJF(k, OJ_OPT_BOOL, T, m)}
-#define OJF_U32(k, T, m) {OJF(k, OJ_U32, T, m)}
-#define OJF_U64(k, T, m) {OJF(k, OJ_U64, T, m)}
-#define OJF_I64(k, T, m) {OJF(k, OJ_I64, T, m)}
-#define OJF_OU64(k, T, m, mx) {OJF(k, OJ_OPT_U64, T, m), .max = (mx)}
-#define OJF_OI64(k, T, m, mn, mx) {OJF(k, OJ_OPT_I64, T, m), .min = (mn), .max = (uint64_t)(mx)}
-#define OJF_MAP(k, T, m) {OJF(k, OJ_MAP, T, m)}
-#define OJF_INLINE(k, T, m, s) {OJF(k, OJ_INLINE, T, m), .sub = (s)}
+#define OJF_STR(k, T, m)                                                                           \
+	{                                                                                          \
+		OJF(k, OJ_STR, T, m)                                                               \
+	}
+#define OJF_STRV(k, T, m)                                                                          \
+	{                                                                                          \
+		OJF(k, OJ_STRV, T, m)                                                              \
+	}
+#define OJF_BOOL(k, T, m)                                                                          \
+	{                                                                                          \
+		OJF(k, OJ_BOOL, T, m)                                                              \
+	}
+#define OJF_OBOOL(k, T, m)                                                                         \
+	{                                                                                          \
+		OJF(k, OJ_OPT_BOOL, T, m)                                                          \
+	}
+#define OJF_U32(k, T, m)                                                                           \
+	{                                                                                          \
+		OJF(k, OJ_U32, T, m)                                                               \
+	}
+#define OJF_U64(k, T, m)                                                                           \
+	{                                                                                          \
+		OJF(k, OJ_U64, T, m)                                                               \
+	}
+#define OJF_I64(k, T, m)                                                                           \
+	{                                                                                          \
+		OJF(k, OJ_I64, T, m)                                                               \
+	}
+#define OJF_OU64(k, T, m, mx)                                                                      \
+	{                                                                                          \
+		OJF(k, OJ_OPT_U64, T, m), .max = (mx)                                              \
+	}
+#define OJF_OI64(k, T, m, mn, mx)                                                                  \
+	{                                                                                          \
+		OJF(k, OJ_OPT_I64, T, m), .min = (mn), .max = (uint64_t)(mx)                       \
+	}
+#define OJF_MAP(k, T, m)                                                                           \
+	{                                                                                          \
+		OJF(k, OJ_MAP, T, m)                                                               \
+	}
+#define OJF_INLINE(k, T, m, s)                                                                     \
+	{                                                                                          \
+		OJF(k, OJ_INLINE, T, m), .sub = (s)                                                \
+	}
 /* A JSON object whose members are stored directly in the enclosing
  * structure (its sub-table rows use the enclosing structure's offsets). */
-#define OJF_FLAT(k, s) {.key = (k), .kind = OJ_INLINE, .offset = 0, .sub = (s)}
-#define OJF_OBJECT(k, T, m, E, s) {OJF(k, OJ_OBJECT, T, m), .size = sizeof(E), .sub = (s)}
+#define OJF_FLAT(k, s)                                                                             \
+	{                                                                                          \
+		.key = (k), .kind = OJ_INLINE, .offset = 0, .sub = (s)                             \
+	}
+#define OJF_OBJECT(k, T, m, E, s)                                                                  \
+	{                                                                                          \
+		OJF(k, OJ_OBJECT, T, m), .size = sizeof(E), .sub = (s)                             \
+	}
 #define OJF_ARRAY(k, T, m, E, s)                                                                   \
-	{OJF(k, OJ_ARRAY, T, m), .len_offset = offsetof(T, m##_len), .size = sizeof(E), .sub = (s)}
+	{                                                                                          \
+		OJF(k, OJ_ARRAY, T, m), .len_offset = offsetof(T, m##_len), .size = sizeof(E),     \
+					.sub = (s)                                                 \
+	}
 #define OJF_KEYED(k, T, m, E, s, km)                                                               \
-	{OJF(k, OJ_KEYED, T, m), .len_offset = offsetof(T, m##_len), .size = sizeof(E),          \
-	 .sub = (s), .key_offset = offsetof(E, km)}
-#define OJF_END {NULL}
+	{                                                                                          \
+		OJF(k, OJ_KEYED, T, m), .len_offset = offsetof(T, m##_len), .size = sizeof(E),     \
+					.sub = (s), .key_offset = offsetof(E, km)                  \
+	}
+#define OJF_END                                                                                    \
+	{                                                                                          \
+		NULL                                                                               \
+	}
 
 /* Record an error "NAME: PATH: message" (only the first one is kept).
  * Returns -EINVAL. */
 int ojson_fail(ojson_ctx *c, const ojson_path *p, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* The path as text ("process.rlimits[0].hard"), malloc'd. */
 char *ojson_path_string(const ojson_path *p);

@@ -36,12 +36,12 @@ typedef struct {
 	char *owner;   /* "" for root, as runc prints it */
 
 	/* tern's own, kept on disk only */
-	uint64_t pid_start_time;  /* field 22 of /proc/PID/stat: tells a recycled pid apart */
-	char *cgroup_path;	  /* the cgroup the container lives in, "" when none */
-	bool systemd_cgroup;	  /* created with --systemd-cgroup */
-	bool own_cgroup;	  /* tern created that cgroup, so delete removes it */
-	char *config_path;	  /* the copy of config.json taken at create time */
-	bool detached_stdio;	  /* reserved */
+	uint64_t pid_start_time; /* field 22 of /proc/PID/stat: tells a recycled pid apart */
+	char *cgroup_path;	 /* the cgroup the container lives in, "" when none */
+	bool systemd_cgroup;	 /* created with --systemd-cgroup */
+	bool own_cgroup;	 /* tern created that cgroup, so delete removes it */
+	char *config_path;	 /* the copy of config.json taken at create time */
+	bool detached_stdio;	 /* reserved */
 } oci_state;
 
 /* Serialize. `*out` is malloc'd and NUL-terminated; `*len` (optional)

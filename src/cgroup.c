@@ -37,7 +37,8 @@ static void load_hierarchies(void)
 	if (f == NULL)
 		return;
 	while (getline(&line, &cap, f) > 0) {
-		/* id parent major:minor root mountpoint opts [optional...] - fstype source superopts */
+		/* id parent major:minor root mountpoint opts [optional...] - fstype source
+		 * superopts */
 		char *sep = strstr(line, " - ");
 		char mnt[4096], fstype[64], source[256], superopts[1024];
 		if (sep == NULL)
@@ -68,7 +69,7 @@ char *tern_cgroup_path_for(const char *cgroups_path, const char *id)
 	if (cgroups_path == NULL || *cgroups_path == '\0')
 		return tern_strdup_printf("/%s", id);
 	cleanup_free char *rooted =
-		cgroups_path[0] == '/' ? NULL : tern_strdup_printf("/%s", cgroups_path);
+	    cgroups_path[0] == '/' ? NULL : tern_strdup_printf("/%s", cgroups_path);
 	return tern_absolute_path(rooted ? rooted : cgroups_path);
 }
 
@@ -88,13 +89,17 @@ static int init_cpuset(const hierarchy *h, const char *path, tern_error **err)
 		if (slash)
 			*slash = '\0';
 		for (size_t f = 0; f < 2; f++) {
-			cleanup_free char *mine = tern_strdup_printf("%s%s/%s", h->mountpoint, rel, files[f]);
+			cleanup_free char *mine =
+			    tern_strdup_printf("%s%s/%s", h->mountpoint, rel, files[f]);
 			cleanup_free char *cur = NULL;
-			if (tern_read_file(mine, &cur, NULL, 0, NULL) < 0 || (cur[0] != '\n' && cur[0]))
+			if (tern_read_file(mine, &cur, NULL, 0, NULL) < 0 ||
+			    (cur[0] != '\n' && cur[0]))
 				continue;
-			cleanup_free char *parent_dir = tern_strdup_printf("%s%s", h->mountpoint, rel);
+			cleanup_free char *parent_dir =
+			    tern_strdup_printf("%s%s", h->mountpoint, rel);
 			*strrchr(parent_dir, '/') = '\0';
-			cleanup_free char *pfile = tern_strdup_printf("%s/%s", parent_dir, files[f]);
+			cleanup_free char *pfile =
+			    tern_strdup_printf("%s/%s", parent_dir, files[f]);
 			cleanup_free char *val = NULL;
 			size_t len;
 			int ret = tern_read_file(pfile, &val, &len, 0, err);
@@ -141,7 +146,7 @@ int tern_cgroup_enter(const char *path, pid_t pid, tern_error **err)
 	load_hierarchies();
 	for (size_t i = 0; i < n_hierarchies; i++) {
 		cleanup_free char *procs =
-			tern_strdup_printf("%s%s/cgroup.procs", hierarchies[i].mountpoint, path);
+		    tern_strdup_printf("%s%s/cgroup.procs", hierarchies[i].mountpoint, path);
 		int ret = tern_write_file_at(AT_FDCWD, procs, buf, (size_t)len, err);
 		if (ret < 0)
 			return tern_error_wrap(err, "join cgroup `%s`", path);
@@ -186,7 +191,7 @@ static void thaw(const hierarchy *h, const char *dir)
 	if (!h->freezer)
 		return;
 	cleanup_free char *f =
-		tern_strdup_printf("%s/%s", dir, h->v2 ? "cgroup.freeze" : "freezer.state");
+	    tern_strdup_printf("%s/%s", dir, h->v2 ? "cgroup.freeze" : "freezer.state");
 	const char *v = h->v2 ? "0" : "THAWED";
 	tern_write_file_at(AT_FDCWD, f, v, strlen(v), NULL);
 }
@@ -229,9 +234,9 @@ bool tern_cgroup_is_frozen(const char *path)
 	for (size_t i = 0; i < n_hierarchies; i++) {
 		if (!hierarchies[i].freezer)
 			continue;
-		cleanup_free char *f = tern_strdup_printf(
-			"%s%s/%s", hierarchies[i].mountpoint, path,
-			hierarchies[i].v2 ? "cgroup.freeze" : "freezer.state");
+		cleanup_free char *f =
+		    tern_strdup_printf("%s%s/%s", hierarchies[i].mountpoint, path,
+				       hierarchies[i].v2 ? "cgroup.freeze" : "freezer.state");
 		cleanup_free char *data = NULL;
 		if (tern_read_file(f, &data, NULL, 0, NULL) < 0)
 			continue;

@@ -6,52 +6,61 @@
 #include <string.h>
 
 static const char usage[] =
-	"Usage: tern exec [options] CONTAINER-ID COMMAND [ARG...]\n"
-	"       tern exec [options] --process FILE CONTAINER-ID\n"
-	"\n"
-	"Run a process inside a running container, in its namespaces and cgroup.\n"
-	"\n"
-	"Options:\n"
-	"  -p, --process FILE        the process as OCI JSON (process object)\n"
-	"  -t, --tty                 allocate a pty\n"
-	"  --console-socket PATH     unix socket that receives the pty master\n"
-	"  -d, --detach              do not wait for the process\n"
-	"  --pid-file PATH           write the process's pid there\n"
-	"  -e, --env KEY=VALUE       set an environment variable (repeatable)\n"
-	"  --cwd DIR                 working directory inside the container\n"
-	"  -u, --user UID[:GID]      user to run as\n"
-	"  -g, --additional-gids GID additional group (repeatable)\n"
-	"  -c, --cap CAP             add a capability (repeatable)\n"
-	"  --no-new-privs            set no_new_privs\n"
-	"  --preserve-fds N          pass N extra fds (3 ... 3+N-1)\n"
-	"  --apparmor PROFILE        AppArmor profile\n"
-	"  --process-label LABEL     SELinux label\n"
-	"  --ignore-paused           exec even if the container is paused\n"
-	"  -h, --help                this help\n";
+    "Usage: tern exec [options] CONTAINER-ID COMMAND [ARG...]\n"
+    "       tern exec [options] --process FILE CONTAINER-ID\n"
+    "\n"
+    "Run a process inside a running container, in its namespaces and cgroup.\n"
+    "\n"
+    "Options:\n"
+    "  -p, --process FILE        the process as OCI JSON (process object)\n"
+    "  -t, --tty                 allocate a pty\n"
+    "  --console-socket PATH     unix socket that receives the pty master\n"
+    "  -d, --detach              do not wait for the process\n"
+    "  --pid-file PATH           write the process's pid there\n"
+    "  -e, --env KEY=VALUE       set an environment variable (repeatable)\n"
+    "  --cwd DIR                 working directory inside the container\n"
+    "  -u, --user UID[:GID]      user to run as\n"
+    "  -g, --additional-gids GID additional group (repeatable)\n"
+    "  -c, --cap CAP             add a capability (repeatable)\n"
+    "  --no-new-privs            set no_new_privs\n"
+    "  --preserve-fds N          pass N extra fds (3 ... 3+N-1)\n"
+    "  --apparmor PROFILE        AppArmor profile\n"
+    "  --process-label LABEL     SELinux label\n"
+    "  --ignore-paused           exec even if the container is paused\n"
+    "  -h, --help                this help\n";
 
 int tern_cmd_exec(tern_global_opts *g, int argc, char **argv)
 {
-	enum { OPT_CONSOLE = 256, OPT_PIDFILE, OPT_CWD, OPT_NNP, OPT_PRESERVE, OPT_APPARMOR,
-	       OPT_LABEL, OPT_IGNORE_PAUSED, OPT_CGROUP };
+	enum {
+		OPT_CONSOLE = 256,
+		OPT_PIDFILE,
+		OPT_CWD,
+		OPT_NNP,
+		OPT_PRESERVE,
+		OPT_APPARMOR,
+		OPT_LABEL,
+		OPT_IGNORE_PAUSED,
+		OPT_CGROUP
+	};
 	static const struct option longopts[] = {
-		{"process", required_argument, NULL, 'p'},
-		{"tty", no_argument, NULL, 't'},
-		{"console-socket", required_argument, NULL, OPT_CONSOLE},
-		{"detach", no_argument, NULL, 'd'},
-		{"pid-file", required_argument, NULL, OPT_PIDFILE},
-		{"env", required_argument, NULL, 'e'},
-		{"cwd", required_argument, NULL, OPT_CWD},
-		{"user", required_argument, NULL, 'u'},
-		{"additional-gids", required_argument, NULL, 'g'},
-		{"cap", required_argument, NULL, 'c'},
-		{"no-new-privs", no_argument, NULL, OPT_NNP},
-		{"preserve-fds", required_argument, NULL, OPT_PRESERVE},
-		{"apparmor", required_argument, NULL, OPT_APPARMOR},
-		{"process-label", required_argument, NULL, OPT_LABEL},
-		{"ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED},
-		{"cgroup", required_argument, NULL, OPT_CGROUP},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"process", required_argument, NULL, 'p'},
+	    {"tty", no_argument, NULL, 't'},
+	    {"console-socket", required_argument, NULL, OPT_CONSOLE},
+	    {"detach", no_argument, NULL, 'd'},
+	    {"pid-file", required_argument, NULL, OPT_PIDFILE},
+	    {"env", required_argument, NULL, 'e'},
+	    {"cwd", required_argument, NULL, OPT_CWD},
+	    {"user", required_argument, NULL, 'u'},
+	    {"additional-gids", required_argument, NULL, 'g'},
+	    {"cap", required_argument, NULL, 'c'},
+	    {"no-new-privs", no_argument, NULL, OPT_NNP},
+	    {"preserve-fds", required_argument, NULL, OPT_PRESERVE},
+	    {"apparmor", required_argument, NULL, OPT_APPARMOR},
+	    {"process-label", required_argument, NULL, OPT_LABEL},
+	    {"ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED},
+	    {"cgroup", required_argument, NULL, OPT_CGROUP},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	tern_exec_opts o = {0};
 	cleanup_error tern_error *err = NULL;

@@ -17,9 +17,8 @@ static const char usage[] = "Usage: tern kill [options] CONTAINER-ID [SIGNAL]\n"
 
 int tern_cmd_kill(tern_global_opts *g, int argc, char **argv)
 {
-	static const struct option longopts[] = {{"all", no_argument, NULL, 'a'},
-						 {"help", no_argument, NULL, 'h'},
-						 {NULL, 0, NULL, 0}};
+	static const struct option longopts[] = {
+	    {"all", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	cleanup_error tern_error *err = NULL;
 	bool all = false;
 	int c, sig = SIGTERM;

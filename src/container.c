@@ -96,9 +96,9 @@ static int load_bundle(tern_container *c, tern_error **err)
 		tern_warn("%s", *w);
 	{
 		cleanup_free char *joined =
-			c->config->root->path[0] == '/'
-				? tern_xstrdup(c->config->root->path)
-				: tern_strdup_printf("%s/%s", c->bundle, c->config->root->path);
+		    c->config->root->path[0] == '/'
+			? tern_xstrdup(c->config->root->path)
+			: tern_strdup_printf("%s/%s", c->bundle, c->config->root->path);
 		/* canonical: the rootfs stage compares mount paths against it */
 		c->rootfs = realpath(joined, NULL);
 		if (c->rootfs == NULL)
@@ -121,9 +121,10 @@ static int load_bundle(tern_container *c, tern_error **err)
 	}
 	if (c->config->process->terminal && c->opts->console_socket == NULL) {
 		if (!c->internal_console)
-			return tern_error_make(err, EINVAL,
-					       "process.terminal is true: a container that tern does "
-					       "not run in the foreground needs --console-socket");
+			return tern_error_make(
+			    err, EINVAL,
+			    "process.terminal is true: a container that tern does "
+			    "not run in the foreground needs --console-socket");
 		/* A foreground run with a terminal: tern receives the pty
 		 * master itself and proxies it to its own stdio. */
 		int sv[2];
@@ -135,7 +136,8 @@ static int load_bundle(tern_container *c, tern_error **err)
 	if (c->opts->console_socket) {
 		c->console_sock = tern_console_socket_connect(c->opts->console_socket, err);
 		if (c->console_sock < 0)
-			return tern_error_wrap(err, "--console-socket `%s`", c->opts->console_socket);
+			return tern_error_wrap(err, "--console-socket `%s`",
+					       c->opts->console_socket);
 	}
 	return 0;
 }
@@ -151,8 +153,8 @@ static int copy_config(tern_container *c, tern_error **err)
 	ret = tern_read_file(src, &data, &len, 0, err);
 	if (ret < 0)
 		return ret;
-	fd = openat(c->dir->dirfd, TERN_CONFIG_COPY, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		    0600);
+	fd =
+	    openat(c->dir->dirfd, TERN_CONFIG_COPY, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return tern_error_make(err, errno, "copy config.json to the state directory");
 	ret = tern_write_all(fd, data, len);
@@ -218,9 +220,8 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 	ret = copy_config(c, err);
 	if (ret < 0)
 		goto fail;
-	c->cgroup_path = tern_cgroup_path_for(c->config->linux_ ? c->config->linux_->cgroups_path
-								: NULL,
-					      id);
+	c->cgroup_path =
+	    tern_cgroup_path_for(c->config->linux_ ? c->config->linux_->cgroups_path : NULL, id);
 	ret = tern_cgroup_create(c->cgroup_path, &c->own_cgroup, err);
 	if (ret < 0)
 		goto fail;
@@ -281,7 +282,7 @@ int tern_container_create(const tern_runtime *rt, const char *id, const tern_cre
 			  tern_error **err)
 {
 	tern_container c = {
-		.rt = rt, .opts = opts, .id = id, .console_sock = -1, .console_recv = -1};
+	    .rt = rt, .opts = opts, .id = id, .console_sock = -1, .console_recv = -1};
 	int sync_fd = -1;
 	int ret;
 
@@ -297,7 +298,8 @@ int tern_container_create(const tern_runtime *rt, const char *id, const tern_cre
  * that the child is still alive (a dead child never writes). */
 static int release_container(tern_container_dir *dir, const oci_state *st, tern_error **err)
 {
-	cleanup_close int fd = openat(dir->dirfd, TERN_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	cleanup_close int fd =
+	    openat(dir->dirfd, TERN_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	char byte;
 
 	if (fd < 0)
@@ -313,8 +315,8 @@ static int release_container(tern_container_dir *dir, const oci_state *st, tern_
 				break;
 		}
 		if (tern_process_start_time(st->pid) != st->pid_start_time)
-			return tern_error_make_quiet(err, ESRCH, "container `%s` exited before it started",
-					       dir->id);
+			return tern_error_make_quiet(
+			    err, ESRCH, "container `%s` exited before it started", dir->id);
 	}
 	unlinkat(dir->dirfd, TERN_EXEC_FIFO, 0);
 	return 0;
@@ -349,7 +351,8 @@ int tern_container_load(const tern_runtime *rt, const char *id, tern_container_d
 	}
 	tern_state_refresh_status(*dir, *state);
 	if (config) {
-		cleanup_free char *path = tern_strdup_printf("%s/%s", (*dir)->dir, TERN_CONFIG_COPY);
+		cleanup_free char *path =
+		    tern_strdup_printf("%s/%s", (*dir)->dir, TERN_CONFIG_COPY);
 		char *msg = NULL;
 		*config = NULL;
 		if (oci_config_parse_file(path, config, &msg) < 0) {
@@ -372,8 +375,8 @@ int tern_container_start(const tern_runtime *rt, const char *id, tern_error **er
 	if (ret < 0)
 		return ret;
 	if (strcmp(st->status, "created") != 0) {
-		ret = tern_error_make_quiet(err, EINVAL, "cannot start container `%s`: it is %s", id,
-				      st->status);
+		ret = tern_error_make_quiet(err, EINVAL, "cannot start container `%s`: it is %s",
+					    id, st->status);
 		goto out;
 	}
 	ret = release_container(dir, st, err);
@@ -386,8 +389,7 @@ out:
 	return ret;
 }
 
-int tern_container_state_json(const tern_runtime *rt, const char *id, char **json,
-			      tern_error **err)
+int tern_container_state_json(const tern_runtime *rt, const char *id, char **json, tern_error **err)
 {
 	cleanup_state_dir tern_container_dir *dir = NULL;
 	oci_state *st = NULL;
@@ -419,8 +421,7 @@ static int signal_all(const oci_state *st, int sig, tern_error **err)
 	return 0;
 }
 
-int tern_container_kill(const tern_runtime *rt, const char *id, int sig, bool all,
-			tern_error **err)
+int tern_container_kill(const tern_runtime *rt, const char *id, int sig, bool all, tern_error **err)
 {
 	cleanup_state_dir tern_container_dir *dir = NULL;
 	oci_state *st = NULL;
@@ -481,9 +482,9 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 	 * as with runc. A running or paused one needs --force. */
 	if (strcmp(st->status, "running") == 0 || strcmp(st->status, "paused") == 0) {
 		if (!force) {
-			ret = tern_error_make_quiet(err, EBUSY,
-					      "cannot delete container `%s` that is not stopped: %s",
-					      id, st->status);
+			ret = tern_error_make_quiet(
+			    err, EBUSY, "cannot delete container `%s` that is not stopped: %s", id,
+			    st->status);
 			goto out;
 		}
 	}

@@ -39,19 +39,19 @@ typedef struct {
 	const tern_create_opts *opts;
 	const char *id;
 	oci_config *config;
-	char *bundle;	   /* absolute */
-	char *rootfs;	   /* absolute */
+	char *bundle; /* absolute */
+	char *rootfs; /* absolute */
 	tern_container_dir *dir;
 	tern_ns_plan ns;
 	tern_seccomp_filter *seccomp;
 	char *cgroup_path;
 	bool own_cgroup;
-	int console_sock;  /* connected --console-socket (or run's internal pair), -1 */
-	int console_recv;  /* run's end of the internal pair, -1 */
+	int console_sock;      /* connected --console-socket (or run's internal pair), -1 */
+	int console_recv;      /* run's end of the internal pair, -1 */
 	bool internal_console; /* a foreground run may proxy the terminal itself */
-	int n_listen_fds;  /* fds from LISTEN_FDS passed on as well */
-	pid_t pid;	   /* the container init, as the host sees it */
-	char *created;	   /* RFC 3339 */
+	int n_listen_fds;      /* fds from LISTEN_FDS passed on as well */
+	pid_t pid;	       /* the container init, as the host sees it */
+	char *created;	       /* RFC 3339 */
 } tern_container;
 
 /* The OCI state (hook format) of a container being created, for hooks. */

@@ -3,30 +3,37 @@
 void tern_cli_parse_create_opts(int argc, char **argv, tern_create_opts *opts, bool run,
 				const char *usage)
 {
-	enum { OPT_CONSOLE = 256, OPT_PIDFILE, OPT_NOPIVOT, OPT_NOKEYRING, OPT_PRESERVE,
-	       OPT_KEEP, OPT_NOSUBREAPER };
+	enum {
+		OPT_CONSOLE = 256,
+		OPT_PIDFILE,
+		OPT_NOPIVOT,
+		OPT_NOKEYRING,
+		OPT_PRESERVE,
+		OPT_KEEP,
+		OPT_NOSUBREAPER
+	};
 	static const struct option create_longopts[] = {
-		{"bundle", required_argument, NULL, 'b'},
-		{"console-socket", required_argument, NULL, OPT_CONSOLE},
-		{"pid-file", required_argument, NULL, OPT_PIDFILE},
-		{"no-pivot", no_argument, NULL, OPT_NOPIVOT},
-		{"no-new-keyring", no_argument, NULL, OPT_NOKEYRING},
-		{"preserve-fds", required_argument, NULL, OPT_PRESERVE},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"bundle", required_argument, NULL, 'b'},
+	    {"console-socket", required_argument, NULL, OPT_CONSOLE},
+	    {"pid-file", required_argument, NULL, OPT_PIDFILE},
+	    {"no-pivot", no_argument, NULL, OPT_NOPIVOT},
+	    {"no-new-keyring", no_argument, NULL, OPT_NOKEYRING},
+	    {"preserve-fds", required_argument, NULL, OPT_PRESERVE},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	static const struct option run_longopts[] = {
-		{"bundle", required_argument, NULL, 'b'},
-		{"console-socket", required_argument, NULL, OPT_CONSOLE},
-		{"pid-file", required_argument, NULL, OPT_PIDFILE},
-		{"no-pivot", no_argument, NULL, OPT_NOPIVOT},
-		{"no-new-keyring", no_argument, NULL, OPT_NOKEYRING},
-		{"preserve-fds", required_argument, NULL, OPT_PRESERVE},
-		{"detach", no_argument, NULL, 'd'},
-		{"keep", no_argument, NULL, OPT_KEEP},
-		{"no-subreaper", no_argument, NULL, OPT_NOSUBREAPER},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"bundle", required_argument, NULL, 'b'},
+	    {"console-socket", required_argument, NULL, OPT_CONSOLE},
+	    {"pid-file", required_argument, NULL, OPT_PIDFILE},
+	    {"no-pivot", no_argument, NULL, OPT_NOPIVOT},
+	    {"no-new-keyring", no_argument, NULL, OPT_NOKEYRING},
+	    {"preserve-fds", required_argument, NULL, OPT_PRESERVE},
+	    {"detach", no_argument, NULL, 'd'},
+	    {"keep", no_argument, NULL, OPT_KEEP},
+	    {"no-subreaper", no_argument, NULL, OPT_NOSUBREAPER},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 

@@ -20,13 +20,13 @@ typedef struct tern_error {
  * ends in ": strerror(errnum)". Returns -errnum, or -EINVAL when errnum is 0.
  * Any error already in *err is freed first. */
 int tern_error_make(tern_error **err, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Like tern_error_make, but without the strerror suffix: for conditions
  * that are not a failed syscall ("container `x` does not exist") yet should
  * still carry an errno for callers to test. */
 int tern_error_make_quiet(tern_error **err, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Like tern_error_make, but the message is taken as is. */
 int tern_error_make_literal(tern_error **err, int errnum, const char *msg);

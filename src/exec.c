@@ -33,8 +33,8 @@ static const struct {
 	const char *name;
 	int flag;
 } ns_order[] = {
-	{"user", CLONE_NEWUSER},     {"ipc", CLONE_NEWIPC}, {"uts", CLONE_NEWUTS},
-	{"net", CLONE_NEWNET},	     {"cgroup", CLONE_NEWCGROUP}, {"mnt", CLONE_NEWNS},
+    {"user", CLONE_NEWUSER}, {"ipc", CLONE_NEWIPC},	  {"uts", CLONE_NEWUTS},
+    {"net", CLONE_NEWNET},   {"cgroup", CLONE_NEWCGROUP}, {"mnt", CLONE_NEWNS},
 };
 #define N_CHILD_NS (sizeof(ns_order) / sizeof(ns_order[0]))
 
@@ -174,7 +174,8 @@ static int apply_overrides(const tern_exec_opts *o, oci_config *config, oci_proc
 		if (colon)
 			*colon++ = '\0';
 		if (parse_u32(u, &p->user.uid) < 0 || (colon && parse_u32(colon, &p->user.gid) < 0))
-			return tern_error_make(err, EINVAL, "--user `%s`: expected uid[:gid]", o->user);
+			return tern_error_make(err, EINVAL, "--user `%s`: expected uid[:gid]",
+					       o->user);
 		if (colon == NULL)
 			p->user.gid = 0;
 	}
@@ -484,8 +485,8 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 	/* The lock is for lifecycle changes; an exec must not block them. */
 	tern_state_dir_freep(&dir);
 	if (strcmp(st->status, "stopped") == 0) {
-		ret = tern_error_make_quiet(err, EINVAL, "cannot exec in container `%s`: it is stopped",
-				      id);
+		ret = tern_error_make_quiet(err, EINVAL,
+					    "cannot exec in container `%s`: it is stopped", id);
 		goto out;
 	}
 	if (strcmp(st->status, "paused") == 0 && !o->ignore_paused) {

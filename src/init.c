@@ -72,11 +72,13 @@ static int become_root_in_userns(tern_error **err)
 	/* After the maps are written, uid 0 inside is what the rest of the setup
 	 * should act as (files created by mounts, devices...). */
 	if (setresgid(0, 0, 0) < 0)
-		return tern_error_make(err, errno, "setresgid(0) in the user namespace "
-					   "(is gid 0 mapped in linux.gidMappings?)");
+		return tern_error_make(err, errno,
+				       "setresgid(0) in the user namespace "
+				       "(is gid 0 mapped in linux.gidMappings?)");
 	if (setresuid(0, 0, 0) < 0)
-		return tern_error_make(err, errno, "setresuid(0) in the user namespace "
-					   "(is uid 0 mapped in linux.uidMappings?)");
+		return tern_error_make(err, errno,
+				       "setresuid(0) in the user namespace "
+				       "(is uid 0 mapped in linux.uidMappings?)");
 	return 0;
 }
 
@@ -162,8 +164,7 @@ static int before_pivot(void *data, tern_error **err)
 		if (ret < 0)
 			return ret;
 	}
-	return run_container_hooks(ic, &hooks->create_container, "createContainer", "created",
-				   err);
+	return run_container_hooks(ic, &hooks->create_container, "createContainer", "created", err);
 }
 
 static int setup_terminal(init_ctx *ic, tern_error **err)
@@ -223,12 +224,12 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	if (chdir(c->bundle) < 0)
 		return tern_error_make(err, errno, "chdir to the bundle `%s`", c->bundle);
 	tern_rootfs_ctx rctx = {
-		.config = cfg,
-		.rootfs = c->rootfs,
-		.no_pivot = c->opts->no_pivot,
-		.in_user_ns = c->ns.new_user || c->ns.join_fd[OCI_NS_USER] >= 0,
-		.before_pivot = before_pivot,
-		.before_pivot_data = ic,
+	    .config = cfg,
+	    .rootfs = c->rootfs,
+	    .no_pivot = c->opts->no_pivot,
+	    .in_user_ns = c->ns.new_user || c->ns.join_fd[OCI_NS_USER] >= 0,
+	    .before_pivot = before_pivot,
+	    .before_pivot_data = ic,
 	};
 	ret = tern_rootfs_setup(&rctx, err);
 	if (ret < 0)
@@ -357,9 +358,8 @@ void tern_init_main(tern_container *c, int sync_fd)
 		fail(&ic, e);
 	close(statefd);
 
-	if (c->config->hooks &&
-	    run_container_hooks(&ic, &c->config->hooks->start_container, "startContainer",
-				"running", &e) < 0)
+	if (c->config->hooks && run_container_hooks(&ic, &c->config->hooks->start_container,
+						    "startContainer", "running", &e) < 0)
 		fail(&ic, e);
 	if (p->no_new_privileges && tern_no_new_privs_apply(&e) < 0)
 		fail(&ic, e);

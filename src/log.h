@@ -20,5 +20,5 @@ void tern_log_error_message(const char *msg);
 int tern_log_fd(void);
 
 #define tern_debug(...) tern_log(TERN_LOG_DEBUG, __VA_ARGS__)
-#define tern_info(...) tern_log(TERN_LOG_INFO, __VA_ARGS__)
-#define tern_warn(...) tern_log(TERN_LOG_WARNING, __VA_ARGS__)
+#define tern_info(...)	tern_log(TERN_LOG_INFO, __VA_ARGS__)
+#define tern_warn(...)	tern_log(TERN_LOG_WARNING, __VA_ARGS__)

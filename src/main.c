@@ -11,36 +11,36 @@
 #include <string.h>
 
 const tern_command tern_commands[] = {
-	{"create", tern_cmd_create, "create a container"},
-	{"start", tern_cmd_start, "start a created container"},
-	{"run", tern_cmd_run, "create and start a container, wait for it"},
-	{"exec", tern_cmd_exec, "run a new process inside a container"},
-	{"kill", tern_cmd_kill, "send a signal to a container's init process"},
-	{"delete", tern_cmd_delete, "delete a container and everything it holds"},
-	{"state", tern_cmd_state, "print a container's state as JSON"},
-	{"list", tern_cmd_list, "list the containers"},
-	{"spec", tern_cmd_spec, "write a default config.json"},
-	{"help", NULL, "show this help, or a command's with `help COMMAND`"},
-	{NULL, NULL, NULL},
+    {"create", tern_cmd_create, "create a container"},
+    {"start", tern_cmd_start, "start a created container"},
+    {"run", tern_cmd_run, "create and start a container, wait for it"},
+    {"exec", tern_cmd_exec, "run a new process inside a container"},
+    {"kill", tern_cmd_kill, "send a signal to a container's init process"},
+    {"delete", tern_cmd_delete, "delete a container and everything it holds"},
+    {"state", tern_cmd_state, "print a container's state as JSON"},
+    {"list", tern_cmd_list, "list the containers"},
+    {"spec", tern_cmd_spec, "write a default config.json"},
+    {"help", NULL, "show this help, or a command's with `help COMMAND`"},
+    {NULL, NULL, NULL},
 };
 
 static const char usage[] =
-	"Usage: tern [global options] COMMAND [options] [arguments]\n"
-	"\n"
-	"tern is an OCI container runtime.\n"
-	"\n"
-	"Global options:\n"
-	"  --root DIR            state directory (default " TERN_DEFAULT_ROOT ")\n"
-	"  --log FILE            log file\n"
-	"  --log-format FORMAT   text or json\n"
-	"  --debug               debug logging\n"
-	"  --systemd-cgroup      use the systemd cgroup driver\n"
-	"  --criu PATH           the criu binary\n"
-	"  --rootless VALUE      accepted for compatibility\n"
-	"  -v, --version         print the version\n"
-	"  -h, --help            this help\n"
-	"\n"
-	"Commands:\n";
+    "Usage: tern [global options] COMMAND [options] [arguments]\n"
+    "\n"
+    "tern is an OCI container runtime.\n"
+    "\n"
+    "Global options:\n"
+    "  --root DIR            state directory (default " TERN_DEFAULT_ROOT ")\n"
+    "  --log FILE            log file\n"
+    "  --log-format FORMAT   text or json\n"
+    "  --debug               debug logging\n"
+    "  --systemd-cgroup      use the systemd cgroup driver\n"
+    "  --criu PATH           the criu binary\n"
+    "  --rootless VALUE      accepted for compatibility\n"
+    "  -v, --version         print the version\n"
+    "  -h, --help            this help\n"
+    "\n"
+    "Commands:\n";
 
 static void print_usage(FILE *out)
 {
@@ -62,19 +62,26 @@ static void print_version(void)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_CRIU,
-	       OPT_ROOTLESS };
+	enum {
+		OPT_ROOT = 256,
+		OPT_LOG,
+		OPT_LOG_FORMAT,
+		OPT_DEBUG,
+		OPT_SYSTEMD,
+		OPT_CRIU,
+		OPT_ROOTLESS
+	};
 	static const struct option longopts[] = {
-		{"root", required_argument, NULL, OPT_ROOT},
-		{"log", required_argument, NULL, OPT_LOG},
-		{"log-format", required_argument, NULL, OPT_LOG_FORMAT},
-		{"debug", no_argument, NULL, OPT_DEBUG},
-		{"systemd-cgroup", no_argument, NULL, OPT_SYSTEMD},
-		{"criu", required_argument, NULL, OPT_CRIU},
-		{"rootless", required_argument, NULL, OPT_ROOTLESS},
-		{"version", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"root", required_argument, NULL, OPT_ROOT},
+	    {"log", required_argument, NULL, OPT_LOG},
+	    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+	    {"debug", no_argument, NULL, OPT_DEBUG},
+	    {"systemd-cgroup", no_argument, NULL, OPT_SYSTEMD},
+	    {"criu", required_argument, NULL, OPT_CRIU},
+	    {"rootless", required_argument, NULL, OPT_ROOTLESS},
+	    {"version", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	tern_global_opts g = {.rt = {.root = TERN_DEFAULT_ROOT}, .log_format = "text"};
 	const tern_command *cmd;
@@ -127,7 +134,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (strcmp(argv[optind], "help") == 0) {
-		const tern_command *about = optind + 1 < argc ? tern_command_find(argv[optind + 1]) : NULL;
+		const tern_command *about =
+		    optind + 1 < argc ? tern_command_find(argv[optind + 1]) : NULL;
 		if (about && about->run) {
 			char *help_argv[] = {argv[optind + 1], "--help", NULL};
 			return about->run(&g, 2, help_argv);

@@ -80,9 +80,10 @@ int tern_ns_plan_make(const oci_config *config, tern_ns_plan *plan, tern_error *
 	}
 	if (!plan->has[OCI_NS_MOUNT]) {
 		tern_ns_plan_close(plan);
-		return tern_error_make(err, EINVAL,
-				       "linux.namespaces: tern needs a mount namespace to set up the "
-				       "rootfs");
+		return tern_error_make(
+		    err, EINVAL,
+		    "linux.namespaces: tern needs a mount namespace to set up the "
+		    "rootfs");
 	}
 	if ((config->hostname && *config->hostname) && !(plan->has[OCI_NS_UTS])) {
 		tern_ns_plan_close(plan);
@@ -104,8 +105,8 @@ int tern_ns_join(const tern_ns_plan *plan, bool only_user, tern_error **err)
 	/* The user namespace first: joining it gives the capabilities needed to
 	 * join the namespaces it owns. The mount namespace last among the rest,
 	 * so the other paths were resolved (they are fds already anyway). */
-	static const oci_namespace_type order[] = {OCI_NS_IPC, OCI_NS_UTS,    OCI_NS_NETWORK,
-						   OCI_NS_PID, OCI_NS_CGROUP, OCI_NS_TIME,
+	static const oci_namespace_type order[] = {OCI_NS_IPC,	OCI_NS_UTS,    OCI_NS_NETWORK,
+						   OCI_NS_PID,	OCI_NS_CGROUP, OCI_NS_TIME,
 						   OCI_NS_MOUNT};
 	if (only_user) {
 		if (plan->join_fd[OCI_NS_USER] >= 0 &&
@@ -132,13 +133,14 @@ static int write_map(pid_t pid, const char *file, const oci_id_mapping *maps, si
 	cleanup_free char *buf = tern_xmalloc0(cap);
 
 	for (size_t i = 0; i < n; i++)
-		used += (size_t)snprintf(buf + used, cap - used, "%u %u %u\n",
-					 maps[i].container_id, maps[i].host_id, maps[i].size);
+		used += (size_t)snprintf(buf + used, cap - used, "%u %u %u\n", maps[i].container_id,
+					 maps[i].host_id, maps[i].size);
 	snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
 	int ret = tern_write_file_at(AT_FDCWD, path, buf, used, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "write %s (linux.%s)", file,
-				       strcmp(file, "uid_map") == 0 ? "uidMappings" : "gidMappings");
+				       strcmp(file, "uid_map") == 0 ? "uidMappings"
+								    : "gidMappings");
 	return 0;
 }
 

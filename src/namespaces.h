@@ -10,10 +10,10 @@
 #include <sys/types.h>
 
 typedef struct {
-	int clone_flags;	/* CLONE_NEW* of the namespaces to create */
-	bool new_user;		/* a new user namespace */
-	bool new_time;		/* a new time namespace (needs unshare + offsets + fork) */
-	bool new_cgroup;	/* unshared by the child once it is in its cgroup */
+	int clone_flags; /* CLONE_NEW* of the namespaces to create */
+	bool new_user;	 /* a new user namespace */
+	bool new_time;	 /* a new time namespace (needs unshare + offsets + fork) */
+	bool new_cgroup; /* unshared by the child once it is in its cgroup */
 	/* Namespaces joined by path: fds opened by the parent, O_CLOEXEC. */
 	int join_fd[OCI_NS_COUNT];
 	bool has[OCI_NS_COUNT]; /* listed in config at all */

@@ -90,8 +90,7 @@ static int remove_dir_contents(int dirfd, const char *path, tern_error **err)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT) {
-			if (errno == EISDIR &&
-			    unlinkat(dirfd, de->d_name, AT_REMOVEDIR) == 0)
+			if (errno == EISDIR && unlinkat(dirfd, de->d_name, AT_REMOVEDIR) == 0)
 				continue;
 			int e = errno;
 			closedir(dir);
@@ -177,7 +176,8 @@ int tern_state_dir_open(const char *root, const char *id, tern_container_dir **o
 		int e = errno;
 		tern_state_dir_free(d);
 		if (e == ENOENT)
-			return tern_error_make_quiet(err, ENOENT, "container `%s` does not exist", id);
+			return tern_error_make_quiet(err, ENOENT, "container `%s` does not exist",
+						     id);
 		return tern_error_make(err, e, "container `%s`", id);
 	}
 	if (flock(d->dirfd, LOCK_EX) < 0) {

@@ -11,15 +11,15 @@
 #include <stdbool.h>
 
 #define TERN_DEFAULT_ROOT "/run/tern"
-#define TERN_EXEC_FIFO "exec.fifo"
-#define TERN_STATE_FILE "state.json"
-#define TERN_CONFIG_COPY "config.json"
+#define TERN_EXEC_FIFO	  "exec.fifo"
+#define TERN_STATE_FILE	  "state.json"
+#define TERN_CONFIG_COPY  "config.json"
 
 typedef struct {
-	char *root;	/* --root */
+	char *root; /* --root */
 	char *id;
-	char *dir;	/* root/id */
-	int dirfd;	/* O_DIRECTORY|O_CLOEXEC, flock'ed */
+	char *dir; /* root/id */
+	int dirfd; /* O_DIRECTORY|O_CLOEXEC, flock'ed */
 } tern_container_dir;
 
 /* runc's rule: [A-Za-z0-9_+.-]+, not "." or "..". */

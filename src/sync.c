@@ -75,7 +75,8 @@ int tern_sync_expect(int fd, tern_sync_type want, int32_t *value, tern_error **e
 		n = recv(fd, &msg, sizeof(msg), 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return tern_error_make(err, errno, "sync: waiting for `%s`", tern_sync_type_name(want));
+		return tern_error_make(err, errno, "sync: waiting for `%s`",
+				       tern_sync_type_name(want));
 	if (n == 0)
 		return tern_error_make(err, EPIPE,
 				       "sync: the other side exited while tern waited for `%s`",

@@ -62,7 +62,7 @@ typedef enum {
 
 typedef struct {
 	uint32_t type;
-	int32_t value; /* pid for SYNC_CHILD_PID, errno for SYNC_ERROR */
+	int32_t value;		      /* pid for SYNC_CHILD_PID, errno for SYNC_ERROR */
 	char text[TERN_SYNC_MSG_MAX]; /* error message, NUL-terminated */
 } tern_sync_msg;
 

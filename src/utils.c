@@ -198,8 +198,7 @@ int tern_write_file(const char *path, const char *data, size_t len, mode_t mode,
 	return 0;
 }
 
-int tern_write_file_at(int dirfd, const char *path, const char *data, size_t len,
-		       tern_error **err)
+int tern_write_file_at(int dirfd, const char *path, const char *data, size_t len, tern_error **err)
 {
 	cleanup_close int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC);
 	int ret;
@@ -349,15 +348,15 @@ int tern_parse_signal(const char *s)
 		const char *name;
 		int sig;
 	} table[] = {
-		{"HUP", SIGHUP},     {"INT", SIGINT},	  {"QUIT", SIGQUIT},	 {"ILL", SIGILL},
-		{"TRAP", SIGTRAP},   {"ABRT", SIGABRT},	  {"IOT", SIGIOT},	 {"BUS", SIGBUS},
-		{"FPE", SIGFPE},     {"KILL", SIGKILL},	  {"USR1", SIGUSR1},	 {"SEGV", SIGSEGV},
-		{"USR2", SIGUSR2},   {"PIPE", SIGPIPE},	  {"ALRM", SIGALRM},	 {"TERM", SIGTERM},
-		{"STKFLT", SIGSTKFLT}, {"CHLD", SIGCHLD}, {"CONT", SIGCONT},	 {"STOP", SIGSTOP},
-		{"TSTP", SIGTSTP},   {"TTIN", SIGTTIN},	  {"TTOU", SIGTTOU},	 {"URG", SIGURG},
-		{"XCPU", SIGXCPU},   {"XFSZ", SIGXFSZ},	  {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF},
-		{"WINCH", SIGWINCH}, {"IO", SIGIO},	  {"POLL", SIGPOLL},	 {"PWR", SIGPWR},
-		{"SYS", SIGSYS},
+	    {"HUP", SIGHUP},	   {"INT", SIGINT},   {"QUIT", SIGQUIT},     {"ILL", SIGILL},
+	    {"TRAP", SIGTRAP},	   {"ABRT", SIGABRT}, {"IOT", SIGIOT},	     {"BUS", SIGBUS},
+	    {"FPE", SIGFPE},	   {"KILL", SIGKILL}, {"USR1", SIGUSR1},     {"SEGV", SIGSEGV},
+	    {"USR2", SIGUSR2},	   {"PIPE", SIGPIPE}, {"ALRM", SIGALRM},     {"TERM", SIGTERM},
+	    {"STKFLT", SIGSTKFLT}, {"CHLD", SIGCHLD}, {"CONT", SIGCONT},     {"STOP", SIGSTOP},
+	    {"TSTP", SIGTSTP},	   {"TTIN", SIGTTIN}, {"TTOU", SIGTTOU},     {"URG", SIGURG},
+	    {"XCPU", SIGXCPU},	   {"XFSZ", SIGXFSZ}, {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF},
+	    {"WINCH", SIGWINCH},   {"IO", SIGIO},     {"POLL", SIGPOLL},     {"PWR", SIGPWR},
+	    {"SYS", SIGSYS},
 	};
 	char *end;
 	long n;

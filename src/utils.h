@@ -15,11 +15,11 @@ void tern_strv_freep(char ***strv);
 /* Kill (SIGKILL) and reap a child whose pid is still owned by this scope. */
 void tern_kill_childp(pid_t *pid);
 
-#define cleanup_free __attribute__((cleanup(tern_freep)))
-#define cleanup_close __attribute__((cleanup(tern_closep)))
+#define cleanup_free	   __attribute__((cleanup(tern_freep)))
+#define cleanup_close	   __attribute__((cleanup(tern_closep)))
 #define cleanup_close_pair __attribute__((cleanup(tern_close_pairp)))
-#define cleanup_strv __attribute__((cleanup(tern_strv_freep)))
-#define cleanup_child __attribute__((cleanup(tern_kill_childp)))
+#define cleanup_strv	   __attribute__((cleanup(tern_strv_freep)))
+#define cleanup_child	   __attribute__((cleanup(tern_kill_childp)))
 
 /* Take ownership out of a cleanup-managed variable. */
 #define steal_pointer(pp)                                                                          \
@@ -46,8 +46,7 @@ int tern_read_fd_all(int fd, char **out, size_t *len, size_t max);
 /* Write a file completely (O_CLOEXEC|O_TRUNC|O_CREAT). */
 int tern_write_file(const char *path, const char *data, size_t len, mode_t mode, tern_error **err);
 /* Write to an already-existing file, e.g. in /proc or /sys. */
-int tern_write_file_at(int dirfd, const char *path, const char *data, size_t len,
-		       tern_error **err);
+int tern_write_file_at(int dirfd, const char *path, const char *data, size_t len, tern_error **err);
 int tern_write_all(int fd, const void *buf, size_t len);
 int tern_read_all(int fd, void *buf, size_t len); /* 0, -errno, or -EPIPE on EOF */
 

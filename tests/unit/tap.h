@@ -18,13 +18,13 @@ static int tap_failed;
 		printf(__VA_ARGS__);                                                               \
 		printf("\n");                                                                      \
 		if (!_ok)                                                                          \
-			printf("#   failed at %s:%d\n", __FILE__, __LINE__);                           \
+			printf("#   failed at %s:%d\n", __FILE__, __LINE__);                       \
 	} while (0)
 
 #define is_str(got, want, ...)                                                                     \
 	do {                                                                                       \
 		const char *_g = (got), *_w = (want);                                              \
-		int _same = (_g == NULL && _w == NULL) || (_g && _w && strcmp(_g, _w) == 0);        \
+		int _same = (_g == NULL && _w == NULL) || (_g && _w && strcmp(_g, _w) == 0);       \
 		ok(_same, __VA_ARGS__);                                                            \
 		if (!_same)                                                                        \
 			printf("#   got: '%s'\n#   expected: '%s'\n", _g ? _g : "(null)",          \

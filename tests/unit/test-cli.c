@@ -15,9 +15,9 @@ static int fake(tern_global_opts *g, int argc, char **argv)
 	return 7;
 }
 const tern_command tern_commands[] = {
-	{"create", fake, "create"},
-	{"run", fake, "run"},
-	{NULL, NULL, NULL},
+    {"create", fake, "create"},
+    {"run", fake, "run"},
+    {NULL, NULL, NULL},
 };
 
 int main(void)
@@ -44,8 +44,8 @@ int main(void)
 						 {"bundle", required_argument, NULL, 'b'},
 						 {"help", no_argument, NULL, 'h'},
 						 {NULL, 0, NULL, 0}};
-	char *argv[] = {"restore", "-no-subreaper", "-bundle", "/b", "--bundle=/c", "-b", "/d",
-			"id", NULL};
+	char *argv[] = {
+	    "restore", "-no-subreaper", "-bundle", "/b", "--bundle=/c", "-b", "/d", "id", NULL};
 	int seen_subreaper = 0;
 	const char *bundles[3] = {0};
 	int nb = 0, c;

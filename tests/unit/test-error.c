@@ -62,8 +62,7 @@ static void test_json_log(void)
 	close(saved);
 	ok(tern_read_file(path, &data, NULL, 0, NULL) == 0, "log file readable");
 	const char *want = "{\"level\":\"warning\",\"msg\":\"a \\\"quoted\\\" warning\\n\"";
-	ok(data && strncmp(data, want, strlen(want)) == 0,
-	   "json line has level and escaped msg");
+	ok(data && strncmp(data, want, strlen(want)) == 0, "json line has level and escaped msg");
 	ok(data && strstr(data, "\"time\":\"") != NULL, "json line has time");
 	ok(data && strstr(data, "debug is off") == NULL, "debug suppressed without --debug");
 	ok(data && strchr(data, '\n') == data + strlen(data) - 1, "exactly one line");
