@@ -44,3 +44,14 @@ load helpers
 	run tern create -b "$BUNDLE" "$ID"
 	check_fails_cleanly console
 }
+
+@test "terminal: process.consoleSize is the pty's size" {
+	update_config '.process.terminal = true | .process.consoleSize = {"height": 33, "width": 101}'
+	set_cmd 'stty size'
+	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out"
+	run tern run -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	wait "$RECVTTY_PID"
+	out=$(tr -d '\r' <"$BATS_TEST_TMPDIR/tty.out")
+	[[ "$out" == *"33 101"* ]]
+}

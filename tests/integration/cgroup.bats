@@ -1,0 +1,70 @@
+#!/usr/bin/env bats
+# Where the container lives: its cgroup (the resource limits are another
+# file's business). Placement is checked in every hierarchy this host has.
+
+load helpers
+
+@test "cgroup: the init process is in /ID (runc's default) in every hierarchy, and exec joins it" {
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	pid=$(state_field "$ID" pid)
+	# every hierarchy line ends in /ID
+	while IFS= read -r line; do
+		[[ "$line" == *":/$ID" ]] || {
+			echo "init not in /$ID: $line" >&2
+			false
+		}
+	done </proc/"$pid"/cgroup
+	run tern exec "$ID" cat /proc/self/cgroup
+	[ "$status" -eq 0 ]
+	for line in "${lines[@]}"; do
+		[[ "$line" == *":/$ID" ]] || {
+			echo "exec not in /$ID: $line" >&2
+			false
+		}
+	done
+	[ -d "/sys/fs/cgroup/memory/$ID" ]
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	[ ! -e "/sys/fs/cgroup/memory/$ID" ]
+	[ ! -e "/sys/fs/cgroup/pids/$ID" ]
+}
+
+@test "cgroup: linux.cgroupsPath (absolute) is honoured and removed on delete" {
+	update_config ".linux.cgroupsPath = \"/tern-test/$ID\""
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	pid=$(state_field "$ID" pid)
+	grep -q ":memory:/tern-test/$ID\$" /proc/"$pid"/cgroup
+	grep -q ":pids:/tern-test/$ID\$" /proc/"$pid"/cgroup
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	[ ! -e "/sys/fs/cgroup/memory/tern-test/$ID" ]
+	rmdir /sys/fs/cgroup/*/tern-test 2>/dev/null || true
+}
+
+@test "cgroup: a cgroup namespace has the container's cgroup as its root" {
+	update_config '.linux.namespaces += [{"type": "cgroup"}]'
+	set_cmd 'cat /proc/self/cgroup'
+	run_container
+	[ "$status" -eq 0 ]
+	for line in "${lines[@]}"; do
+		[[ "$line" == *":/" ]] || {
+			echo "not the namespace root: $line" >&2
+			false
+		}
+	done
+}
+
+@test "cgroup: the cgroup is removed after the process was SIGKILLed from the host" {
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	kill -9 "$(state_field "$ID" pid)"
+	wait_status "$ID" stopped
+	run tern delete "$ID"
+	[ "$status" -eq 0 ]
+	check_nothing_left "$ID"
+}
