@@ -19,6 +19,7 @@ static const ojson_field state_fields[] = {
     OJF_STR("owner", oci_state, owner),
     OJF_U64("pid_start_time", oci_state, pid_start_time),
     OJF_STR("cgroup_path", oci_state, cgroup_path),
+    OJF_MAP("cgroup_paths", oci_state, cgroup_paths),
     OJF_BOOL("systemd_cgroup", oci_state, systemd_cgroup),
     OJF_BOOL("own_cgroup", oci_state, own_cgroup),
     OJF_STR("config_path", oci_state, config_path),
@@ -85,6 +86,7 @@ static void gen_disk(yajl_gen g, const oci_state *state)
 	gen_opt_string(g, "owner", state->owner);
 	ojson_gen_kv_uint(g, "pid_start_time", state->pid_start_time);
 	gen_opt_string(g, "cgroup_path", state->cgroup_path);
+	ojson_gen_map(g, "cgroup_paths", &state->cgroup_paths);
 	ojson_gen_kv_bool(g, "systemd_cgroup", state->systemd_cgroup);
 	ojson_gen_kv_bool(g, "own_cgroup", state->own_cgroup);
 	gen_opt_string(g, "config_path", state->config_path);

@@ -37,7 +37,8 @@ typedef struct {
 
 	/* tern's own, kept on disk only */
 	uint64_t pid_start_time; /* field 22 of /proc/PID/stat: tells a recycled pid apart */
-	char *cgroup_path;	 /* the cgroup the container lives in, "" when none */
+	char *cgroup_path;	 /* linux.cgroupsPath as resolved, for messages */
+	oci_map cgroup_paths;	 /* hierarchy mount point -> the container's cgroup in it */
 	bool systemd_cgroup;	 /* created with --systemd-cgroup */
 	bool own_cgroup;	 /* tern created that cgroup, so delete removes it */
 	char *config_path;	 /* the copy of config.json taken at create time */

@@ -15,6 +15,9 @@
 /* The mount points of the cgroup hierarchies, read once from mountinfo. */
 typedef struct {
 	char *mountpoint;
+	char *mount_root;  /* the cgroup the mount shows as its root */
+	char *own;	   /* our own cgroup in it, relative to mount_root */
+	char *controllers; /* v1: the super options naming the controllers */
 	bool v2;
 	bool freezer;
 	bool cpuset; /* v1 cpuset: a new cgroup starts with no cpus or mems */
@@ -23,6 +26,69 @@ typedef struct {
 static hierarchy *hierarchies;
 static size_t n_hierarchies;
 static bool loaded;
+
+/* Does the v1 mount with super options `opts` carry every controller of
+ * the comma-separated list `ctrls` (e.g. "cpu,cpuacct", "name=systemd")? */
+static bool has_controllers(const char *opts, const char *ctrls)
+{
+	cleanup_free char *list = tern_xstrdup(ctrls);
+	char *save = NULL;
+	bool any = false;
+
+	for (char *c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+		size_t n = strlen(c);
+		const char *p = opts;
+		bool found = false;
+		while ((p = strstr(p, c)) != NULL) {
+			if ((p == opts || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) {
+				found = true;
+				break;
+			}
+			p += n;
+		}
+		if (!found)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+/* /proc/self/cgroup: "id:controllers:path" per hierarchy ("0::path" for v2). */
+static void read_own_cgroups(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (f == NULL)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		char *c1 = strchr(line, ':');
+		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (c2 == NULL)
+			continue;
+		*c1 = *c2 = '\0';
+		const char *ctrls = c1 + 1, *path = c2 + 1;
+		for (size_t i = 0; i < n_hierarchies; i++) {
+			hierarchy *h = &hierarchies[i];
+			bool match = h->v2 ? (strcmp(line, "0") == 0 && *ctrls == '\0')
+					   : (*ctrls && has_controllers(h->controllers, ctrls));
+			if (!match)
+				continue;
+			/* a hierarchy mounted from a sub-cgroup shows paths below it */
+			size_t rl = strlen(h->mount_root);
+			const char *rel = path;
+			if (strcmp(h->mount_root, "/") != 0 &&
+			    strncmp(path, h->mount_root, rl) == 0)
+				rel = path[rl] ? path + rl : "/";
+			free(h->own);
+			h->own = tern_xstrdup(rel);
+		}
+	}
+	free(line);
+	fclose(f);
+}
 
 static void load_hierarchies(void)
 {
@@ -40,10 +106,10 @@ static void load_hierarchies(void)
 		/* id parent major:minor root mountpoint opts [optional...] - fstype source
 		 * superopts */
 		char *sep = strstr(line, " - ");
-		char mnt[4096], fstype[64], source[256], superopts[1024];
+		char mnt[4096], root[4096], fstype[64], source[256], superopts[1024];
 		if (sep == NULL)
 			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
 			continue;
 		superopts[0] = '\0';
 		if (sscanf(sep + 3, "%63s %255s %1023s", fstype, source, superopts) < 2)
@@ -55,6 +121,9 @@ static void load_hierarchies(void)
 		if (hierarchies == NULL)
 			abort();
 		hierarchies[n_hierarchies].mountpoint = tern_xstrdup(mnt);
+		hierarchies[n_hierarchies].mount_root = tern_xstrdup(root);
+		hierarchies[n_hierarchies].own = tern_xstrdup("/");
+		hierarchies[n_hierarchies].controllers = tern_xstrdup(superopts);
 		hierarchies[n_hierarchies].v2 = v2;
 		hierarchies[n_hierarchies].freezer = v2 || strstr(superopts, "freezer") != NULL;
 		hierarchies[n_hierarchies].cpuset = !v2 && strstr(superopts, "cpuset") != NULL;
@@ -62,20 +131,47 @@ static void load_hierarchies(void)
 	}
 	free(line);
 	fclose(f);
+	read_own_cgroups();
 }
 
-char *tern_cgroup_path_for(const char *cgroups_path, const char *id)
+int tern_cgroup_resolve(const char *cgroups_path, const char *id, oci_map *paths, char **display,
+			tern_error **err)
 {
-	if (cgroups_path == NULL || *cgroups_path == '\0')
-		return tern_strdup_printf("/%s", id);
-	cleanup_free char *rooted =
-	    cgroups_path[0] == '/' ? NULL : tern_strdup_printf("/%s", cgroups_path);
-	return tern_absolute_path(rooted ? rooted : cgroups_path);
+	cleanup_free char *rel = NULL;
+	bool absolute = cgroups_path && cgroups_path[0] == '/';
+
+	load_hierarchies();
+	if (cgroups_path && *cgroups_path && strstr(cgroups_path, "..") != NULL)
+		return tern_error_make(err, EINVAL, "linux.cgroupsPath `%s`: must not contain `..`",
+				       cgroups_path);
+	rel = tern_xstrdup(cgroups_path && *cgroups_path ? cgroups_path : id);
+	*display = tern_xstrdup(rel);
+	paths->items = tern_xmalloc0((n_hierarchies + 1) * sizeof(oci_kv));
+	paths->len = 0;
+	for (size_t i = 0; i < n_hierarchies; i++) {
+		const hierarchy *h = &hierarchies[i];
+		cleanup_free char *joined =
+		    absolute
+			? tern_xstrdup(rel)
+			: tern_strdup_printf("%s/%s", strcmp(h->own, "/") == 0 ? "" : h->own, rel);
+		paths->items[paths->len].key = tern_xstrdup(h->mountpoint);
+		paths->items[paths->len].value = tern_absolute_path(joined);
+		paths->len++;
+	}
+	return 0;
 }
 
-static char *dir_of(const hierarchy *h, const char *path)
+static char *dir_of(const oci_kv *kv)
 {
-	return tern_strdup_printf("%s%s", h->mountpoint, path);
+	return tern_strdup_printf("%s%s", kv->key, kv->value);
+}
+
+static const hierarchy *hierarchy_at(const char *mountpoint)
+{
+	for (size_t i = 0; i < n_hierarchies; i++)
+		if (strcmp(hierarchies[i].mountpoint, mountpoint) == 0)
+			return &hierarchies[i];
+	return NULL;
 }
 
 /* v1 cpuset refuses tasks while cpuset.cpus or cpuset.mems is empty, and
@@ -116,40 +212,40 @@ static int init_cpuset(const hierarchy *h, const char *path, tern_error **err)
 	return 0;
 }
 
-int tern_cgroup_create(const char *path, bool *created, tern_error **err)
+int tern_cgroup_create(const oci_map *paths, bool *created, tern_error **err)
 {
 	load_hierarchies();
 	*created = false;
-	for (size_t i = 0; i < n_hierarchies; i++) {
-		cleanup_free char *dir = dir_of(&hierarchies[i], path);
+	for (size_t i = 0; i < paths->len; i++) {
+		cleanup_free char *dir = dir_of(&paths->items[i]);
+		const hierarchy *h = hierarchy_at(paths->items[i].key);
 		struct stat st;
 		if (stat(dir, &st) == 0)
 			continue;
 		int ret = tern_mkdir_p(dir, 0755, err);
 		if (ret < 0)
-			return tern_error_wrap(err, "create cgroup `%s`", path);
+			return tern_error_wrap(err, "create cgroup `%s`", dir);
 		*created = true;
-		if (hierarchies[i].cpuset) {
-			ret = init_cpuset(&hierarchies[i], path, err);
+		if (h && h->cpuset) {
+			ret = init_cpuset(h, paths->items[i].value, err);
 			if (ret < 0)
-				return tern_error_wrap(err, "create cgroup `%s`", path);
+				return tern_error_wrap(err, "create cgroup `%s`", dir);
 		}
 	}
 	return 0;
 }
 
-int tern_cgroup_enter(const char *path, pid_t pid, tern_error **err)
+int tern_cgroup_enter(const oci_map *paths, pid_t pid, tern_error **err)
 {
 	char buf[32];
 	int len = snprintf(buf, sizeof(buf), "%d", pid);
 
-	load_hierarchies();
-	for (size_t i = 0; i < n_hierarchies; i++) {
-		cleanup_free char *procs =
-		    tern_strdup_printf("%s%s/cgroup.procs", hierarchies[i].mountpoint, path);
+	for (size_t i = 0; i < paths->len; i++) {
+		cleanup_free char *dir = dir_of(&paths->items[i]);
+		cleanup_free char *procs = tern_strdup_printf("%s/cgroup.procs", dir);
 		int ret = tern_write_file_at(AT_FDCWD, procs, buf, (size_t)len, err);
 		if (ret < 0)
-			return tern_error_wrap(err, "join cgroup `%s`", path);
+			return tern_error_wrap(err, "join cgroup `%s`", dir);
 	}
 	return 0;
 }
@@ -173,22 +269,21 @@ static int read_pids(const char *dir, pid_t **pids, size_t *n)
 	return 0;
 }
 
-int tern_cgroup_pids(const char *path, pid_t **pids, size_t *n, tern_error **err)
+int tern_cgroup_pids(const oci_map *paths, pid_t **pids, size_t *n, tern_error **err)
 {
-	load_hierarchies();
 	*pids = NULL;
 	*n = 0;
-	for (size_t i = 0; i < n_hierarchies; i++) {
-		cleanup_free char *dir = dir_of(&hierarchies[i], path);
+	for (size_t i = 0; i < paths->len; i++) {
+		cleanup_free char *dir = dir_of(&paths->items[i]);
 		if (read_pids(dir, pids, n) == 0)
 			return 0;
 	}
-	return tern_error_make(err, ENOENT, "cgroup `%s`", path);
+	return tern_error_make(err, ENOENT, "the container's cgroup is gone");
 }
 
 static void thaw(const hierarchy *h, const char *dir)
 {
-	if (!h->freezer)
+	if (h == NULL || !h->freezer)
 		return;
 	cleanup_free char *f =
 	    tern_strdup_printf("%s/%s", dir, h->v2 ? "cgroup.freeze" : "freezer.state");
@@ -196,17 +291,18 @@ static void thaw(const hierarchy *h, const char *dir)
 	tern_write_file_at(AT_FDCWD, f, v, strlen(v), NULL);
 }
 
-int tern_cgroup_destroy(const char *path, tern_error **err)
+int tern_cgroup_destroy(const oci_map *paths, tern_error **err)
 {
 	load_hierarchies();
-	if (path == NULL || *path == '\0' || strcmp(path, "/") == 0)
-		return 0;
-	for (size_t i = 0; i < n_hierarchies; i++) {
-		cleanup_free char *dir = dir_of(&hierarchies[i], path);
+	for (size_t i = 0; i < paths->len; i++) {
+		const char *inner = paths->items[i].value;
+		if (inner == NULL || *inner == '\0' || strcmp(inner, "/") == 0)
+			continue; /* never a hierarchy's root */
+		cleanup_free char *dir = dir_of(&paths->items[i]);
 		struct stat st;
 		if (stat(dir, &st) < 0)
 			continue;
-		thaw(&hierarchies[i], dir);
+		thaw(hierarchy_at(paths->items[i].key), dir);
 		/* Leftover processes keep the cgroup busy: kill and wait (bounded). */
 		for (int attempt = 0; attempt < 200; attempt++) {
 			if (rmdir(dir) == 0 || errno == ENOENT)
@@ -228,19 +324,20 @@ int tern_cgroup_destroy(const char *path, tern_error **err)
 	return 0;
 }
 
-bool tern_cgroup_is_frozen(const char *path)
+bool tern_cgroup_is_frozen(const oci_map *paths)
 {
 	load_hierarchies();
-	for (size_t i = 0; i < n_hierarchies; i++) {
-		if (!hierarchies[i].freezer)
+	for (size_t i = 0; i < paths->len; i++) {
+		const hierarchy *h = hierarchy_at(paths->items[i].key);
+		if (h == NULL || !h->freezer)
 			continue;
+		cleanup_free char *dir = dir_of(&paths->items[i]);
 		cleanup_free char *f =
-		    tern_strdup_printf("%s%s/%s", hierarchies[i].mountpoint, path,
-				       hierarchies[i].v2 ? "cgroup.freeze" : "freezer.state");
+		    tern_strdup_printf("%s/%s", dir, h->v2 ? "cgroup.freeze" : "freezer.state");
 		cleanup_free char *data = NULL;
 		if (tern_read_file(f, &data, NULL, 0, NULL) < 0)
 			continue;
-		if (hierarchies[i].v2 ? data[0] == '1' : strncmp(data, "FROZEN", 6) == 0)
+		if (h->v2 ? data[0] == '1' : strncmp(data, "FROZEN", 6) == 0)
 			return true;
 	}
 	return false;

@@ -34,6 +34,7 @@ static void fill_state(oci_state *s, const tern_container *c, const char *status
 	s->created = c->created;
 	s->owner = "";
 	s->cgroup_path = c->cgroup_path;
+	s->cgroup_paths = c->cgroup_paths;
 	s->systemd_cgroup = c->rt->systemd_cgroup;
 	s->own_cgroup = c->own_cgroup;
 	s->config_path = TERN_CONFIG_COPY;
@@ -70,6 +71,7 @@ static void free_container(tern_container *c)
 	free(c->bundle);
 	free(c->rootfs);
 	free(c->cgroup_path);
+	oci_map_clear(&c->cgroup_paths);
 	free(c->created);
 }
 
@@ -188,8 +190,8 @@ static void rollback_create(tern_container *c)
 		kill(c->pid, SIGKILL);
 		waitpid(c->pid, NULL, 0);
 	}
-	if (c->cgroup_path && c->own_cgroup)
-		tern_cgroup_destroy(c->cgroup_path, NULL);
+	if (c->own_cgroup)
+		tern_cgroup_destroy(&c->cgroup_paths, NULL);
 	if (c->dir) {
 		tern_state_dir_remove(c->dir, NULL);
 	}
@@ -220,9 +222,11 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 	ret = copy_config(c, err);
 	if (ret < 0)
 		goto fail;
-	c->cgroup_path =
-	    tern_cgroup_path_for(c->config->linux_ ? c->config->linux_->cgroups_path : NULL, id);
-	ret = tern_cgroup_create(c->cgroup_path, &c->own_cgroup, err);
+	ret = tern_cgroup_resolve(c->config->linux_ ? c->config->linux_->cgroups_path : NULL, id,
+				  &c->cgroup_paths, &c->cgroup_path, err);
+	if (ret < 0)
+		goto fail;
+	ret = tern_cgroup_create(&c->cgroup_paths, &c->own_cgroup, err);
 	if (ret < 0)
 		goto fail;
 	/* Recorded now, so that if this tern is killed mid-create, `delete`
@@ -410,9 +414,9 @@ static int signal_all(const oci_state *st, int sig, tern_error **err)
 	size_t n = 0;
 	int ret;
 
-	if (st->cgroup_path == NULL || *st->cgroup_path == '\0')
+	if (st->cgroup_paths.len == 0)
 		return tern_error_make(err, ENOENT, "--all: container has no cgroup");
-	ret = tern_cgroup_pids(st->cgroup_path, &pids, &n, err);
+	ret = tern_cgroup_pids(&st->cgroup_paths, &pids, &n, err);
 	if (ret < 0)
 		return ret;
 	for (size_t i = 0; i < n; i++)
@@ -489,14 +493,14 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 		}
 	}
 	if (strcmp(st->status, "stopped") != 0) {
-		if (st->cgroup_path && *st->cgroup_path && tern_cgroup_is_frozen(st->cgroup_path))
+		if (tern_cgroup_is_frozen(&st->cgroup_paths))
 			signal_all(st, SIGKILL, NULL);
 		kill(st->pid, SIGKILL);
 		wait_gone(st);
 	}
 	run_poststop(config, st);
-	if (st->cgroup_path && *st->cgroup_path && st->own_cgroup) {
-		ret = tern_cgroup_destroy(st->cgroup_path, err);
+	if (st->own_cgroup) {
+		ret = tern_cgroup_destroy(&st->cgroup_paths, err);
 		if (ret < 0)
 			goto out;
 	}

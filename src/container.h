@@ -44,7 +44,8 @@ typedef struct {
 	tern_container_dir *dir;
 	tern_ns_plan ns;
 	tern_seccomp_filter *seccomp;
-	char *cgroup_path;
+	char *cgroup_path;    /* as configured, for messages */
+	oci_map cgroup_paths; /* per hierarchy, see cgroup.h */
 	bool own_cgroup;
 	int console_sock;      /* connected --console-socket (or run's internal pair), -1 */
 	int console_recv;      /* run's end of the internal pair, -1 */

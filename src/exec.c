@@ -415,8 +415,8 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 	if (console_sock >= 0)
 		close(steal_fd(&console_sock));
 
-	if (st->cgroup_path && *st->cgroup_path) {
-		ret = tern_cgroup_enter(st->cgroup_path, child, err);
+	if (st->cgroup_paths.len > 0) {
+		ret = tern_cgroup_enter(&st->cgroup_paths, child, err);
 		if (ret < 0)
 			goto fail;
 	}

@@ -61,8 +61,8 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	close(steal_fd(&sv[1]));
 
 	/* The slow path forks the init later: it must be in the cgroup first. */
-	if (c->ns.two_stage && c->cgroup_path) {
-		ret = tern_cgroup_enter(c->cgroup_path, child, err);
+	if (c->ns.two_stage) {
+		ret = tern_cgroup_enter(&c->cgroup_paths, child, err);
 		if (ret < 0)
 			return ret;
 	}
@@ -78,11 +78,9 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	 * for SYNC_CGROUP_DONE before anything that must see the cgroup (the
 	 * cgroup namespace, hooks) and before it can ever exec. */
 	if (!c->ns.two_stage) {
-		if (c->cgroup_path) {
-			ret = tern_cgroup_enter(c->cgroup_path, child, err);
-			if (ret < 0)
-				return ret;
-		}
+		ret = tern_cgroup_enter(&c->cgroup_paths, child, err);
+		if (ret < 0)
+			return ret;
 		/* A child that failed meanwhile has closed its end: then its
 		 * own error, read below, says why, not this send. */
 		tern_sync_send(sv[0], SYNC_CGROUP_DONE, 0, NULL);

@@ -109,8 +109,8 @@ static bool reclaim_stale(tern_container_dir *d)
 		if (tern_state_read(d, &st, NULL) < 0)
 			return false;
 		bool stale = st->status && strcmp(st->status, "creating") == 0;
-		if (stale && st->own_cgroup && st->cgroup_path && *st->cgroup_path)
-			stale = tern_cgroup_destroy(st->cgroup_path, NULL) == 0;
+		if (stale && st->own_cgroup)
+			stale = tern_cgroup_destroy(&st->cgroup_paths, NULL) == 0;
 		oci_state_free(st);
 		if (!stale)
 			return false;
@@ -274,8 +274,7 @@ void tern_state_refresh_status(tern_container_dir *d, oci_state *state)
 		state->pid = 0;
 	} else if (faccessat(d->dirfd, TERN_EXEC_FIFO, F_OK, 0) == 0) {
 		status = "created";
-	} else if (state->cgroup_path && *state->cgroup_path &&
-		   tern_cgroup_is_frozen(state->cgroup_path)) {
+	} else if (tern_cgroup_is_frozen(&state->cgroup_paths)) {
 		status = "paused";
 	} else {
 		status = "running";

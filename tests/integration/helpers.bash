@@ -208,7 +208,7 @@ check_nothing_left() {
 		leak=1
 	fi
 	local cg
-	cg=$(find /sys/fs/cgroup/ -maxdepth 4 -type d -name "*$id*" 2>/dev/null)
+	cg=$(find /sys/fs/cgroup/ -maxdepth 7 -type d -name "*$id*" 2>/dev/null)
 	if [ -n "$cg" ]; then
 		echo "leftover cgroups: $cg" >&2
 		leak=1
@@ -277,7 +277,7 @@ teardown_bundle() {
 	# what is left in them and remove them, deepest first.
 	if [ -n "${ID:-}" ]; then
 		local cg
-		find /sys/fs/cgroup/ -maxdepth 4 -type d -name "$ID*" 2>/dev/null | sort -r |
+		find /sys/fs/cgroup/ -maxdepth 7 -type d -name "$ID*" 2>/dev/null | sort -r |
 			while read -r cg; do
 				xargs -r kill -9 <"$cg/cgroup.procs" 2>/dev/null
 				rmdir "$cg" 2>/dev/null || { sleep 0.1; rmdir "$cg" 2>/dev/null; }
