@@ -496,6 +496,23 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 				      id);
 		goto out;
 	}
+	/* LSM labels are applied by a later stage of tern; until then a label
+	 * that cannot be honoured is an error, never silently dropped. */
+	if (o->apparmor) {
+		ret = tern_error_make_quiet(err, ENOTSUP, "--apparmor `%s`: %s", o->apparmor,
+					    access("/sys/module/apparmor", F_OK) == 0
+						? "AppArmor profiles are not supported by tern yet"
+						: "AppArmor is not enabled on this host");
+		goto out;
+	}
+	if (o->process_label) {
+		ret = tern_error_make_quiet(err, ENOTSUP, "--process-label `%s`: %s",
+					    o->process_label,
+					    access("/sys/fs/selinux/enforce", F_OK) == 0
+						? "SELinux labels are not supported by tern yet"
+						: "SELinux is not enabled on this host");
+		goto out;
+	}
 	ret = build_process(o, config, &p, err);
 	if (ret < 0)
 		goto out;

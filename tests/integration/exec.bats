@@ -176,3 +176,16 @@ four" ]
 	[ "$status" -ne 0 ]
 	[[ "$output" == */no/such/binary* ]]
 }
+
+@test "exec --apparmor / --process-label: refused with a clear error on a host without that LSM" {
+	[ ! -e /sys/module/apparmor ] || skip "LOUD: this host has AppArmor; this test covers hosts without it"
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	run tern exec --apparmor some-profile "$ID" true
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *"--apparmor"*"AppArmor"* ]]
+	run tern exec --process-label system_u:system_r:container_t:s0 "$ID" true
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *"--process-label"*"SELinux"* ]]
+}
