@@ -12,29 +12,27 @@ void tern_cli_parse_create_opts(int argc, char **argv, tern_create_opts *opts, b
 		OPT_KEEP,
 		OPT_NOSUBREAPER
 	};
+	/* run takes every flag of create, plus its own */
+#define CREATE_LONGOPTS                                                                            \
+	{"bundle", required_argument, NULL, 'b'},                                                  \
+	    {"console-socket", required_argument, NULL, OPT_CONSOLE},                              \
+	    {"pid-file", required_argument, NULL, OPT_PIDFILE},                                    \
+	    {"no-pivot", no_argument, NULL, OPT_NOPIVOT},                                          \
+	    {"no-new-keyring", no_argument, NULL, OPT_NOKEYRING},                                  \
+	    {"preserve-fds", required_argument, NULL, OPT_PRESERVE},                               \
+	    {"help", no_argument, NULL, 'h'}
 	static const struct option create_longopts[] = {
-	    {"bundle", required_argument, NULL, 'b'},
-	    {"console-socket", required_argument, NULL, OPT_CONSOLE},
-	    {"pid-file", required_argument, NULL, OPT_PIDFILE},
-	    {"no-pivot", no_argument, NULL, OPT_NOPIVOT},
-	    {"no-new-keyring", no_argument, NULL, OPT_NOKEYRING},
-	    {"preserve-fds", required_argument, NULL, OPT_PRESERVE},
-	    {"help", no_argument, NULL, 'h'},
+	    CREATE_LONGOPTS,
 	    {NULL, 0, NULL, 0},
 	};
 	static const struct option run_longopts[] = {
-	    {"bundle", required_argument, NULL, 'b'},
-	    {"console-socket", required_argument, NULL, OPT_CONSOLE},
-	    {"pid-file", required_argument, NULL, OPT_PIDFILE},
-	    {"no-pivot", no_argument, NULL, OPT_NOPIVOT},
-	    {"no-new-keyring", no_argument, NULL, OPT_NOKEYRING},
-	    {"preserve-fds", required_argument, NULL, OPT_PRESERVE},
+	    CREATE_LONGOPTS,
 	    {"detach", no_argument, NULL, 'd'},
 	    {"keep", no_argument, NULL, OPT_KEEP},
 	    {"no-subreaper", no_argument, NULL, OPT_NOSUBREAPER},
-	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
+#undef CREATE_LONGOPTS
 	int c;
 
 	opts->bundle = ".";
