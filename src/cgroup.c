@@ -1,4 +1,6 @@
 #include "cgroup.h"
+#include "cgroup-v1.h"
+#include "cgroup-v2.h"
 #include "log.h"
 #include "utils.h"
 
@@ -294,6 +296,12 @@ static void thaw(const hierarchy *h, const char *dir)
 int tern_cgroup_destroy(const oci_map *paths, tern_error **err)
 {
 	load_hierarchies();
+	/* Thaw first, everywhere: a frozen task cannot die, and it would keep
+	 * every other hierarchy's cgroup busy too. */
+	for (size_t i = 0; i < paths->len; i++) {
+		cleanup_free char *dir = dir_of(&paths->items[i]);
+		thaw(hierarchy_at(paths->items[i].key), dir);
+	}
 	for (size_t i = 0; i < paths->len; i++) {
 		const char *inner = paths->items[i].value;
 		if (inner == NULL || *inner == '\0' || strcmp(inner, "/") == 0)
@@ -302,7 +310,6 @@ int tern_cgroup_destroy(const oci_map *paths, tern_error **err)
 		struct stat st;
 		if (stat(dir, &st) < 0)
 			continue;
-		thaw(hierarchy_at(paths->items[i].key), dir);
 		/* Leftover processes keep the cgroup busy: kill and wait (bounded). */
 		for (int attempt = 0; attempt < 200; attempt++) {
 			if (rmdir(dir) == 0 || errno == ENOENT)
@@ -341,4 +348,88 @@ bool tern_cgroup_is_frozen(const oci_map *paths)
 			return true;
 	}
 	return false;
+}
+
+/* ---- resources ---- */
+
+/* The v2 hierarchy "has controllers" when its root lists any: a pure v2
+ * host. In hybrid mode the unified hierarchy is empty and v1 does the work. */
+static bool v2_active(const hierarchy *h)
+{
+	cleanup_free char *f = tern_strdup_printf("%s/cgroup.controllers", h->mountpoint);
+	cleanup_free char *data = NULL;
+
+	if (!h->v2 || tern_read_file(f, &data, NULL, 0, NULL) < 0)
+		return false;
+	/* Hybrid: v1 controller hierarchies do the work, even when the
+	 * unified one has a controller or two (hugetlb here). */
+	for (size_t i = 0; i < n_hierarchies; i++)
+		if (!hierarchies[i].v2 && strstr(hierarchies[i].controllers, "name=") == NULL)
+			return false;
+	return data[strspn(data, " \n")] != '\0';
+}
+
+bool tern_cgroup_v2_has_controllers(void)
+{
+	load_hierarchies();
+	for (size_t i = 0; i < n_hierarchies; i++)
+		if (v2_active(&hierarchies[i]))
+			return true;
+	return false;
+}
+
+int tern_cgroup_validate_resources(const oci_resources *r, tern_error **err)
+{
+	if (r == NULL)
+		return 0;
+	if (tern_cgroup_v2_has_controllers())
+		return tern_cgroup_v2_validate(r, err);
+	return tern_cgroup_v1_validate(r, err);
+}
+
+int tern_cgroup_apply_resources(const oci_map *paths, const oci_resources *r, bool update,
+				tern_error **err)
+{
+	load_hierarchies();
+	for (size_t i = 0; i < paths->len; i++) {
+		const hierarchy *h = hierarchy_at(paths->items[i].key);
+		cleanup_free char *dir = dir_of(&paths->items[i]);
+		int ret = 0;
+
+		if (h == NULL)
+			continue;
+		if (h->v2) {
+			if (!v2_active(h))
+				continue;
+			ret = tern_cgroup_v2_prepare(h->mountpoint, paths->items[i].value, err);
+			if (ret == 0 && r)
+				ret = tern_cgroup_v2_apply(dir, r, update, err);
+			/* devices: v2 has no files for them, an eBPF program does it;
+			 * on create the defaults apply even with no rules */
+			if (ret == 0 && (!update || (r && r->devices_len > 0)))
+				ret = tern_cgroup_v2_devices_apply(dir, r ? r->devices : NULL,
+								   r ? r->devices_len : 0, err);
+		} else {
+			/* also without linux.resources: the device rules */
+			ret = tern_cgroup_v1_apply(dir, h->controllers, r, update, err);
+		}
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int tern_cgroup_freeze(const oci_map *paths, bool freeze, tern_error **err)
+{
+	load_hierarchies();
+	for (size_t i = 0; i < paths->len; i++) {
+		const hierarchy *h = hierarchy_at(paths->items[i].key);
+		if (h == NULL || !h->freezer || (h->v2 && !v2_active(h)))
+			continue;
+		cleanup_free char *dir = dir_of(&paths->items[i]);
+		return h->v2 ? tern_cgroup_v2_freeze(dir, freeze, err)
+			     : tern_cgroup_v1_freeze(dir, freeze, err);
+	}
+	return tern_error_make(err, ENOTSUP, "%s: no freezer cgroup for this container",
+			       freeze ? "pause" : "resume");
 }

@@ -39,3 +39,22 @@ bool tern_cgroup_is_frozen(const oci_map *paths);
 
 /* The pids in it (from the first hierarchy that lists them). */
 int tern_cgroup_pids(const oci_map *paths, pid_t **pids, size_t *n, tern_error **err);
+
+/* ---- resources (the per-version work is in cgroup-v1.c / cgroup-v2.c) ---- */
+
+/* Reject nonsense before anything is created (cpus "abc", unified keys on a
+ * host without a v2 controller hierarchy...). */
+int tern_cgroup_validate_resources(const oci_resources *r, tern_error **err);
+
+/* Write linux.resources into every hierarchy of the container's cgroup
+ * (v1 controllers, or the v2 hierarchy when it has controllers). `update`:
+ * only the fields that are set change. */
+int tern_cgroup_apply_resources(const oci_map *paths, const oci_resources *r, bool update,
+				tern_error **err);
+
+/* Freeze (pause) or thaw (resume) every process of the container. */
+int tern_cgroup_freeze(const oci_map *paths, bool freeze, tern_error **err);
+
+/* true when the host's cgroup v2 hierarchy has controllers (a pure v2
+ * host), false on v1 and hybrid hosts. */
+bool tern_cgroup_v2_has_controllers(void);

@@ -61,3 +61,8 @@ int tern_cmd_list(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_kill(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_delete(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_exec(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_pause(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_resume(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_ps(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_update(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_features(tern_global_opts *g, int argc, char **argv);

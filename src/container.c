@@ -116,6 +116,11 @@ static int load_bundle(tern_container *c, tern_error **err)
 	ret = tern_rlimits_check(c->config->process->rlimits, c->config->process->rlimits_len, err);
 	if (ret < 0)
 		return ret;
+	if (c->config->linux_) {
+		ret = tern_cgroup_validate_resources(c->config->linux_->resources, err);
+		if (ret < 0)
+			return ret;
+	}
 	if (c->config->linux_ && c->config->linux_->seccomp) {
 		ret = tern_seccomp_compile(c->config->linux_->seccomp, &c->seccomp, err);
 		if (ret < 0)
@@ -227,6 +232,11 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 	if (ret < 0)
 		goto fail;
 	ret = tern_cgroup_create(&c->cgroup_paths, &c->own_cgroup, err);
+	if (ret < 0)
+		goto fail;
+	/* limits first: the process must never run unconstrained */
+	ret = tern_cgroup_apply_resources(
+	    &c->cgroup_paths, c->config->linux_ ? c->config->linux_->resources : NULL, false, err);
 	if (ret < 0)
 		goto fail;
 	/* Recorded now, so that if this tern is killed mid-create, `delete`
@@ -493,9 +503,12 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 		}
 	}
 	if (strcmp(st->status, "stopped") != 0) {
-		if (tern_cgroup_is_frozen(&st->cgroup_paths))
-			signal_all(st, SIGKILL, NULL);
 		kill(st->pid, SIGKILL);
+		/* a frozen process only dies once thawed */
+		if (tern_cgroup_is_frozen(&st->cgroup_paths)) {
+			signal_all(st, SIGKILL, NULL);
+			tern_cgroup_freeze(&st->cgroup_paths, false, NULL);
+		}
 		wait_gone(st);
 	}
 	run_poststop(config, st);

@@ -299,14 +299,22 @@ static int close_runtime_fds(tern_container *c, int statefd, tern_error **err)
 	return 0;
 }
 
+/* Blocks until `tern start` opens the fifo for reading; returns the fifo. */
 static int wait_for_start(int statefd, tern_error **err)
 {
-	/* Blocks until `tern start` opens the fifo for reading. */
-	cleanup_close int fd = openat(statefd, TERN_EXEC_FIFO, O_WRONLY | O_CLOEXEC);
+	int fd = openat(statefd, TERN_EXEC_FIFO, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return tern_error_make(err, errno, "open exec fifo");
-	if (tern_write_all(fd, "0", 1) < 0)
-		return tern_error_make(err, errno, "write exec fifo");
+	return fd;
+}
+
+/* The byte `tern start` waits for: once it has it, start runs poststart. */
+static int signal_started(int fifo, tern_error **err)
+{
+	int ret = tern_write_all(fifo, "0", 1);
+	close(fifo);
+	if (ret < 0)
+		return tern_error_make(err, -ret, "write exec fifo");
 	return 0;
 }
 
@@ -354,12 +362,17 @@ void tern_init_main(tern_container *c, int sync_fd)
 	/* From here on errors go to the container's stderr. */
 	if (close_runtime_fds(c, statefd, &e) < 0)
 		fail(&ic, e);
-	if (wait_for_start(statefd, &e) < 0)
+	int fifo = wait_for_start(statefd, &e);
+	if (fifo < 0)
 		fail(&ic, e);
 	close(statefd);
 
+	/* startContainer is part of start, before poststart (which `tern start`
+	 * runs once it reads our byte): so the hooks run before the byte. */
 	if (c->config->hooks && run_container_hooks(&ic, &c->config->hooks->start_container,
 						    "startContainer", "running", &e) < 0)
+		fail(&ic, e);
+	if (signal_started(fifo, &e) < 0)
 		fail(&ic, e);
 	if (p->no_new_privileges && tern_no_new_privs_apply(&e) < 0)
 		fail(&ic, e);

@@ -18,8 +18,13 @@ const tern_command tern_commands[] = {
     {"kill", tern_cmd_kill, "send a signal to a container's init process"},
     {"delete", tern_cmd_delete, "delete a container and everything it holds"},
     {"state", tern_cmd_state, "print a container's state as JSON"},
+    {"pause", tern_cmd_pause, "freeze every process of a container"},
+    {"resume", tern_cmd_resume, "thaw a paused container"},
+    {"ps", tern_cmd_ps, "list the processes of a container"},
+    {"update", tern_cmd_update, "change a container's resource limits"},
     {"list", tern_cmd_list, "list the containers"},
     {"spec", tern_cmd_spec, "write a default config.json"},
+    {"features", tern_cmd_features, "print the features this tern supports"},
     {"help", NULL, "show this help, or a command's with `help COMMAND`"},
     {NULL, NULL, NULL},
 };

@@ -121,6 +121,23 @@ static const struct mount_opt mount_opts[] = {
     {"rnostrictatime", OPT_ATTR_ATIME, MOUNT_ATTR_RELATIME},
 };
 
+size_t tern_mount_option_names(const char **names, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(mount_opts) / sizeof(mount_opts[0]); i++) {
+		if (mount_opts[i].name == NULL)
+			break;
+		/* idmap/ridmap parse but are refused until idmapped mounts land */
+		if (mount_opts[i].kind == OPT_IDMAP)
+			continue;
+		if (n < max)
+			names[n] = mount_opts[i].name;
+		n++;
+	}
+	return n;
+}
+
+
 static void data_append(char **data, const char *opt)
 {
 	char *n;

@@ -40,3 +40,7 @@ int tern_mount_one(int rootfd, const char *rootfs_path, const oci_mount *m, bool
  * instead of binds of the host's directories for this process's cgroup. */
 int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, bool in_user_ns,
 		      bool cgroupns, tern_error **err);
+
+/* The mount options tern understands (for `tern features`): fills up to
+ * `max` names, returns how many there are. */
+size_t tern_mount_option_names(const char **names, size_t max);

@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# pause / resume (the freezer), ps, update: the commands that act on a
+# running container's cgroup. Runs on cgroup v1 here and on v2 in the guest.
+
+load helpers
+
+# host_cgroup_dir PID CONTROLLER: the directory of PID's cgroup for a
+# controller, on v1 (its own hierarchy) or v2 (the unified one).
+host_cgroup_dir() {
+	local pid=$1 ctrl=$2 line
+	line=$(grep -E "^[0-9]+:([^:]*,)?$ctrl(,[^:]*)?:" /proc/"$pid"/cgroup || true)
+	if [ -n "$line" ]; then
+		local mnt
+		mnt=$(awk -v c="$ctrl" '$9 == "cgroup" && $NF ~ ("(^|,)" c "(,|$)") { print $5; exit }' /proc/self/mountinfo)
+		echo "$mnt${line##*:}"
+	else
+		echo "/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/"$pid"/cgroup)"
+	fi
+}
+
+@test "pause freezes the container and resume thaws it; state says paused" {
+	set_cmd 'i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done'
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	sleep 0.3
+	run tern pause "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(state_field "$ID" status)" = paused ]
+	a=$(cat "$BUNDLE/rootfs/tmp/count")
+	sleep 0.4
+	b=$(cat "$BUNDLE/rootfs/tmp/count")
+	[ "$a" = "$b" ]
+	run tern list
+	[[ "$output" == *paused* ]]
+	run tern resume "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(state_field "$ID" status)" = running ]
+	sleep 0.4
+	c=$(cat "$BUNDLE/rootfs/tmp/count")
+	[ "$c" -gt "$b" ]
+}
+
+@test "pause of a paused, resume of a running container fail; delete --force of a paused one works" {
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	run tern resume "$ID"
+	[ "$status" -ne 0 ]
+	run tern pause "$ID"
+	[ "$status" -eq 0 ]
+	run tern pause "$ID"
+	[ "$status" -ne 0 ]
+	run tern delete "$ID"
+	[ "$status" -ne 0 ]
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	check_nothing_left "$ID"
+}
+
+@test "exec into a paused container is refused unless --ignore-paused" {
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	run tern pause "$ID"
+	[ "$status" -eq 0 ]
+	run tern exec "$ID" true
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *paused* ]]
+	# with --ignore-paused the process joins the frozen cgroup: it runs
+	# once the container is resumed
+	"$TERN_BIN" --root "$ROOT" exec --ignore-paused "$ID" sh -c "echo ran > /tmp/ignored-pause" \
+		</dev/null >/dev/null 2>&1 3>&- &
+	local exec_pid=$!
+	sleep 0.3
+	[ ! -e "$BUNDLE/rootfs/tmp/ignored-pause" ]
+	run tern resume "$ID"
+	[ "$status" -eq 0 ]
+	wait "$exec_pid"
+	[ "$(cat "$BUNDLE/rootfs/tmp/ignored-pause")" = ran ]
+}
+
+@test "ps lists the container's processes (json and table)" {
+	set_cmd "sleep $MARK & sleep $MARK & wait"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	for _ in $(seq 50); do [ "$(pgrep -f "sleep $MARK" | wc -l)" -ge 2 ] && break; sleep 0.05; done
+	run tern ps --format json "$ID"
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e 'length == 3'
+	init=$(state_field "$ID" pid)
+	echo "$output" | jq -e --argjson p "$init" 'index($p) != null'
+	for p in $(pgrep -f "sleep $MARK"); do
+		echo "$output" | jq -e --argjson p "$p" 'index($p) != null'
+	done
+	run tern ps "$ID"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *PID* ]]
+	# the shell (its command line names the marker too) and the two sleeps
+	[ "$(echo "$output" | grep -c "sleep $MARK")" -eq 3 ]
+	run tern ps "$ID" -- -o pid,comm
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *PID*COMMAND* ]]
+	[ "${#lines[@]}" -eq 4 ]
+}
+
+@test "update --memory / --pids-limit / --cpu-quota change the limits of a running container" {
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	pid=$(state_field "$ID" pid)
+	run tern update --memory 64m --pids-limit 42 --cpu-quota 50000 --cpu-period 100000 "$ID"
+	[ "$status" -eq 0 ]
+	mem=$(host_cgroup_dir "$pid" memory)
+	pids=$(host_cgroup_dir "$pid" pids)
+	cpu=$(host_cgroup_dir "$pid" cpu)
+	if [ -e "$mem/memory.limit_in_bytes" ]; then
+		[ "$(cat "$mem/memory.limit_in_bytes")" = $((64 << 20)) ]
+		[ "$(cat "$cpu/cpu.cfs_quota_us")" = 50000 ]
+	else
+		[ "$(cat "$mem/memory.max")" = $((64 << 20)) ]
+		[ "$(cat "$cpu/cpu.max")" = "50000 100000" ]
+	fi
+	[ "$(cat "$pids/pids.max")" = 42 ]
+}
+
+@test "update --resources - reads linux.resources JSON from stdin" {
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	pid=$(state_field "$ID" pid)
+	echo '{"pids": {"limit": 77}}' >"$BATS_TEST_TMPDIR/res.json"
+	"$TERN_BIN" --root "$ROOT" update --resources - "$ID" <"$BATS_TEST_TMPDIR/res.json" 3>&-
+	[ "$(cat "$(host_cgroup_dir "$pid" pids)/pids.max")" = 77 ]
+}
+
+@test "update: nonsense is rejected and changes nothing" {
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	run tern update --memory lots "$ID"
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *--memory* ]]
+	run tern update --cpuset-cpus abc "$ID"
+	[ "$status" -ne 0 ]
+	run tern update --pids-limit 10 no-such-container
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *no-such-container* ]]
+}

@@ -1,0 +1,253 @@
+#!/bin/bash
+# Run a command inside a qemu guest that boots Debian's own kernel
+# (linux-image-amd64) on a pure cgroup v2 hierarchy, and exit with the
+# command's status. The guest sees this machine's root filesystem (read-only,
+# over virtio-9p) under a writable tmpfs overlay, so the command runs the same
+# binaries, the same checkout and the same bats as here; nothing it writes
+# reaches the host.
+#
+#   tests/vm/run-in-guest.sh [--timeout SECS] -- COMMAND [ARG...]
+#
+# COMMAND runs as root in the caller's working directory with the caller's
+# exported environment; stdin is /dev/null. Its stdout and stderr arrive here
+# on stdout and stderr while it runs. Exit status: COMMAND's own, or 124 when
+# the guest did not finish within --timeout (default 600 s; qemu is killed),
+# or 125 when the guest could not be started or set up (the guest's console
+# log is printed).
+#
+# Needs root (the guest's files are created with the owners the guest asks
+# for: qemu's 9p "passthrough" model). Installs what it needs with apt-get when
+# missing: qemu-system-x86, linux-image-amd64, initramfs-tools, lz4.
+#
+# Environment: TERN_VM_CACHE (default /var/cache/tern-vm) keeps the built
+# initrd between runs; TERN_VM_KERNEL picks a kernel version from /boot;
+# TERN_VM_MEM (MiB, default 2048) and TERN_VM_SMP (default 2) size the guest;
+# TERN_VM_KEEP=1 keeps the run's temporary directory (console log, output).
+#
+# There is no /dev/kvm on the machines this runs on: qemu emulates the CPU
+# (TCG), so the guest boots in about a minute and runs several times slower
+# than the host.
+set -uo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+prog=run-in-guest.sh
+VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+GUEST_INIT=$VM_DIR/guest-init.sh
+CACHE=${TERN_VM_CACHE:-/var/cache/tern-vm}
+MEM=${TERN_VM_MEM:-2048}
+SMP=${TERN_VM_SMP:-2}
+timeout=600
+
+usage() {
+	echo "usage: $prog [--timeout SECS] -- COMMAND [ARG...]" >&2
+	exit 125
+}
+
+die() {
+	echo "$prog: $*" >&2
+	exit 125
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--timeout)
+		[ $# -ge 2 ] || usage
+		timeout=$2
+		shift 2
+		;;
+	--timeout=*)
+		timeout=${1#--timeout=}
+		shift
+		;;
+	--)
+		shift
+		break
+		;;
+	-h | --help) usage ;;
+	*) break ;;
+	esac
+done
+[ $# -gt 0 ] || usage
+case "$timeout" in
+'' | *[!0-9]*) die "--timeout wants a number of seconds, not '$timeout'" ;;
+esac
+[ "$(id -u)" -eq 0 ] || die "run as root: the guest shares this machine's root filesystem"
+# The kernel command line splits on spaces and has no quoting we can rely on.
+case "$GUEST_INIT" in
+*[[:space:]]*) die "the checkout's path has white space in it: $GUEST_INIT" ;;
+esac
+
+t_start=$(date +%s)
+
+# --- what we need on the host ---
+
+# guest_kernel: the newest Debian kernel in /boot whose modules are
+# installed (the guest loads overlay, veth, ... from /lib/modules over 9p).
+guest_kernel() {
+	local k best=
+	if [ -n "${TERN_VM_KERNEL:-}" ]; then
+		echo "$TERN_VM_KERNEL"
+		return
+	fi
+	for k in /boot/vmlinuz-*; do
+		[ -e "$k" ] || continue
+		k=${k#/boot/vmlinuz-}
+		[ -e "/lib/modules/$k/modules.dep" ] || continue
+		best=$(printf '%s\n%s\n' "$best" "$k" | sort -V | tail -n1)
+	done
+	echo "$best"
+}
+
+need=()
+command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+command -v mkinitramfs >/dev/null || need+=(initramfs-tools)
+command -v lz4 >/dev/null || need+=(lz4)
+[ -n "$(guest_kernel)" ] || need+=(linux-image-amd64)
+if [ ${#need[@]} -gt 0 ]; then
+	echo "$prog: installing ${need[*]}" >&2
+	# INITRD=No: the kernel package would otherwise build a 31 MB initrd
+	# for /boot that nothing here boots; we build our own, smaller one.
+	{ apt-get update -q &&
+		INITRD=No apt-get install -y -q --no-install-recommends \
+			-o DPkg::Lock::Timeout=600 "${need[@]}"; } </dev/null >&2 ||
+		die "apt-get install ${need[*]} failed"
+fi
+kver=$(guest_kernel)
+[ -n "$kver" ] || die "no kernel in /boot with modules in /lib/modules (is linux-image-amd64 installed?)"
+kernel=/boot/vmlinuz-$kver
+[ -r "$kernel" ] || die "$kernel: not readable"
+
+# --- the initrd, built once per kernel and configuration ---
+
+# The key covers everything that goes into the initrd that we control or
+# that changes with the system: our config, the kernel, initramfs-tools.
+key=$({
+	echo "$kver"
+	cat "$VM_DIR"/initramfs/initramfs.conf "$VM_DIR"/initramfs/modules
+	dpkg-query -W -f='${Version}\n' initramfs-tools 2>/dev/null
+} | sha256sum | cut -c1-16)
+initrd=$CACHE/initrd-$kver-$key.img
+mkdir -p "$CACHE" || die "mkdir $CACHE failed"
+(
+	# Parallel runs build it once; the others wait for it.
+	flock 9 || exit 1
+	[ -s "$initrd" ] && exit 0
+	echo "$prog: building $initrd" >&2
+	conf=$(mktemp -d "$CACHE/conf.XXXXXX") || exit 1
+	trap 'rm -rf "$conf" "$initrd.new"' EXIT
+	# mkinitramfs -d wants a whole configuration directory; git does not
+	# keep the empty ones, so assemble it here.
+	mkdir -p "$conf"/conf.d "$conf"/scripts "$conf"/hooks &&
+		cp "$VM_DIR"/initramfs/initramfs.conf "$VM_DIR"/initramfs/modules "$conf"/ &&
+		mkinitramfs -d "$conf" -o "$initrd.new" "$kver" >&2 &&
+		mv "$initrd.new" "$initrd"
+) 9>"$CACHE/lock" || die "building the initrd for $kver failed"
+
+# --- the run ---
+
+run=$(mktemp -d /tmp/tern-vm.XXXXXX) || die "mktemp failed"
+io=$run/io
+mkdir "$io" || die "mkdir $io failed"
+qpid= tails=()
+cleanup() {
+	# qpid is timeout(1), which passes TERM on to qemu.
+	[ -n "$qpid" ] && kill -TERM "$qpid" 2>/dev/null
+	for p in "${tails[@]}"; do kill "$p" 2>/dev/null; done
+	if [ "${TERN_VM_KEEP:-0}" = 1 ]; then
+		echo "$prog: kept $run" >&2
+	else
+		rm -rf "$run"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The job: the caller's exported environment, working directory and argv,
+# quoted so that the guest's bash reads back exactly the same words.
+{
+	for v in $(compgen -e); do
+		case "$v" in
+		PWD | OLDPWD | SHLVL | _) continue ;;
+		esac
+		printf 'export %s=%q\n' "$v" "${!v}"
+	done
+	printf 'TERN_VM_CWD=%q\n' "$PWD"
+	printf 'ARGS=('
+	printf '%q ' "$@"
+	printf ')\n'
+} >"$io/job" || die "writing the job file"
+: >"$io/stdout"
+: >"$io/stderr"
+
+# cgroup_no_v1=all: a pure v2 host, nothing falls back to v1.
+# cache=loose: the root is read-only and does not change under the guest in
+# a way the tests care about, so let the guest cache it (much faster).
+# fsck.mode=skip: there is nothing to check on 9p.
+# panic=-1 with -no-reboot: a guest init that dies ends qemu.
+append="console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off
+ root=ternroot rootfstype=9p ro fsck.mode=skip
+ rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=262144
+ cgroup_no_v1=all init=$GUEST_INIT"
+
+# multidevs=remap: the host's root spans several file systems; without it
+# inode numbers from different devices could collide in the guest.
+# timeout(1) rather than a sleeping watchdog: a stray sleep would keep the
+# caller's pipes open (`run-in-guest.sh ... | tee`) long after we are done.
+# qemu ends on TERM; KILL follows if it does not within 10 s.
+timeout -k 10 "$timeout" qemu-system-x86_64 \
+	-nodefaults -no-user-config -display none -no-reboot \
+	-accel tcg,thread=multi -cpu max -smp "$SMP" -m "$MEM" \
+	-kernel "$kernel" -initrd "$initrd" -append "$(echo $append)" \
+	-serial "file:$run/console.log" \
+	-fsdev local,id=root,path=/,security_model=passthrough,readonly=on,multidevs=remap \
+	-device virtio-9p-pci,fsdev=root,mount_tag=ternroot \
+	-fsdev local,id=io,path="$io",security_model=passthrough \
+	-device virtio-9p-pci,fsdev=io,mount_tag=ternio \
+	-nic none \
+	</dev/null >"$run/qemu.log" 2>&1 &
+qpid=$!
+
+# Stream the command's output while the guest runs; tail stops on its own
+# once qemu is gone and it has read the rest.
+tail -n +1 -s 0.2 -f --pid="$qpid" "$io/stdout" </dev/null &
+tails+=($!)
+tail -n +1 -s 0.2 -f --pid="$qpid" "$io/stderr" </dev/null >&2 &
+tails+=($!)
+
+wait "$qpid"
+qemu_rc=$?
+qpid=
+for p in "${tails[@]}"; do wait "$p"; done
+tails=()
+t_end=$(date +%s)
+
+show_console() {
+	echo "$prog: --- qemu output ---" >&2
+	cat "$run/qemu.log" >&2
+	echo "$prog: --- guest console (last 60 lines) ---" >&2
+	tail -n 60 "$run/console.log" >&2
+	echo "$prog: --- end ---" >&2
+}
+
+# timeout(1) says 124 when it stopped qemu with TERM, 137 when it needed
+# KILL; qemu itself exits 0 (power off, reboot) or 1 (bad options).
+if [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
+	show_console
+	echo "$prog: TIMEOUT: the guest did not finish within $timeout s; qemu killed" >&2
+	exit 124
+fi
+if ! [ -s "$io/status" ]; then
+	show_console
+	die "the guest ended (qemu status $qemu_rc) without running the command to completion"
+fi
+rc=$(cat "$io/status")
+case "$rc" in
+'' | *[!0-9]*) die "bad status from the guest: '$rc'" ;;
+esac
+
+# Times from the host's clock: qemu writes the guest's files on the host.
+t_cmd=$(stat -c %Y "$io/started" 2>/dev/null || echo "$t_end")
+t_done=$(stat -c %Y "$io/status")
+echo "$prog: kernel $kver; boot $((t_cmd - t_start)) s," \
+	"command $((t_done - t_cmd)) s, total $((t_end - t_start)) s; status $rc" >&2
+exit "$rc"
