@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -432,4 +433,75 @@ int tern_cgroup_freeze(const oci_map *paths, bool freeze, tern_error **err)
 	}
 	return tern_error_make(err, ENOTSUP, "%s: no freezer cgroup for this container",
 			       freeze ? "pause" : "resume");
+}
+
+int tern_cgroup_stats_read(const oci_map *paths, tern_cgroup_stats *stats, tern_error **err)
+{
+	load_hierarchies();
+	for (size_t i = 0; i < paths->len; i++) {
+		const hierarchy *h = hierarchy_at(paths->items[i].key);
+		cleanup_free char *dir = dir_of(&paths->items[i]);
+		int ret = 0;
+		if (h == NULL)
+			continue;
+		if (h->v2) {
+			if (v2_active(h))
+				ret = tern_cgroup_v2_stats(dir, stats, err);
+		} else {
+			ret = tern_cgroup_v1_stats(dir, h->controllers, stats, err);
+		}
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+void tern_cgroup_oom_watch_close(tern_cgroup_oom_watch *w)
+{
+	if (w->started && w->v1_eventfd >= 0)
+		close(w->v1_eventfd);
+	w->v1_eventfd = -1;
+}
+
+int tern_cgroup_oom_wait(const oci_map *paths, tern_cgroup_oom_watch *w, int timeout_ms,
+			 tern_error **err)
+{
+	load_hierarchies();
+	for (size_t i = 0; i < paths->len; i++) {
+		const hierarchy *h = hierarchy_at(paths->items[i].key);
+		if (h == NULL)
+			continue;
+		cleanup_free char *dir = dir_of(&paths->items[i]);
+		if (h->v2 && v2_active(h)) {
+			if (!w->started) {
+				/* count only the kills from now on */
+				w->started = true;
+				w->v1_eventfd = -1;
+				tern_cgroup_v2_oom_wait(dir, &w->v2_oom_kills, 0, NULL);
+			}
+			return tern_cgroup_v2_oom_wait(dir, &w->v2_oom_kills, timeout_ms, err);
+		}
+		if (!h->v2 && has_controllers(h->controllers, "memory")) {
+			if (!w->started) {
+				w->started = true;
+				w->v1_eventfd = tern_cgroup_v1_oom_eventfd(dir, err);
+				if (w->v1_eventfd < 0)
+					return w->v1_eventfd;
+			}
+			struct pollfd pfd = {.fd = w->v1_eventfd, .events = POLLIN};
+			int n = poll(&pfd, 1, timeout_ms);
+			if (n <= 0)
+				return 0;
+			uint64_t count;
+			if (read(w->v1_eventfd, &count, sizeof(count)) != sizeof(count))
+				return 0;
+			/* the kernel also signals removal of the cgroup */
+			cleanup_free char *ctl = tern_strdup_printf("%s/cgroup.event_control", dir);
+			return access(ctl, F_OK) == 0 ? 1 : 0;
+		}
+	}
+	/* no memory controller: nothing to watch, just wait */
+	if (timeout_ms > 0)
+		poll(NULL, 0, timeout_ms);
+	return 0;
 }

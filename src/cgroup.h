@@ -58,3 +58,22 @@ int tern_cgroup_freeze(const oci_map *paths, bool freeze, tern_error **err);
 /* true when the host's cgroup v2 hierarchy has controllers (a pure v2
  * host), false on v1 and hybrid hosts. */
 bool tern_cgroup_v2_has_controllers(void);
+
+#include "cgroup-stats.h"
+
+/* Usage counters of the container's cgroup (zero `stats` first; free with
+ * tern_cgroup_stats_free). */
+int tern_cgroup_stats_read(const oci_map *paths, tern_cgroup_stats *stats, tern_error **err);
+
+/* Wait up to `timeout_ms` for an OOM kill in the container's memory
+ * cgroup. 1: there was one, 0: timeout (or the cgroup went away). `state`
+ * carries what the previous call saw (zero it before the first call; free
+ * with tern_cgroup_oom_watch_close). */
+typedef struct {
+	int v1_eventfd; /* -1 until opened */
+	uint64_t v2_oom_kills;
+	bool started;
+} tern_cgroup_oom_watch;
+int tern_cgroup_oom_wait(const oci_map *paths, tern_cgroup_oom_watch *w, int timeout_ms,
+			 tern_error **err);
+void tern_cgroup_oom_watch_close(tern_cgroup_oom_watch *w);

@@ -21,6 +21,7 @@ const tern_command tern_commands[] = {
     {"pause", tern_cmd_pause, "freeze every process of a container"},
     {"resume", tern_cmd_resume, "thaw a paused container"},
     {"ps", tern_cmd_ps, "list the processes of a container"},
+    {"events", tern_cmd_events, "print a container's resource stats and OOM events"},
     {"update", tern_cmd_update, "change a container's resource limits"},
     {"list", tern_cmd_list, "list the containers"},
     {"spec", tern_cmd_spec, "write a default config.json"},
