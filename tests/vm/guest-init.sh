@@ -6,8 +6,8 @@
 #   1. lay a tmpfs-backed overlay over that read-only root and pivot into it,
 #      so that the tests can write anywhere (the repo's tests/.work cache,
 #      /etc, /root, ...) while the host's files stay untouched;
-#   2. give the new root fresh /proc, /sys, /dev, tmpfs /tmp /run /var/tmp
-#      and a pure cgroup v2 hierarchy at /sys/fs/cgroup with every controller
+#   2. give the new root fresh /proc, /sys, /dev, empty tmpfs on /run, /tmp,
+#      /var/tmp and /var/lib, and a pure cgroup v2 hierarchy at /sys/fs/cgroup with every controller
 #      enabled for child cgroups;
 #   3. run the job the host left on the "ternio" 9p share (its environment,
 #      working directory and argv), with stdout and stderr written to files
@@ -79,12 +79,35 @@ mkdir -p $new/dev/pts $new/dev/shm $new/dev/mqueue
 mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,gid=5 devpts $new/dev/pts
 mount -t tmpfs -o mode=1777,nosuid,nodev shm $new/dev/shm
 mount -t mqueue mqueue $new/dev/mqueue
-# Fresh, empty scratch directories: the host's /tmp, /run and /var/tmp hold
-# the host's own state (locks, sockets, container state) that must not leak
-# into the guest's tests.
+# Fresh, empty tmpfs on /run, /tmp, /var/tmp and /var/lib. The host's hold
+# the host's own state (container state, sockets, locks, storage) that must
+# not leak into the guest's tests; and scratch directories must not be on
+# the overlay root, since an overlay mount (which tests make) cannot use
+# another overlay as its upper layer.
+#
+# A checkout or working directory under one of them (a CI clone in /tmp)
+# must stay visible, though: keep its overlay view aside and put it back
+# on top of the new tmpfs.
+read -r cwd <$stage/io/cwd || fail "reading the working directory"
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+keep=()
+for p in "$repo" "$cwd"; do
+	case "$p/" in
+	/tmp/* | /var/tmp/* | /var/lib/*) ;;
+	*) continue ;;
+	esac
+	n=$stage/keep/${#keep[@]}
+	{ mkdir -p "$n" && mount --bind "$new$p" "$n"; } || fail "keeping $p visible"
+	keep+=("$p")
+done
+mount -t tmpfs -o mode=0755 tmpfs $new/run || fail "mounting /run"
 mount -t tmpfs -o mode=1777 tmpfs $new/tmp || fail "mounting /tmp"
 mount -t tmpfs -o mode=1777 tmpfs $new/var/tmp || fail "mounting /var/tmp"
-mount -t tmpfs -o mode=0755 tmpfs $new/run || fail "mounting /run"
+mount -t tmpfs -o mode=0755 tmpfs $new/var/lib || fail "mounting /var/lib"
+for i in "${!keep[@]}"; do
+	{ mkdir -p "$new${keep[$i]}" && mount --move "$stage/keep/$i" "$new${keep[$i]}"; } ||
+		fail "putting ${keep[$i]} back"
+done
 mkdir -p $new/run/tern-io $new/run/lock
 mount --move $stage/io $new/run/tern-io || fail "moving the ternio share"
 
@@ -96,12 +119,16 @@ cd / || fail "cd /"
 # mounts left on it (/proc, /run, ...) are not needed any more.
 umount -l /.oldroot || fail "detaching the old root"
 rmdir /.oldroot
+# Shared propagation, as systemd sets it up on the hosts that run cgroup v2,
+# so the runtime's mount setup is exercised the way it will be used there.
+mount --make-rshared / || fail "making / shared"
 
 # --- 2. cgroup v2 only ---
 # cgroup_no_v1=all on the kernel command line keeps v1 controllers out, so
 # anything that silently falls back to v1 fails here instead of passing.
 mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup || fail "mounting cgroup2"
-for c in $(cat /sys/fs/cgroup/cgroup.controllers); do
+read -ra controllers </sys/fs/cgroup/cgroup.controllers
+for c in "${controllers[@]}"; do
 	echo "+$c" >/sys/fs/cgroup/cgroup.subtree_control ||
 		say "could not enable the $c controller for child cgroups"
 done
@@ -113,14 +140,15 @@ say "cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 # --- 3. the job ---
 io=/run/tern-io
 [ -r $io/job ] || fail "no job file on the ternio share"
-# The job file exports the caller's environment and sets TERN_VM_CWD (the
-# caller's working directory) and ARGS (written with printf %q on the host).
+# The job file exports the caller's environment and sets ARGS (written with
+# printf %q on the host); ./cwd holds the caller's working directory.
 ARGS=()
-TERN_VM_CWD=/
 # shellcheck disable=SC1090,SC1091
 . $io/job || fail "reading the job file"
 [ ${#ARGS[@]} -gt 0 ] || fail "empty command"
-cd -- "$TERN_VM_CWD" || fail "cd to $TERN_VM_CWD"
+cd -- "$cwd" || fail "cd to $cwd"
+# A caller's TMPDIR may be a per-run directory under the host's /run.
+[ -z "${TMPDIR:-}" ] || mkdir -p "$TMPDIR"
 date +%s >$io/started
 say "running: ${ARGS[*]}"
 ("${ARGS[@]}") </dev/null >$io/stdout 2>$io/stderr

@@ -9,7 +9,13 @@
 #   tests/vm/run-in-guest.sh [--timeout SECS] -- COMMAND [ARG...]
 #
 # COMMAND runs as root in the caller's working directory with the caller's
-# exported environment; stdin is /dev/null. Its stdout and stderr arrive here
+# exported environment (minus an outer bats run's BATS_* bookkeeping); stdin
+# is /dev/null. In the guest, / is this machine's root under a tmpfs overlay
+# (writable; the checkout's tests/.work cache too), /run, /tmp, /var/tmp and
+# /var/lib are fresh empty tmpfs (but the checkout and the working directory
+# stay visible if they are under one of them), and
+# /sys/fs/cgroup is cgroup2 with every controller enabled in the root's
+# cgroup.subtree_control; the command runs in the root cgroup. Its stdout and stderr arrive here
 # on stdout and stderr while it runs. Exit status: COMMAND's own, or 124 when
 # the guest did not finish within --timeout (default 600 s; qemu is killed),
 # or 125 when the guest could not be started or set up (the guest's console
@@ -30,7 +36,7 @@
 set -uo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
-prog=run-in-guest.sh
+prog='run-in-guest.sh'
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 GUEST_INIT=$VM_DIR/guest-init.sh
 CACHE=${TERN_VM_CACHE:-/var/cache/tern-vm}
@@ -75,6 +81,12 @@ esac
 # The kernel command line splits on spaces and has no quoting we can rely on.
 case "$GUEST_INIT" in
 *[[:space:]]*) die "the checkout's path has white space in it: $GUEST_INIT" ;;
+esac
+
+case "$PWD/" in
+*$'\n'*) die "the working directory's name has a newline in it" ;;
+/run/* | /proc/* | /sys/* | /dev/*)
+	die "the guest has its own $PWD; run from a directory of the host's root filesystem" ;;
 esac
 
 t_start=$(date +%s)
@@ -148,7 +160,8 @@ mkdir -p "$CACHE" || die "mkdir $CACHE failed"
 run=$(mktemp -d /tmp/tern-vm.XXXXXX) || die "mktemp failed"
 io=$run/io
 mkdir "$io" || die "mkdir $io failed"
-qpid= tails=()
+qpid='' tails=()
+# shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	# qpid is timeout(1), which passes TERM on to qemu.
 	[ -n "$qpid" ] && kill -TERM "$qpid" 2>/dev/null
@@ -168,14 +181,19 @@ trap 'exit 130' INT TERM
 	for v in $(compgen -e); do
 		case "$v" in
 		PWD | OLDPWD | SHLVL | _) continue ;;
+		# An outer bats run (this script called from a .bats test) exports
+		# its own bookkeeping (BATS_RUN_TMPDIR, BATS_TEST_NAME, ...), which
+		# would confuse a bats started in the guest. Settings pass.
+		BATS_TEST_TIMEOUT | BATS_LIB_PATH | BATS_NO_PARALLELIZE_*) ;;
+		BATS_*) continue ;;
 		esac
 		printf 'export %s=%q\n' "$v" "${!v}"
 	done
-	printf 'TERN_VM_CWD=%q\n' "$PWD"
 	printf 'ARGS=('
 	printf '%q ' "$@"
 	printf ')\n'
 } >"$io/job" || die "writing the job file"
+printf '%s\n' "$PWD" >"$io/cwd" || die "writing the cwd file"
 : >"$io/stdout"
 : >"$io/stderr"
 
@@ -184,10 +202,11 @@ trap 'exit 130' INT TERM
 # a way the tests care about, so let the guest cache it (much faster).
 # fsck.mode=skip: there is nothing to check on 9p.
 # panic=-1 with -no-reboot: a guest init that dies ends qemu.
-append="console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off
- root=ternroot rootfstype=9p ro fsck.mode=skip
- rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=262144
- cgroup_no_v1=all init=$GUEST_INIT"
+# shellcheck disable=SC2054 # the commas belong to rootflags
+append=(console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off
+	root=ternroot rootfstype=9p ro fsck.mode=skip
+	rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=262144
+	cgroup_no_v1=all "init=$GUEST_INIT")
 
 # multidevs=remap: the host's root spans several file systems; without it
 # inode numbers from different devices could collide in the guest.
@@ -197,7 +216,7 @@ append="console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off
 timeout -k 10 "$timeout" qemu-system-x86_64 \
 	-nodefaults -no-user-config -display none -no-reboot \
 	-accel tcg,thread=multi -cpu max -smp "$SMP" -m "$MEM" \
-	-kernel "$kernel" -initrd "$initrd" -append "$(echo $append)" \
+	-kernel "$kernel" -initrd "$initrd" -append "${append[*]}" \
 	-serial "file:$run/console.log" \
 	-fsdev local,id=root,path=/,security_model=passthrough,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=ternroot \
@@ -206,6 +225,7 @@ timeout -k 10 "$timeout" qemu-system-x86_64 \
 	-nic none \
 	</dev/null >"$run/qemu.log" 2>&1 &
 qpid=$!
+t_qemu=$(date +%s)
 
 # Stream the command's output while the guest runs; tail stops on its own
 # once qemu is gone and it has read the rest.
@@ -248,6 +268,6 @@ esac
 # Times from the host's clock: qemu writes the guest's files on the host.
 t_cmd=$(stat -c %Y "$io/started" 2>/dev/null || echo "$t_end")
 t_done=$(stat -c %Y "$io/status")
-echo "$prog: kernel $kver; boot $((t_cmd - t_start)) s," \
+echo "$prog: kernel $kver; setup $((t_qemu - t_start)) s, boot $((t_cmd - t_qemu)) s," \
 	"command $((t_done - t_cmd)) s, total $((t_end - t_start)) s; status $rc" >&2
 exit "$rc"
