@@ -11,12 +11,13 @@
 # COMMAND runs as root in the caller's working directory with the caller's
 # exported environment (minus an outer bats run's BATS_* bookkeeping); stdin
 # is /dev/null. In the guest, / is this machine's root under a tmpfs overlay
-# (writable; the checkout's tests/.work cache too), /run, /tmp, /var/tmp and
-# /var/lib are fresh empty tmpfs (but the checkout and the working directory
-# stay visible if they are under one of them), and
-# /sys/fs/cgroup is cgroup2 with every controller enabled in the root's
-# cgroup.subtree_control; the command runs in the root cgroup. Its stdout and stderr arrive here
-# on stdout and stderr while it runs. Exit status: COMMAND's own, or 124 when
+# (writable; the checkout's tests/.work cache too, with what the host had
+# there), with shared propagation as systemd sets it up; /run, /tmp, /var/tmp
+# and /var/lib are fresh empty tmpfs (the checkout and the working directory
+# stay visible if they are under one of them); /sys/fs/cgroup is cgroup2
+# (no v1: cgroup_no_v1=all) with every controller enabled in the root's
+# cgroup.subtree_control, and the command runs in the root cgroup.
+# Its stdout and stderr arrive here on stdout and stderr while it runs. Exit status: COMMAND's own, or 124 when
 # the guest did not finish within --timeout (default 600 s; qemu is killed),
 # or 125 when the guest could not be started or set up (the guest's console
 # log is printed).
@@ -31,8 +32,8 @@
 # TERN_VM_KEEP=1 keeps the run's temporary directory (console log, output).
 #
 # There is no /dev/kvm on the machines this runs on: qemu emulates the CPU
-# (TCG), so the guest boots in about a minute and runs several times slower
-# than the host.
+# (TCG): measured here, the guest boots in 10-15 s and runs tests about 5
+# times slower than the host (lifecycle.bats: 187 s against 37 s).
 set -uo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
