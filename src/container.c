@@ -116,6 +116,20 @@ static int load_bundle(tern_container *c, tern_error **err)
 	ret = tern_rlimits_check(c->config->process->rlimits, c->config->process->rlimits_len, err);
 	if (ret < 0)
 		return ret;
+	if (c->rt->systemd_cgroup) {
+		/* The systemd driver asks systemd (PID 1) over D-Bus for a scope;
+		 * without systemd there is nobody to ask. The driver itself is
+		 * still to come: until then, say so rather than guess a path. */
+		if (access("/run/systemd/system", F_OK) < 0)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "--systemd-cgroup: systemd is not running as PID 1 on this host, so "
+			    "there is no systemd to create the container's scope; run without "
+			    "--systemd-cgroup (linux.cgroupsPath is then a cgroupfs path)");
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "--systemd-cgroup: the systemd cgroup driver is not "
+					     "implemented yet; run without --systemd-cgroup");
+	}
 	if (c->config->linux_) {
 		ret = tern_cgroup_validate_resources(c->config->linux_->resources, err);
 		if (ret < 0)

@@ -64,3 +64,12 @@ expected_cgroups() {
 	[ "$status" -eq 0 ]
 	check_nothing_left "$ID"
 }
+
+@test "cgroup: --systemd-cgroup without systemd as PID 1 fails clearly and leaves nothing" {
+	[ ! -d /run/systemd/system ] || skip "LOUD: systemd runs on this host; this test covers hosts without it"
+	update_config ".linux.cgroupsPath = \"system.slice:tern:$ID\""
+	run in_file "$TERN_BIN" --root "$ROOT" --systemd-cgroup run -b "$BUNDLE" "$ID"
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *--systemd-cgroup*systemd* ]]
+	check_nothing_left "$ID"
+}
