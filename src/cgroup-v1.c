@@ -116,36 +116,6 @@ static int read_u64(const char *dir, const char *file, uint64_t *out)
 
 /* ---- validation ---- */
 
-/* A kernel cpu/node list: "0-3,5,7-8". Empty is allowed (= not set). */
-static bool valid_cpu_list(const char *s)
-{
-	const char *p = s;
-
-	if (*p == '\0')
-		return true;
-	for (;;) {
-		char *end;
-		if (!isdigit((unsigned char)*p))
-			return false;
-		unsigned long a = strtoul(p, &end, 10);
-		p = end;
-		if (*p == '-') {
-			p++;
-			if (!isdigit((unsigned char)*p))
-				return false;
-			unsigned long b = strtoul(p, &end, 10);
-			p = end;
-			if (b < a)
-				return false;
-		}
-		if (*p == '\0')
-			return true;
-		if (*p != ',')
-			return false;
-		p++;
-	}
-}
-
 static int validate_device_rule(const oci_device_cgroup_rule *d, size_t i, tern_error **err)
 {
 	const char *type = d->type ? d->type : "a";
@@ -239,10 +209,10 @@ int tern_cgroup_v1_validate(const oci_resources *r, tern_error **err)
 		return ret;
 	if (r->cpu) {
 		const oci_cpu *c = r->cpu;
-		if (c->cpus && !valid_cpu_list(c->cpus))
+		if (c->cpus && !tern_valid_cpu_list(c->cpus))
 			return tern_error_make_quiet(
 			    err, EINVAL, F "cpu.cpus `%s`: not a cpu list like \"0-1,3\"", c->cpus);
-		if (c->mems && !valid_cpu_list(c->mems))
+		if (c->mems && !tern_valid_cpu_list(c->mems))
 			return tern_error_make_quiet(
 			    err, EINVAL, F "cpu.mems `%s`: not a node list like \"0-1,3\"",
 			    c->mems);

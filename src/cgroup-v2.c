@@ -103,36 +103,6 @@ char *tern_cgroup_v2_cpu_max_value(int64_t quota, uint64_t period)
 /* ---------------------------------------------------------------------- */
 /* validation                                                             */
 
-/* "0-3,5,7-8": what cpuset.cpus/mems accept. Empty means unset. */
-static bool valid_cpu_list(const char *s)
-{
-	const char *p = s;
-
-	if (*p == '\0')
-		return true;
-	for (;;) {
-		char *end;
-		if (!isdigit((unsigned char)*p))
-			return false;
-		unsigned long a = strtoul(p, &end, 10);
-		p = end;
-		if (*p == '-') {
-			p++;
-			if (!isdigit((unsigned char)*p))
-				return false;
-			unsigned long b = strtoul(p, &end, 10);
-			if (b < a)
-				return false;
-			p = end;
-		}
-		if (*p == '\0')
-			return true;
-		if (*p != ',')
-			return false;
-		p++;
-	}
-}
-
 /* A file name of the cgroup directory, never a path out of it. */
 static bool valid_file_key(const char *key)
 {
@@ -184,11 +154,11 @@ int tern_cgroup_v2_validate(const oci_resources *r, tern_error **err)
 						     "linux.resources.cpu.period: %" PRIu64
 						     " is outside 1000..1000000",
 						     c->period.value);
-		if (c->cpus && !valid_cpu_list(c->cpus))
+		if (c->cpus && !tern_valid_cpu_list(c->cpus))
 			return tern_error_make_quiet(
 			    err, EINVAL, "linux.resources.cpu.cpus: `%s` is not a cpu list",
 			    c->cpus);
-		if (c->mems && !valid_cpu_list(c->mems))
+		if (c->mems && !tern_valid_cpu_list(c->mems))
 			return tern_error_make_quiet(
 			    err, EINVAL, "linux.resources.cpu.mems: `%s` is not a memory node list",
 			    c->mems);

@@ -396,3 +396,34 @@ int tern_parse_signal(const char *s)
 	}
 	return -1;
 }
+
+/* A kernel cpu/node list as cpuset.cpus and cpuset.mems take it: "0-3,5,7-8".
+ * Empty is allowed (= not set). */
+bool tern_valid_cpu_list(const char *s)
+{
+	const char *p = s;
+
+	if (*p == '\0')
+		return true;
+	for (;;) {
+		char *end;
+		if (!isdigit((unsigned char)*p))
+			return false;
+		unsigned long a = strtoul(p, &end, 10);
+		p = end;
+		if (*p == '-') {
+			p++;
+			if (!isdigit((unsigned char)*p))
+				return false;
+			unsigned long b = strtoul(p, &end, 10);
+			p = end;
+			if (b < a)
+				return false;
+		}
+		if (*p == '\0')
+			return true;
+		if (*p != ',')
+			return false;
+		p++;
+	}
+}

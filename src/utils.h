@@ -69,3 +69,6 @@ int tern_cloexec_fds_from(int first);
 
 /* Parse a signal given as "KILL", "SIGKILL" or "9". Returns the number or -1. */
 int tern_parse_signal(const char *s);
+
+/* "0-3,5,7-8", as cpuset.cpus/mems take it (empty allowed). */
+bool tern_valid_cpu_list(const char *s);

@@ -104,6 +104,17 @@ static void test_paths(void)
 	free(want);
 }
 
+static void test_cpu_lists(void)
+{
+	ok(tern_valid_cpu_list("0-3,5,7-8"), "cpu list with ranges");
+	ok(tern_valid_cpu_list(""), "empty cpu list means unset");
+	ok(tern_valid_cpu_list("1"), "single cpu");
+	ok(!tern_valid_cpu_list("abc"), "letters rejected");
+	ok(!tern_valid_cpu_list("3-1"), "descending range rejected");
+	ok(!tern_valid_cpu_list("0,"), "trailing comma rejected");
+	ok(!tern_valid_cpu_list("-1"), "negative rejected");
+}
+
 static void test_start_time(void)
 {
 	ok(tern_process_start_time(getpid()) > 0, "own start time is known");
@@ -117,5 +128,6 @@ int main(void)
 	test_signals();
 	test_paths();
 	test_start_time();
+	test_cpu_lists();
 	return done_testing();
 }
