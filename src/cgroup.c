@@ -29,6 +29,30 @@ typedef struct {
 static hierarchy *hierarchies;
 static size_t n_hierarchies;
 static bool loaded;
+/* A pure v2 host: the v2 hierarchy lists controllers and no v1 hierarchy
+ * carries a real one. In hybrid mode (v1 controllers, maybe a controller or
+ * two such as hugetlb on the unified hierarchy) v1 does the work. Read once. */
+static bool v2_host;
+
+static bool compute_v2_host(void)
+{
+	bool v2_controllers = false;
+
+	for (size_t i = 0; i < n_hierarchies; i++) {
+		const hierarchy *h = &hierarchies[i];
+		if (!h->v2) {
+			if (strstr(h->controllers, "name=") == NULL)
+				return false;
+			continue;
+		}
+		cleanup_free char *f = tern_strdup_printf("%s/cgroup.controllers", h->mountpoint);
+		cleanup_free char *data = NULL;
+		if (tern_read_file(f, &data, NULL, 0, NULL) == 0 &&
+		    data[strspn(data, " \n")] != '\0')
+			v2_controllers = true;
+	}
+	return v2_controllers;
+}
 
 /* Does the v1 mount with super options `opts` carry every controller of
  * the comma-separated list `ctrls` (e.g. "cpu,cpuacct", "name=systemd")? */
@@ -135,6 +159,7 @@ static void load_hierarchies(void)
 	free(line);
 	fclose(f);
 	read_own_cgroups();
+	v2_host = compute_v2_host();
 }
 
 int tern_cgroup_resolve(const char *cgroups_path, const char *id, oci_map *paths, char **display,
@@ -332,12 +357,18 @@ int tern_cgroup_destroy(const oci_map *paths, tern_error **err)
 	return 0;
 }
 
+static bool v2_active(const hierarchy *h)
+{
+	load_hierarchies();
+	return h->v2 && v2_host;
+}
+
 bool tern_cgroup_is_frozen(const oci_map *paths)
 {
 	load_hierarchies();
 	for (size_t i = 0; i < paths->len; i++) {
 		const hierarchy *h = hierarchy_at(paths->items[i].key);
-		if (h == NULL || !h->freezer)
+		if (h == NULL || !h->freezer || (h->v2 && !v2_active(h)))
 			continue;
 		cleanup_free char *dir = dir_of(&paths->items[i]);
 		cleanup_free char *f =
@@ -355,20 +386,6 @@ bool tern_cgroup_is_frozen(const oci_map *paths)
 
 /* The v2 hierarchy "has controllers" when its root lists any: a pure v2
  * host. In hybrid mode the unified hierarchy is empty and v1 does the work. */
-static bool v2_active(const hierarchy *h)
-{
-	cleanup_free char *f = tern_strdup_printf("%s/cgroup.controllers", h->mountpoint);
-	cleanup_free char *data = NULL;
-
-	if (!h->v2 || tern_read_file(f, &data, NULL, 0, NULL) < 0)
-		return false;
-	/* Hybrid: v1 controller hierarchies do the work, even when the
-	 * unified one has a controller or two (hugetlb here). */
-	for (size_t i = 0; i < n_hierarchies; i++)
-		if (!hierarchies[i].v2 && strstr(hierarchies[i].controllers, "name=") == NULL)
-			return false;
-	return data[strspn(data, " \n")] != '\0';
-}
 
 bool tern_cgroup_v2_has_controllers(void)
 {

@@ -137,7 +137,6 @@ size_t tern_mount_option_names(const char **names, size_t max)
 	return n;
 }
 
-
 static void data_append(char **data, const char *opt)
 {
 	char *n;
@@ -240,8 +239,12 @@ static void opts_cleanup(tern_mount_options *opts)
  * the remount fails with EPERM (and, as real root, would silently drop
  * nosuid/nodev/noexec from the source). Options the user asked to clear are
  * left out: then the remount fails as it should. */
-static unsigned long kept_mount_flags(int fd, const tern_mount_options *opts)
+unsigned long tern_mount_locked_flags(int fd, const tern_mount_options *opts)
 {
+	static const tern_mount_options none;
+
+	if (opts == NULL)
+		opts = &none;
 	struct statvfs sv;
 	unsigned long keep = 0;
 
@@ -282,7 +285,7 @@ static int bind_remount(int rootfd, const char *dest, const tern_mount_options *
 	if (fd < 0)
 		return fd;
 	flags = MS_REMOUNT | MS_BIND | (opts->flags & ~(MS_REMOUNT | MS_BIND | MS_REC)) |
-		kept_mount_flags(fd, opts);
+		tern_mount_locked_flags(fd, opts);
 	if (mount(NULL, tern_fd_path(fd, path, sizeof(path)), NULL, flags, NULL) < 0)
 		return tern_error_make(err, errno, "remount with the requested flags");
 	return 0;
@@ -551,7 +554,7 @@ static int bind_into(int dirfd, const char *name, int srcfd, unsigned long flags
 	n = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
 	if (n < 0)
 		return tern_error_make(err, errno, "open `%s`", name);
-	flags |= kept_mount_flags(n, opts);
+	flags |= tern_mount_locked_flags(n, opts);
 	if (mount(NULL, tern_fd_path(n, dp, sizeof(dp)), NULL, MS_REMOUNT | MS_BIND | flags, NULL) <
 	    0)
 		return tern_error_make(err, errno, "remount `%s`", name);

@@ -44,3 +44,8 @@ int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, b
 /* The mount options tern understands (for `tern features`): fills up to
  * `max` names, returns how many there are. */
 size_t tern_mount_option_names(const char **names, size_t max);
+
+/* The flags a MS_REMOUNT|MS_BIND of the mount at `fd` must repeat, because
+ * the kernel locks them (ro, nosuid, nodev, noexec, the atime mode), less
+ * those `opts` explicitly clears (`opts` may be NULL). */
+unsigned long tern_mount_locked_flags(int fd, const tern_mount_options *opts);

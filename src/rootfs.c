@@ -358,31 +358,6 @@ static int readonly_paths(int rootfd, char *const *paths, tern_error **err)
 	return 0;
 }
 
-/* The locked flags of "/" for a MS_REMOUNT|MS_BIND (see mounts.c). */
-static unsigned long root_kept_flags(void)
-{
-	struct statvfs sv;
-	unsigned long keep = 0;
-
-	if (statvfs("/", &sv) < 0)
-		return 0;
-	if (sv.f_flag & ST_NOSUID)
-		keep |= MS_NOSUID;
-	if (sv.f_flag & ST_NODEV)
-		keep |= MS_NODEV;
-	if (sv.f_flag & ST_NOEXEC)
-		keep |= MS_NOEXEC;
-	if (sv.f_flag & ST_NODIRATIME)
-		keep |= MS_NODIRATIME;
-	if (sv.f_flag & ST_NOATIME)
-		keep |= MS_NOATIME;
-	else if (sv.f_flag & ST_RELATIME)
-		keep |= MS_RELATIME;
-	else
-		keep |= MS_STRICTATIME;
-	return keep;
-}
-
 int tern_rootfs_finalize(const tern_rootfs_ctx *ctx, tern_error **err)
 {
 	const oci_config *c = ctx->config;
@@ -408,7 +383,8 @@ int tern_rootfs_finalize(const tern_rootfs_ctx *ctx, tern_error **err)
 	/* 7. Only the root mount itself, as runc: mounts below keep their
 	 * own flags (a rw volume stays writable). */
 	if (c->root != NULL && c->root->readonly) {
-		if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | root_kept_flags(),
+		if (mount(NULL, "/", NULL,
+			  MS_REMOUNT | MS_BIND | MS_RDONLY | tern_mount_locked_flags(rootfd, NULL),
 			  NULL) < 0)
 			return tern_error_make(err, errno, "root.readonly: remount / read-only");
 	}
