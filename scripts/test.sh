@@ -54,22 +54,28 @@ if [ "$make_rc" -ne 0 ] && ! grep -q '^:test-result: \(FAIL\|XPASS\|ERROR\)' tes
 	failed=$((failed + 1))
 fi
 
+# count_tap FILE RC: add a bats TAP log to the totals. A non-zero RC with no
+# "not ok" line (a bad test file, a crashed bats, a guest that did not boot or
+# timed out) still counts as a failure.
+count_tap() {
+	local tap=$1 rc=$2 p s f
+	p=$(grep -c '^ok ' "$tap" | tr -d ' ')
+	s=$(grep -c '^ok .* # skip' "$tap" | tr -d ' ')
+	f=$(grep -c '^not ok ' "$tap" | tr -d ' ')
+	passed=$((passed + p - s))
+	skipped=$((skipped + s))
+	failed=$((failed + f))
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		failed=$((failed + 1))
+	fi
+}
+
 echo "== integration tests (bats)"
 TAP=$LOGDIR/integration.tap
 # A runtime that hangs fails its test instead of hanging CI.
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 TERN_BIN=$REPO/tern bats --tap tests/integration </dev/null 2>&1 | tee "$TAP"
-bats_rc=${PIPESTATUS[0]}
-p=$(grep -c '^ok ' "$TAP" | tr -d ' ')
-s=$(grep -c '^ok .* # skip' "$TAP" | tr -d ' ')
-f=$(grep -c '^not ok ' "$TAP" | tr -d ' ')
-passed=$((passed + p - s))
-skipped=$((skipped + s))
-failed=$((failed + f))
-if [ "$bats_rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-	# bats itself failed (bad test file, crashed run): count it as a failure.
-	failed=$((failed + 1))
-fi
+count_tap "$TAP" "${PIPESTATUS[0]}"
 
 echo "== cgroup v2 tests in a qemu guest (Debian's kernel, pure cgroup v2)"
 # This machine is cgroup v1 hybrid; the v2 path runs for real in a guest
@@ -80,17 +86,7 @@ BATS_TEST_TIMEOUT=600 tests/vm/run-in-guest.sh --timeout 2400 -- \
 	env TERN_BIN="$REPO/tern" bats --tap tests/integration-v2 \
 	tests/integration/pause-ps-update.bats tests/integration/events.bats </dev/null 2>&1 |
 	tee "$TAPV2"
-v2_rc=${PIPESTATUS[0]}
-p=$(grep -c '^ok ' "$TAPV2" | tr -d ' ')
-s=$(grep -c '^ok .* # skip' "$TAPV2" | tr -d ' ')
-f=$(grep -c '^not ok ' "$TAPV2" | tr -d ' ')
-passed=$((passed + p - s))
-skipped=$((skipped + s))
-failed=$((failed + f))
-if [ "$v2_rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-	# the guest did not boot, timed out, or bats crashed
-	failed=$((failed + 1))
-fi
+count_tap "$TAPV2" "${PIPESTATUS[0]}"
 
 summary
 [ "$failed" -eq 0 ]

@@ -40,7 +40,7 @@ static const char usage[] =
     "  --log FILE            log file\n"
     "  --log-format FORMAT   text or json\n"
     "  --debug               debug logging\n"
-    "  --systemd-cgroup      use the systemd cgroup driver\n"
+    "  --systemd-cgroup      the systemd cgroup driver (not implemented yet: refused)\n"
     "  --criu PATH           the criu binary\n"
     "  --rootless VALUE      accepted for compatibility\n"
     "  -v, --version         print the version\n"

@@ -272,3 +272,27 @@ run_detached() {
 	for d in $dirs; do [ ! -e "$d" ]; done
 	check_nothing_left "$ID"
 }
+
+@test "cgroup-v1: update --memory-reservation/--memory-swap/--cpu-share/--cpuset-* reach their files; RDT flags and a bad blkio weight are refused" {
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	pid=$(state_field "$ID" pid)
+	run tern update --memory 64m --memory-reservation 32m --cpu-share 512 --cpuset-cpus 0 --cpuset-mems 0 "$ID"
+	[ "$status" -eq 0 ]
+	mem=$(host_cgroup_dir "$pid" memory)
+	[ "$(cat "$mem/memory.soft_limit_in_bytes")" = $((32 << 20)) ]
+	[ "$(cat "$(host_cgroup_dir "$pid" cpu)/cpu.shares")" = 512 ]
+	[ "$(cat "$(host_cgroup_dir "$pid" cpuset)/cpuset.cpus")" = 0 ]
+	if [ -e "$mem/memory.memsw.limit_in_bytes" ]; then
+		run tern update --memory-swap 128m "$ID"
+		[ "$status" -eq 0 ]
+		[ "$(cat "$mem/memory.memsw.limit_in_bytes")" = $((128 << 20)) ]
+	fi
+	run tern update --l3-cache-schema "L3:0=f" "$ID"
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *l3-cache-schema* ]]
+	run tern update --blkio-weight 5 "$ID"
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *blkio-weight* ]]
+}

@@ -130,3 +130,21 @@ load helpers
 	[ -n "$output" ]
 	is_runc || [[ "$output" == tern:* ]]
 }
+
+@test "features: the runtime-spec features document, truthful about what tern does" {
+	run "$TERN_BIN" features
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.ociVersionMin == "1.0.0" and (.hooks | length == 6)'
+	echo "$output" | jq -e '.mountOptions | index("rbind") != null and index("tmpcopyup") != null'
+	echo "$output" | jq -e '.linux.cgroup.v1 and .linux.cgroup.v2'
+	echo "$output" | jq -e '.linux.seccomp.enabled and (.linux.seccomp.operators | length == 7)'
+	echo "$output" | jq -e '.linux.capabilities | index("CAP_SYS_ADMIN") != null'
+	if is_tern; then
+		echo "$output" | jq -e '.linux.namespaces | index("time") != null'
+		# not implemented yet, so not claimed
+		echo "$output" | jq -e '.linux.cgroup.systemd == false'
+		echo "$output" | jq -e '.mountOptions | index("idmap") == null'
+		echo "$output" | jq -e '.linux.seccomp.actions | index("SCMP_ACT_NOTIFY") == null'
+		echo "$output" | jq -e '.linux.apparmor.enabled == false and .linux.selinux.enabled == false'
+	fi
+}

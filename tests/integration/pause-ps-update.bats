@@ -4,20 +4,6 @@
 
 load helpers
 
-# host_cgroup_dir PID CONTROLLER: the directory of PID's cgroup for a
-# controller, on v1 (its own hierarchy) or v2 (the unified one).
-host_cgroup_dir() {
-	local pid=$1 ctrl=$2 line
-	line=$(grep -E "^[0-9]+:([^:]*,)?$ctrl(,[^:]*)?:" /proc/"$pid"/cgroup || true)
-	if [ -n "$line" ]; then
-		local mnt
-		mnt=$(awk -v c="$ctrl" '$9 == "cgroup" && $NF ~ ("(^|,)" c "(,|$)") { print $5; exit }' /proc/self/mountinfo)
-		echo "$mnt${line##*:}"
-	else
-		echo "/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/"$pid"/cgroup)"
-	fi
-}
-
 @test "pause freezes the container and resume thaws it; state says paused" {
 	set_cmd 'i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done'
 	run tern run -d -b "$BUNDLE" "$ID"
