@@ -29,7 +29,7 @@ echo "== installing dependencies"
 apt-get update -q </dev/null || die "apt-get update failed"
 apt-get install -y -q --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
-	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev \
+	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev \
 	criu busybox-static jq bats runc iproute2 procps util-linux </dev/null ||
 	die "apt-get install failed"
 
@@ -84,9 +84,24 @@ echo "== cgroup v2 tests in a qemu guest (Debian's kernel, pure cgroup v2)"
 TAPV2=$LOGDIR/cgroup-v2.tap
 BATS_TEST_TIMEOUT=600 tests/vm/run-in-guest.sh --timeout 2400 -- \
 	env TERN_BIN="$REPO/tern" bats --tap tests/integration-v2 \
-	tests/integration/pause-ps-update.bats tests/integration/events.bats </dev/null 2>&1 |
+	tests/integration/pause-ps-update.bats tests/integration/events.bats \
+	tests/integration/cgroup.bats </dev/null 2>&1 |
 	tee "$TAPV2"
 count_tap "$TAPV2" "${PIPESTATUS[0]}"
+
+# The systemd cgroup driver needs systemd as PID 1, which this machine does
+# not run: the guest boots systemd, on pure v2 and in systemd's hybrid
+# layout (the one this machine has).
+for layout in v2 hybrid; do
+	echo "== systemd cgroup driver in a qemu guest booted with systemd ($layout)"
+	TAPSD=$LOGDIR/systemd-$layout.tap
+	opts=(--systemd)
+	[ "$layout" = hybrid ] && opts+=(--hybrid)
+	BATS_TEST_TIMEOUT=600 tests/vm/run-in-guest.sh --timeout 1800 "${opts[@]}" -- \
+		env TERN_BIN="$REPO/tern" bats --tap tests/integration-systemd </dev/null 2>&1 |
+		tee "$TAPSD"
+	count_tap "$TAPSD" "${PIPESTATUS[0]}"
+done
 
 summary
 [ "$failed" -eq 0 ]

@@ -1,4 +1,5 @@
 #include "cgroup.h"
+#include "cgroup-systemd.h"
 #include "cgroup-v1.h"
 #include "cgroup-v2.h"
 #include "log.h"
@@ -355,6 +356,16 @@ int tern_cgroup_destroy(const oci_map *paths, tern_error **err)
 			return tern_error_make(err, EBUSY, "remove cgroup `%s`", dir);
 	}
 	return 0;
+}
+
+int tern_cgroup_remove(const oci_map *paths, const char *systemd_unit, tern_error **err)
+{
+	/* Kill and remove first: a scope with no processes left stops at once,
+	 * while stopping a busy one would wait for them to obey SIGTERM. */
+	int ret = tern_cgroup_destroy(paths, err);
+	if (ret < 0 || systemd_unit == NULL)
+		return ret;
+	return tern_systemd_stop_scope(systemd_unit, err);
 }
 
 static bool v2_active(const hierarchy *h)

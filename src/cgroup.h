@@ -34,6 +34,10 @@ int tern_cgroup_enter(const oci_map *paths, pid_t pid, tern_error **err);
 /* Kill what is left in it and remove it from every hierarchy. */
 int tern_cgroup_destroy(const oci_map *paths, tern_error **err);
 
+/* destroy, and with the systemd driver (`systemd_unit` not NULL) stop the
+ * container's scope as well. */
+int tern_cgroup_remove(const oci_map *paths, const char *systemd_unit, tern_error **err);
+
 /* v1 freezer.state FROZEN / v2 cgroup.freeze 1. */
 bool tern_cgroup_is_frozen(const oci_map *paths);
 

@@ -1,8 +1,19 @@
-/* Lifecycle operations that act on the container's cgroup: pause, resume,
- * update, and the list of its processes (ps, kill --all). */
+/* Lifecycle operations that act on the container's cgroup: placing a new
+ * container in it (cgroupfs or systemd driver), pause, resume, update, the
+ * list of its processes (ps, kill --all), and removing it. */
 #pragma once
 
 #include "container.h"
+
+/* Before the container process exists. cgroupfs driver: create the cgroup
+ * and write the limits now, so the process is constrained from the moment
+ * it is moved in. systemd driver: only work out the scope and its paths;
+ * systemd creates a scope only with a process in it. */
+int tern_container_cgroup_prepare(tern_container *c, tern_error **err);
+
+/* Move the (not yet exec'd) container process into its cgroup; with the
+ * systemd driver, start the scope around it and write the limits. */
+int tern_container_cgroup_join(tern_container *c, pid_t pid, tern_error **err);
 
 int tern_container_pause(const tern_runtime *rt, const char *id, tern_error **err);
 int tern_container_resume(const tern_runtime *rt, const char *id, tern_error **err);

@@ -1,4 +1,6 @@
 #include "container.h"
+#include "cgroup-systemd.h"
+#include "container-cgroup.h"
 #include "hooks.h"
 #include "log.h"
 #include "proc-attrs.h"
@@ -116,20 +118,14 @@ static int load_bundle(tern_container *c, tern_error **err)
 	ret = tern_rlimits_check(c->config->process->rlimits, c->config->process->rlimits_len, err);
 	if (ret < 0)
 		return ret;
-	if (c->rt->systemd_cgroup) {
-		/* The systemd driver asks systemd (PID 1) over D-Bus for a scope;
-		 * without systemd there is nobody to ask. The driver itself is
-		 * still to come: until then, say so rather than guess a path. */
-		if (access("/run/systemd/system", F_OK) < 0)
-			return tern_error_make_quiet(
-			    err, ENOTSUP,
-			    "--systemd-cgroup: systemd is not running as PID 1 on this host, so "
-			    "there is no systemd to create the container's scope; run without "
-			    "--systemd-cgroup (linux.cgroupsPath is then a cgroupfs path)");
-		return tern_error_make_quiet(err, ENOTSUP,
-					     "--systemd-cgroup: the systemd cgroup driver is not "
-					     "implemented yet; run without --systemd-cgroup");
-	}
+	/* The systemd driver asks systemd (PID 1) over D-Bus for a scope;
+	 * without systemd there is nobody to ask. */
+	if (c->rt->systemd_cgroup && !tern_systemd_booted())
+		return tern_error_make_quiet(
+		    err, ENOTSUP,
+		    "--systemd-cgroup: systemd is not running as PID 1 on this host, so "
+		    "there is no systemd to create the container's scope; run without "
+		    "--systemd-cgroup (linux.cgroupsPath is then a cgroupfs path)");
 	if (c->config->linux_) {
 		ret = tern_cgroup_validate_resources(c->config->linux_->resources, err);
 		if (ret < 0)
@@ -210,7 +206,9 @@ static void rollback_create(tern_container *c)
 		waitpid(c->pid, NULL, 0);
 	}
 	if (c->own_cgroup)
-		tern_cgroup_destroy(&c->cgroup_paths, NULL);
+		tern_cgroup_remove(
+		    &c->cgroup_paths,
+		    c->rt->systemd_cgroup ? tern_systemd_state_unit(c->cgroup_path) : NULL, NULL);
 	if (c->dir) {
 		tern_state_dir_remove(c->dir, NULL);
 	}
@@ -241,16 +239,8 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 	ret = copy_config(c, err);
 	if (ret < 0)
 		goto fail;
-	ret = tern_cgroup_resolve(c->config->linux_ ? c->config->linux_->cgroups_path : NULL, id,
-				  &c->cgroup_paths, &c->cgroup_path, err);
-	if (ret < 0)
-		goto fail;
-	ret = tern_cgroup_create(&c->cgroup_paths, &c->own_cgroup, err);
-	if (ret < 0)
-		goto fail;
 	/* limits first: the process must never run unconstrained */
-	ret = tern_cgroup_apply_resources(
-	    &c->cgroup_paths, c->config->linux_ ? c->config->linux_->resources : NULL, false, err);
+	ret = tern_container_cgroup_prepare(c, err);
 	if (ret < 0)
 		goto fail;
 	/* Recorded now, so that if this tern is killed mid-create, `delete`
@@ -527,7 +517,9 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 	}
 	run_poststop(config, st);
 	if (st->own_cgroup) {
-		ret = tern_cgroup_destroy(&st->cgroup_paths, err);
+		ret = tern_cgroup_remove(
+		    &st->cgroup_paths,
+		    st->systemd_cgroup ? tern_systemd_state_unit(st->cgroup_path) : NULL, err);
 		if (ret < 0)
 			goto out;
 	}

@@ -1,4 +1,5 @@
 #include "spawn.h"
+#include "container-cgroup.h"
 #include "hooks.h"
 #include "init.h"
 #include "log.h"
@@ -62,7 +63,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 
 	/* The slow path forks the init later: it must be in the cgroup first. */
 	if (c->ns.two_stage) {
-		ret = tern_cgroup_enter(&c->cgroup_paths, child, err);
+		ret = tern_container_cgroup_join(c, child, err);
 		if (ret < 0)
 			return ret;
 	}
@@ -78,7 +79,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	 * for SYNC_CGROUP_DONE before anything that must see the cgroup (the
 	 * cgroup namespace, hooks) and before it can ever exec. */
 	if (!c->ns.two_stage) {
-		ret = tern_cgroup_enter(&c->cgroup_paths, child, err);
+		ret = tern_container_cgroup_join(c, child, err);
 		if (ret < 0)
 			return ret;
 		/* A child that failed meanwhile has closed its end: then its

@@ -1,4 +1,5 @@
 #include "state.h"
+#include "cgroup-systemd.h"
 #include "cgroup.h"
 #include "log.h"
 #include "utils.h"
@@ -110,7 +111,11 @@ static bool reclaim_stale(tern_container_dir *d)
 			return false;
 		bool stale = st->status && strcmp(st->status, "creating") == 0;
 		if (stale && st->own_cgroup)
-			stale = tern_cgroup_destroy(&st->cgroup_paths, NULL) == 0;
+			stale = tern_cgroup_remove(&st->cgroup_paths,
+						   st->systemd_cgroup
+						       ? tern_systemd_state_unit(st->cgroup_path)
+						       : NULL,
+						   NULL) == 0;
 		oci_state_free(st);
 		if (!stale)
 			return false;

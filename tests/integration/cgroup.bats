@@ -20,11 +20,12 @@ expected_cgroups() {
 	run tern exec "$ID" cat /proc/self/cgroup
 	[ "$status" -eq 0 ]
 	diff <(expected_cgroups "$ID") <(printf '%s\n' "${lines[@]}")
-	mem=$(sed -n 's/^[0-9]*:memory://p' /proc/"$pid"/cgroup)
-	[ -d "/sys/fs/cgroup/memory$mem" ]
+	mem=$(host_cgroup_dir "$pid" memory)
+	[[ "$mem" == */"$ID" ]]
+	[ -d "$mem" ]
 	run tern delete --force "$ID"
 	[ "$status" -eq 0 ]
-	[ ! -e "/sys/fs/cgroup/memory$mem" ]
+	[ ! -e "$mem" ]
 }
 
 @test "cgroup: linux.cgroupsPath (absolute) is honoured and removed on delete" {
@@ -33,12 +34,13 @@ expected_cgroups() {
 	run tern run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
 	pid=$(state_field "$ID" pid)
-	grep -q ":memory:/tern-test/$ID\$" /proc/"$pid"/cgroup
-	grep -q ":pids:/tern-test/$ID\$" /proc/"$pid"/cgroup
+	mem=$(host_cgroup_dir "$pid" memory)
+	[[ "$mem" == /sys/fs/cgroup*/tern-test/"$ID" ]]
+	[[ "$(host_cgroup_dir "$pid" pids)" == /sys/fs/cgroup*/tern-test/"$ID" ]]
 	run tern delete --force "$ID"
 	[ "$status" -eq 0 ]
-	[ ! -e "/sys/fs/cgroup/memory/tern-test/$ID" ]
-	rmdir /sys/fs/cgroup/*/tern-test 2>/dev/null || true
+	[ ! -e "$mem" ]
+	rmdir /sys/fs/cgroup/*/tern-test /sys/fs/cgroup/tern-test 2>/dev/null || true
 }
 
 @test "cgroup: a cgroup namespace has the container's cgroup as its root" {
@@ -72,4 +74,28 @@ expected_cgroups() {
 	[ "$status" -ne 0 ]
 	is_runc || [[ "$output" == *--systemd-cgroup*systemd* ]]
 	check_nothing_left "$ID"
+}
+
+@test "cgroup: hooks see the container process already in its cgroup" {
+	hook=$BATS_TEST_TMPDIR/hook.sh
+	# the hook reads the state on stdin and records the process's cgroups
+	cat >"$hook" <<HOOK
+#!/bin/sh
+pid=\$(jq -r .pid)
+cat /proc/\$pid/cgroup > "$BATS_TEST_TMPDIR/\$1.cgroup"
+HOOK
+	chmod +x "$hook"
+	update_config ".hooks = {
+		createRuntime: [{path: \"$hook\", args: [\"hook\", \"createRuntime\"]}],
+		poststart: [{path: \"$hook\", args: [\"hook\", \"poststart\"]}]}"
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	pid=$(state_field "$ID" pid)
+	for h in createRuntime poststart; do
+		wait_for_file "$BATS_TEST_TMPDIR/$h.cgroup"
+		# every hierarchy (v1) or the unified one (v2) names the container
+		diff /proc/"$pid"/cgroup "$BATS_TEST_TMPDIR/$h.cgroup"
+		grep -q "/$ID\$" "$BATS_TEST_TMPDIR/$h.cgroup"
+	done
 }

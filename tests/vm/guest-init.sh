@@ -13,6 +13,10 @@
 #      working directory and argv), with stdout and stderr written to files
 #      on that share, which the host streams to its own stdout and stderr;
 #   4. write the job's exit status there and power off.
+# With tern.init=systemd on the kernel command line, steps 2 to 4 are
+# systemd's: after step 1 we exec systemd, which mounts the cgroup
+# hierarchies itself and starts only tern-job.service, a unit that runs this
+# script again as `guest-init.sh --job` for steps 3 and 4.
 #
 # Our own messages go to /dev/console (the serial port, which the host keeps
 # in a log and shows only when something went wrong).
@@ -45,6 +49,42 @@ mount_once() { # TYPE SOURCE TARGET [OPTIONS]
 	mkdir -p "$3" 2>/dev/null
 	mount -t "$1" ${4:+-o "$4"} "$2" "$3"
 }
+
+run_job() {
+	# --- 3. the job ---
+	io=/run/tern-io
+	[ -r $io/job ] || fail "no job file on the ternio share"
+	# The job file exports the caller's environment and sets ARGS (written with
+	# printf %q on the host); ./cwd holds the caller's working directory.
+	ARGS=()
+	# shellcheck disable=SC1090,SC1091
+	. $io/job || fail "reading the job file"
+	[ ${#ARGS[@]} -gt 0 ] || fail "empty command"
+	read -r cwd <$io/cwd || fail "reading the working directory"
+	cd -- "$cwd" || fail "cd to $cwd"
+	# A caller's TMPDIR may be a per-run directory under the host's /run.
+	[ -z "${TMPDIR:-}" ] || mkdir -p "$TMPDIR"
+	date +%s >$io/started
+	say "running: ${ARGS[*]}"
+	("${ARGS[@]}") </dev/null >$io/stdout 2>$io/stderr
+	rc=$?
+	say "command exited with status $rc"
+
+	# --- 4. report and power off ---
+	# Written last and renamed into place, so that the host never reads a
+	# half-written status.
+	echo $rc >$io/status.new && mv $io/status.new $io/status
+	power_off
+}
+
+if [ "${1:-}" = --job ]; then
+	# started by tern-job.service under systemd
+	ip link set lo up 2>/dev/null
+	hostname tern-vm 2>/dev/null
+	say "cgroups: $(stat -fc %T /sys/fs/cgroup), running in $(cat /proc/self/cgroup | tr '\n' ' ')"
+	run_job
+	exit 0
+fi
 
 # --- 1. a writable root: overlay of a tmpfs over the read-only 9p root ---
 mount_once proc proc /proc || fail "mounting /proc"
@@ -123,6 +163,22 @@ rmdir /.oldroot
 # so the runtime's mount setup is exercised the way it will be used there.
 mount --make-rshared / || fail "making / shared"
 
+if grep -qw tern.init=systemd /proc/cmdline; then
+	# The job runs as a service with a delegated cgroup; nothing else
+	# starts (DefaultDependencies=no, and --unit names only this unit).
+	cat >/etc/systemd/system/tern-job.service <<EOF || fail "writing tern-job.service"
+[Unit]
+Description=tern test job
+DefaultDependencies=no
+[Service]
+Type=oneshot
+Delegate=yes
+ExecStart=/bin/bash $repo/tests/vm/guest-init.sh --job
+EOF
+	say "starting systemd"
+	exec /lib/systemd/systemd --system --unit=tern-job.service
+fi
+
 # --- 2. cgroup v2 only ---
 # cgroup_no_v1=all on the kernel command line keeps v1 controllers out, so
 # anything that silently falls back to v1 fails here instead of passing.
@@ -137,26 +193,4 @@ ip link set lo up 2>/dev/null
 hostname tern-vm 2>/dev/null
 say "cgroup2 controllers: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 
-# --- 3. the job ---
-io=/run/tern-io
-[ -r $io/job ] || fail "no job file on the ternio share"
-# The job file exports the caller's environment and sets ARGS (written with
-# printf %q on the host); ./cwd holds the caller's working directory.
-ARGS=()
-# shellcheck disable=SC1090,SC1091
-. $io/job || fail "reading the job file"
-[ ${#ARGS[@]} -gt 0 ] || fail "empty command"
-cd -- "$cwd" || fail "cd to $cwd"
-# A caller's TMPDIR may be a per-run directory under the host's /run.
-[ -z "${TMPDIR:-}" ] || mkdir -p "$TMPDIR"
-date +%s >$io/started
-say "running: ${ARGS[*]}"
-("${ARGS[@]}") </dev/null >$io/stdout 2>$io/stderr
-rc=$?
-say "command exited with status $rc"
-
-# --- 4. report and power off ---
-# Written last and renamed into place, so that the host never reads a
-# half-written status.
-echo $rc >$io/status.new && mv $io/status.new $io/status
-power_off
+run_job

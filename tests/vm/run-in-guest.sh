@@ -6,7 +6,15 @@
 # binaries, the same checkout and the same bats as here; nothing it writes
 # reaches the host.
 #
-#   tests/vm/run-in-guest.sh [--timeout SECS] -- COMMAND [ARG...]
+#   tests/vm/run-in-guest.sh [--timeout SECS] [--systemd [--hybrid]] -- COMMAND [ARG...]
+#
+# --systemd: the guest boots systemd as PID 1 (after the overlay set-up
+# below) and COMMAND runs as a systemd service (tern-job.service, with
+# Delegate=yes), so that the systemd cgroup driver has a systemd to talk to;
+# /sys/fs/cgroup is then mounted by systemd. --hybrid (with --systemd):
+# systemd's hybrid layout instead of pure v2 (v1 controller hierarchies plus
+# an empty v2 one at /sys/fs/cgroup/unified), as on the machine the project
+# is developed on.
 #
 # COMMAND runs as root in the caller's working directory with the caller's
 # exported environment (minus an outer bats run's BATS_* bookkeeping); stdin
@@ -45,8 +53,10 @@ MEM=${TERN_VM_MEM:-2048}
 SMP=${TERN_VM_SMP:-2}
 timeout=600
 
+init_mode=plain
+cgroups=v2
 usage() {
-	echo "usage: $prog [--timeout SECS] -- COMMAND [ARG...]" >&2
+	echo "usage: $prog [--timeout SECS] [--systemd [--hybrid]] -- COMMAND [ARG...]" >&2
 	exit 125
 }
 
@@ -66,6 +76,14 @@ while [ $# -gt 0 ]; do
 		timeout=${1#--timeout=}
 		shift
 		;;
+	--systemd)
+		init_mode=systemd
+		shift
+		;;
+	--hybrid)
+		cgroups=hybrid
+		shift
+		;;
 	--)
 		shift
 		break
@@ -75,6 +93,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -gt 0 ] || usage
+[ "$cgroups" = v2 ] || [ "$init_mode" = systemd ] ||
+	die "--hybrid needs --systemd (systemd mounts the v1 hierarchies)"
 case "$timeout" in
 '' | *[!0-9]*) die "--timeout wants a number of seconds, not '$timeout'" ;;
 esac
@@ -198,7 +218,8 @@ printf '%s\n' "$PWD" >"$io/cwd" || die "writing the cwd file"
 : >"$io/stdout"
 : >"$io/stderr"
 
-# cgroup_no_v1=all: a pure v2 host, nothing falls back to v1.
+# cgroup_no_v1=all: a pure v2 host, nothing falls back to v1 (hybrid: systemd's
+# legacy switch, which gives v1 controllers plus the empty unified hierarchy).
 # cache=loose: the root is read-only and does not change under the guest in
 # a way the tests care about, so let the guest cache it (much faster).
 # fsck.mode=skip: there is nothing to check on 9p.
@@ -207,7 +228,12 @@ printf '%s\n' "$PWD" >"$io/cwd" || die "writing the cwd file"
 append=(console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off
 	root=ternroot rootfstype=9p ro fsck.mode=skip
 	rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=262144
-	cgroup_no_v1=all "init=$GUEST_INIT")
+	"init=$GUEST_INIT" "tern.init=$init_mode")
+if [ "$cgroups" = v2 ]; then
+	append+=(cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1)
+else
+	append+=(systemd.unified_cgroup_hierarchy=0)
+fi
 
 # multidevs=remap: the host's root spans several file systems; without it
 # inode numbers from different devices could collide in the guest.
