@@ -40,7 +40,7 @@ static const char usage[] =
     "  --log FILE            log file\n"
     "  --log-format FORMAT   text or json\n"
     "  --debug               debug logging\n"
-    "  --systemd-cgroup      the systemd cgroup driver (not implemented yet: refused)\n"
+    "  --systemd-cgroup      cgroups through systemd: cgroupsPath is slice:prefix:name\n"
     "  --criu PATH           the criu binary\n"
     "  --rootless VALUE      accepted for compatibility\n"
     "  -v, --version         print the version\n"
