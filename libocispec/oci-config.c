@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -615,6 +616,8 @@ static int validate_devices(ojson_ctx *c, const oci_linux *linux_, const ojson_p
 
 /* The kernel's limit on lines in one uid_map/gid_map (since Linux 4.15). */
 #define OCI_MAX_ID_RANGES 340
+/* ... and on the size of that file's one write (less than a 4 KiB page). */
+#define OCI_MAX_MAP_BYTES 4096
 
 static bool ranges_overlap(uint32_t a, uint32_t an, uint32_t b, uint32_t bn)
 {
@@ -626,9 +629,21 @@ static bool ranges_overlap(uint32_t a, uint32_t an, uint32_t b, uint32_t bn)
 static int validate_id_mappings(ojson_ctx *c, const oci_id_mapping *maps, size_t n,
 				const ojson_path *p)
 {
+	size_t bytes = 0;
+
 	if (n > OCI_MAX_ID_RANGES)
 		return ojson_fail(c, p, "at most %d ranges (the kernel's limit), got %zu",
 				  OCI_MAX_ID_RANGES, n);
+	/* The map is written in one write(2), which the kernel limits to less
+	 * than a page. */
+	for (size_t i = 0; i < n; i++)
+		bytes += (size_t)snprintf(NULL, 0, "%u %u %u\n", maps[i].container_id,
+					  maps[i].host_id, maps[i].size);
+	if (bytes >= OCI_MAX_MAP_BYTES)
+		return ojson_fail(c, p,
+				  "the %zu ranges take %zu bytes written out, the kernel takes at "
+				  "most %d",
+				  n, bytes, OCI_MAX_MAP_BYTES - 1);
 	for (size_t i = 0; i < n; i++) {
 		const oci_id_mapping *m = &maps[i];
 		ojson_path ip = {p, NULL, i};
