@@ -45,7 +45,7 @@ container_userns() {
 }
 
 @test "idmap: host uid 1000 appears as 2000 through the mount (no user namespace)" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	add_mount "{\"destination\": \"/mnt\", \"type\": \"bind\", \"source\": \"$SRC\",
 		\"options\": [\"bind\", \"idmap\"], \"uidMappings\": $(map 1000 2000 1),
 		\"gidMappings\": $(map 1000 2000 1)}"
@@ -61,7 +61,7 @@ container_userns() {
 }
 
 @test "idmap: host uid 1000 appears as root through the mount (no user namespace)" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	add_mount "{\"destination\": \"/mnt\", \"source\": \"$SRC\",
 		\"options\": [\"rbind\", \"idmap\"], \"uidMappings\": $(map 1000 0 1),
 		\"gidMappings\": $(map 1000 0 1)}"
@@ -72,7 +72,7 @@ container_userns() {
 }
 
 @test "idmap: with a container user namespace, host uid 1000 is the container's root" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	container_userns
 	# the mapping's hostID is the host's view: 100000 is root inside
 	add_mount "{\"destination\": \"/mapped\", \"type\": \"bind\", \"source\": \"$SRC\",
@@ -88,7 +88,7 @@ container_userns() {
 }
 
 @test "idmap: written through the mount by the container's root, a file is host uid 1000's" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	container_userns
 	chown 1000:1000 "$SRC"
 	add_mount "{\"destination\": \"/mapped\", \"type\": \"bind\", \"source\": \"$SRC\",
@@ -102,7 +102,7 @@ container_userns() {
 }
 
 @test "idmap: the option without mappings uses the container's user namespace mappings" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	container_userns
 	add_mount "{\"destination\": \"/mapped\", \"type\": \"bind\", \"source\": \"$SRC\", \"options\": [\"bind\", \"idmap\"]}"
 	add_mount "{\"destination\": \"/plain\", \"type\": \"bind\", \"source\": \"$SRC\", \"options\": [\"bind\"]}"
@@ -118,7 +118,7 @@ container_userns() {
 }
 
 @test "idmap: the option without mappings in a user namespace joined by path uses that namespace" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	# a long-lived user namespace 0 -> 100000 (65536) to join
 	unshare --user sleep "$MARK" &
 	EXTRA_PIDS=$!
@@ -141,7 +141,7 @@ container_userns() {
 }
 
 @test "idmap: ridmap maps a submount of an rbind, idmap only the top" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	local other=$BATS_TEST_TMPDIR/other
 	mkdir -p "$SRC/sub" "$other"
 	touch "$other/g"
@@ -164,7 +164,7 @@ container_userns() {
 }
 
 @test "idmap: other options still apply (ro)" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	add_mount "{\"destination\": \"/mnt\", \"type\": \"bind\", \"source\": \"$SRC\",
 		\"options\": [\"bind\", \"idmap\", \"ro\"], \"uidMappings\": $(map 1000 0 1),
 		\"gidMappings\": $(map 1000 0 1)}"
@@ -178,7 +178,7 @@ container_userns() {
 }
 
 @test "idmap: mappings without the idmap option still idmap the mount (as runc 1.2)" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	add_mount "{\"destination\": \"/mnt\", \"type\": \"bind\", \"source\": \"$SRC\",
 		\"options\": [\"bind\"], \"uidMappings\": $(map 1000 2000 1),
 		\"gidMappings\": $(map 1000 2000 1)}"
@@ -189,7 +189,7 @@ container_userns() {
 }
 
 @test "idmap: a destination through an absolute symlink stays inside the rootfs" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	local hostdir=$BATS_TEST_TMPDIR/hostdir
 	mkdir -p "$hostdir"
 	touch "$hostdir/host-only"
@@ -208,7 +208,7 @@ container_userns() {
 }
 
 @test "idmap: no tree or namespace fd reaches the container process" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	container_userns
 	add_mount "{\"destination\": \"/a\", \"type\": \"bind\", \"source\": \"$SRC\",
 		\"options\": [\"bind\", \"idmap\"], \"uidMappings\": $(map 1000 100000 1),
@@ -221,7 +221,7 @@ container_userns() {
 }
 
 @test "idmap: uidMappings without gidMappings is refused, naming mounts[N]" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	add_mount "{\"destination\": \"/mnt\", \"type\": \"bind\", \"source\": \"$SRC\",
 		\"options\": [\"bind\", \"idmap\"], \"uidMappings\": $(map 1000 2000 1)}"
 	run_container
@@ -229,14 +229,14 @@ container_userns() {
 }
 
 @test "idmap: the idmap option without mappings and without a user namespace is refused" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	add_mount "{\"destination\": \"/mnt\", \"type\": \"bind\", \"source\": \"$SRC\", \"options\": [\"bind\", \"idmap\"]}"
 	run_container
 	check_fails_cleanly "mounts[$N].options: \`idmap\`/\`ridmap\` without uidMappings/gidMappings" "no user namespace"
 }
 
 @test "idmap: mappings on a mount that is not a bind are refused" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	add_mount "{\"destination\": \"/mnt\", \"type\": \"tmpfs\", \"source\": \"tmpfs\",
 		\"options\": [\"idmap\"], \"uidMappings\": $(map 0 2000 1), \"gidMappings\": $(map 0 2000 1)}"
 	run_container
@@ -244,7 +244,7 @@ container_userns() {
 }
 
 @test "idmap: the ridmap option on a mount that is not a bind is refused" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	container_userns
 	add_mount '{"destination": "/mnt", "type": "tmpfs", "source": "tmpfs", "options": ["ridmap"]}'
 	run_container
@@ -252,7 +252,7 @@ container_userns() {
 }
 
 @test "idmap: overlapping ranges in a mount's mappings are refused, naming the entry" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	add_mount "{\"destination\": \"/mnt\", \"type\": \"bind\", \"source\": \"$SRC\",
 		\"options\": [\"bind\", \"idmap\"],
 		\"uidMappings\": [{\"containerID\": 0, \"hostID\": 2000, \"size\": 10}, {\"containerID\": 20, \"hostID\": 2005, \"size\": 1}],
@@ -262,7 +262,7 @@ container_userns() {
 }
 
 @test "idmap: a filesystem that cannot be idmapped (sysfs) fails cleanly, naming mounts[N]" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	add_mount "{\"destination\": \"/mnt\", \"type\": \"bind\", \"source\": \"/sys/kernel\",
 		\"options\": [\"bind\", \"idmap\"], \"uidMappings\": $(map 0 2000 1),
 		\"gidMappings\": $(map 0 2000 1)}"
@@ -271,7 +271,7 @@ container_userns() {
 }
 
 @test "idmap: tmpfs can be idmapped on this kernel (a bind of a host tmpfs)" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	local t=$BATS_TEST_TMPDIR/tmpfs
 	mkdir -p "$t"
 	mount -t tmpfs -o mode=755 tmpfs "$t"
@@ -288,7 +288,7 @@ container_userns() {
 }
 
 @test "idmap: a missing source fails cleanly, naming mounts[N]" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	add_mount "{\"destination\": \"/mnt\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/none\",
 		\"options\": [\"bind\", \"idmap\"], \"uidMappings\": $(map 0 2000 1),
 		\"gidMappings\": $(map 0 2000 1)}"
@@ -297,7 +297,7 @@ container_userns() {
 }
 
 @test "idmap: a relative source is relative to the bundle" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	mkdir "$BUNDLE/vol"
 	touch "$BUNDLE/vol/f"
 	chown 1000:1000 "$BUNDLE/vol/f"
@@ -313,7 +313,7 @@ container_userns() {
 }
 
 @test "idmap: features report idmapped mounts and both options" {
-\t# runc 1.1.5 lacks this
+	# runc 1.1.5 lacks this
 	run "$TERN_BIN" features
 	[ "$status" -eq 0 ]
 	echo "$output" | jq -e '.linux.mountExtensions.idmap.enabled == true'
