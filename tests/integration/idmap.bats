@@ -319,3 +319,14 @@ container_userns() {
 	echo "$output" | jq -e '.linux.mountExtensions.idmap.enabled == true'
 	echo "$output" | jq -e '.mountOptions | index("idmap") != null and index("ridmap") != null'
 }
+
+@test "idmap: on the two-stage path too (user and time namespaces)" {
+	# runc 1.1.5 lacks this
+	container_userns
+	add_namespace time
+	add_mount "{\"destination\": \"/mapped\", \"type\": \"bind\", \"source\": \"$SRC\", \"options\": [\"bind\", \"idmap\"]}"
+	set_cmd 'stat -c %u:%g /mapped/f'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = 1000:1000 ]
+}

@@ -198,3 +198,18 @@ hostroot $(cat /proc/sys/kernel/overflowuid):$(cat /proc/sys/kernel/overflowgid)
 	[[ "${output,,}" == *"permission denied"* ]]
 	is_runc || [[ "$output" == *"inside the rootfs: Permission denied"* ]]
 }
+
+@test "userns: several ranges on the two-stage path (with a time namespace) are written too" {
+	# runc 1.1.5 lacks this (time namespaces)
+	three_ranges
+	# a time namespace makes tern unshare in a first child and write the
+	# maps on its request (SYNC_MAPS_REQUEST), not right after the clone
+	add_namespace time
+	set_cmd 'cat /proc/self/uid_map; readlink /proc/self/ns/time'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$(normalized "$(echo "$output" | head -3)")" = "0 100000 1000
+1000 200000 1000
+5000 300000 10" ]
+	[ "${lines[3]}" != "$(readlink /proc/self/ns/time)" ]
+}
