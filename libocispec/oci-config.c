@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -613,6 +614,129 @@ static int validate_devices(ojson_ctx *c, const oci_linux *linux_, const ojson_p
 	return 0;
 }
 
+/* The kernel's limit on lines in one uid_map/gid_map (since Linux 4.15). */
+#define OCI_MAX_ID_RANGES 340
+/* ... and on the size of that file's one write (less than a 4 KiB page). */
+#define OCI_MAX_MAP_BYTES 4096
+
+static bool ranges_overlap(uint32_t a, uint32_t an, uint32_t b, uint32_t bn)
+{
+	return (uint64_t)a < (uint64_t)b + bn && (uint64_t)b < (uint64_t)a + an;
+}
+
+/* uidMappings/gidMappings (linux. or mounts[N].): what the kernel would
+ * refuse with a bare EINVAL when the map is written, named here. */
+static int validate_id_mappings(ojson_ctx *c, const oci_id_mapping *maps, size_t n,
+				const ojson_path *p)
+{
+	size_t bytes = 0;
+
+	if (n > OCI_MAX_ID_RANGES)
+		return ojson_fail(c, p, "at most %d ranges (the kernel's limit), got %zu",
+				  OCI_MAX_ID_RANGES, n);
+	/* The map is written in one write(2), which the kernel limits to less
+	 * than a page. */
+	for (size_t i = 0; i < n; i++)
+		bytes += (size_t)snprintf(NULL, 0, "%u %u %u\n", maps[i].container_id,
+					  maps[i].host_id, maps[i].size);
+	if (bytes >= OCI_MAX_MAP_BYTES)
+		return ojson_fail(c, p,
+				  "the %zu ranges take %zu bytes written out, the kernel takes at "
+				  "most %d",
+				  n, bytes, OCI_MAX_MAP_BYTES - 1);
+	for (size_t i = 0; i < n; i++) {
+		const oci_id_mapping *m = &maps[i];
+		ojson_path ip = {p, NULL, i};
+		ojson_path sp = {&ip, "size", 0};
+
+		if (m->size == 0)
+			return ojson_fail(c, &sp, "must be greater than 0");
+		/* The kernel keeps id + size within 32 bits, (uid_t)-1 excluded. */
+		if ((uint64_t)m->container_id + m->size > UINT32_MAX)
+			return ojson_fail(c, &ip, "containerID %u + size %u is past the last id %u",
+					  m->container_id, m->size, UINT32_MAX - 1);
+		if ((uint64_t)m->host_id + m->size > UINT32_MAX)
+			return ojson_fail(c, &ip, "hostID %u + size %u is past the last id %u",
+					  m->host_id, m->size, UINT32_MAX - 1);
+		for (size_t j = 0; j < i; j++) {
+			const oci_id_mapping *o = &maps[j];
+			if (ranges_overlap(m->container_id, m->size, o->container_id, o->size))
+				return ojson_fail(c, &ip,
+						  "containerID range %u-%u overlaps entry [%zu] "
+						  "(%u-%u)",
+						  m->container_id, m->container_id + m->size - 1, j,
+						  o->container_id, o->container_id + o->size - 1);
+			if (ranges_overlap(m->host_id, m->size, o->host_id, o->size))
+				return ojson_fail(c, &ip,
+						  "hostID range %u-%u overlaps entry [%zu] (%u-%u)",
+						  m->host_id, m->host_id + m->size - 1, j,
+						  o->host_id, o->host_id + o->size - 1);
+		}
+	}
+	return 0;
+}
+
+static bool has_option(char *const *options, const char *name)
+{
+	for (size_t i = 0; options && options[i]; i++)
+		if (strcmp(options[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Idmapped mounts (config.md, `idmap`/`ridmap` and mounts[].uidMappings):
+ * both maps or neither; a bind mount; without maps of its own the mount
+ * takes the container's, so then there must be a user namespace. A mount
+ * with maps but neither option is idmapped too (non-recursively), as runc
+ * does: the options are there so older runtimes do not ignore the maps. */
+static int validate_mount_idmap(ojson_ctx *c, const oci_config *config, const oci_mount *m,
+				const ojson_path *p)
+{
+	ojson_path up = {p, "uidMappings", 0}, gp = {p, "gidMappings", 0};
+	ojson_path op = {p, "options", 0};
+	bool option = has_option(m->options, "idmap") || has_option(m->options, "ridmap");
+	bool maps = m->uid_mappings_len > 0 || m->gid_mappings_len > 0;
+	bool bind = has_option(m->options, "bind") || has_option(m->options, "rbind") ||
+		    (m->type && (strcmp(m->type, "bind") == 0 || strcmp(m->type, "rbind") == 0));
+	int ret;
+
+	if (!option && !maps)
+		return 0;
+	if (m->uid_mappings_len > 0 && m->gid_mappings_len == 0)
+		return ojson_fail(c, &up, "must be given together with gidMappings");
+	if (m->gid_mappings_len > 0 && m->uid_mappings_len == 0)
+		return ojson_fail(c, &gp, "must be given together with uidMappings");
+	ret = validate_id_mappings(c, m->uid_mappings, m->uid_mappings_len, &up);
+	if (ret < 0)
+		return ret;
+	ret = validate_id_mappings(c, m->gid_mappings, m->gid_mappings_len, &gp);
+	if (ret < 0)
+		return ret;
+	if (!bind)
+		return ojson_fail(c, maps ? &up : &op,
+				  "idmapped mounts are only supported for bind mounts (`bind` or "
+				  "`rbind` in options)");
+	if (!maps) {
+		const oci_linux *lx = config->linux_;
+		if (lx == NULL || !has_namespace(lx, OCI_NS_USER))
+			return ojson_fail(
+			    c, &op,
+			    "`idmap`/`ridmap` without uidMappings/gidMappings uses the "
+			    "container's user namespace mappings, but linux.namespaces "
+			    "has no user namespace");
+		bool joined = false;
+		for (size_t i = 0; i < lx->namespaces_len; i++)
+			if (lx->namespaces[i].type == OCI_NS_USER && lx->namespaces[i].path &&
+			    lx->namespaces[i].path[0])
+				joined = true;
+		if (!joined && lx->uid_mappings_len == 0 && lx->gid_mappings_len == 0)
+			return ojson_fail(c, &op,
+					  "`idmap`/`ridmap` without uidMappings/gidMappings uses "
+					  "linux.uidMappings/gidMappings, and there are none");
+	}
+	return 0;
+}
+
 static int validate_linux(ojson_ctx *c, const oci_linux *linux_, const ojson_path *p)
 {
 	ojson_path nsp = {p, "namespaces", 0};
@@ -647,6 +771,15 @@ static int validate_linux(ojson_ctx *c, const oci_linux *linux_, const ojson_pat
 	if (linux_->gid_mappings_len > 0 && !seen[OCI_NS_USER]) {
 		ojson_path gp = {p, "gidMappings", 0};
 		return ojson_fail(c, &gp, "requires a user namespace in linux.namespaces");
+	}
+	{
+		ojson_path up = {p, "uidMappings", 0}, gp = {p, "gidMappings", 0};
+		ret = validate_id_mappings(c, linux_->uid_mappings, linux_->uid_mappings_len, &up);
+		if (ret < 0)
+			return ret;
+		ret = validate_id_mappings(c, linux_->gid_mappings, linux_->gid_mappings_len, &gp);
+		if (ret < 0)
+			return ret;
 	}
 	if ((linux_->time_offset_monotonic.secs.set || linux_->time_offset_monotonic.nanosecs.set ||
 	     linux_->time_offset_boottime.secs.set || linux_->time_offset_boottime.nanosecs.set) &&
@@ -695,6 +828,9 @@ static int validate_config(ojson_ctx *c, const oci_config *config)
 		if (config->mounts[i].destination == NULL ||
 		    config->mounts[i].destination[0] == '\0')
 			return ojson_fail(c, &dp, "is required");
+		ret = validate_mount_idmap(c, config, &config->mounts[i], &ip);
+		if (ret < 0)
+			return ret;
 	}
 	if (config->hooks) {
 		ojson_path hp = {&root, "hooks", 0};

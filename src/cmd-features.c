@@ -160,6 +160,13 @@ int tern_cmd_features(tern_global_opts *g_opts, int argc, char **argv)
 	boolean(g, "systemdUser", false);
 	yajl_gen_map_close(g);
 	seccomp_section(g);
+	str(g, "mountExtensions"); /* idmapped mounts: idmap.c */
+	yajl_gen_map_open(g);
+	str(g, "idmap");
+	yajl_gen_map_open(g);
+	boolean(g, "enabled", true);
+	yajl_gen_map_close(g);
+	yajl_gen_map_close(g);
 	str(g, "apparmor");
 	yajl_gen_map_open(g);
 	boolean(g, "enabled", false); /* profiles are not applied yet */

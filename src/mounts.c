@@ -7,6 +7,7 @@
  * must act on the new mount (remount, propagation, mount_setattr, copy-up)
  * opens the destination again. */
 #include "mounts.h"
+#include "idmap.h"
 #include "path-resolve.h"
 #include "utils.h"
 
@@ -99,7 +100,7 @@ static const struct mount_opt mount_opts[] = {
     {"runbindable", OPT_PROPAGATION, MS_UNBINDABLE | MS_REC},
     {"tmpcopyup", OPT_TMPCOPYUP, 0},
     {"idmap", OPT_IDMAP, 0},
-    {"ridmap", OPT_IDMAP, 0},
+    {"ridmap", OPT_IDMAP, 1},
     /* Recursive attributes (mount_setattr with AT_RECURSIVE). */
     {"rro", OPT_ATTR_SET, MOUNT_ATTR_RDONLY},
     {"rrw", OPT_ATTR_CLR, MOUNT_ATTR_RDONLY},
@@ -127,9 +128,6 @@ size_t tern_mount_option_names(const char **names, size_t max)
 	for (size_t i = 0; i < sizeof(mount_opts) / sizeof(mount_opts[0]); i++) {
 		if (mount_opts[i].name == NULL)
 			break;
-		/* idmap/ridmap parse but are refused until idmapped mounts land */
-		if (mount_opts[i].kind == OPT_IDMAP)
-			continue;
 		if (n < max)
 			names[n] = mount_opts[i].name;
 		n++;
@@ -207,10 +205,9 @@ int tern_mount_options_parse(char *const *options, tern_mount_options *out, tern
 			out->tmpcopyup = true;
 			break;
 		case OPT_IDMAP:
-			tern_mount_options_clear(out);
-			return tern_error_make(
-			    err, EOPNOTSUPP,
-			    "mount option `%s`: idmapped mounts are not supported yet", o);
+			out->idmap = true;
+			out->idmap_recursive = out->idmap_recursive || found->value != 0;
+			break;
 		case OPT_IGNORE:
 			break;
 		}
@@ -860,6 +857,29 @@ static int do_bind(int rootfd, const oci_mount *m, const tern_mount_options *opt
 	return 0;
 }
 
+/* An idmapped bind: the parent already made the detached, idmapped copy
+ * of the source (idmap.h); it only has to be moved onto the destination,
+ * which is resolved inside the rootfs like any other. */
+static int do_idmap_bind(int rootfd, const oci_mount *m, const tern_mount_options *opts,
+			 tern_error **err)
+{
+	cleanup_close int tree = tern_idmap_take(m), dst = -1;
+	struct stat st;
+
+	if (tree < 0)
+		return tern_error_make_quiet(err, EINVAL, "the idmapped tree was not prepared");
+	if (fstat(tree, &st) < 0)
+		return tern_error_make(err, errno, "stat the source");
+	dst = tern_mkdir_in_root(rootfd, m->destination, !S_ISDIR(st.st_mode), err);
+	if (dst < 0)
+		return tern_error_wrap(err, "create the destination");
+	if (move_mount(tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return tern_error_make(err, errno, "move the idmapped mount into place");
+	if (opts->flags & ~(MS_REMOUNT | MS_BIND | MS_REC))
+		return bind_remount(rootfd, m->destination, opts, err);
+	return 0;
+}
+
 static int do_mount(int rootfd, const oci_mount *m, const tern_mount_options *opts, bool in_user_ns,
 		    tern_error **err)
 {
@@ -941,10 +961,6 @@ int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, b
 
 	if (m->destination == NULL)
 		return tern_error_make(err, EINVAL, "no destination");
-	if (m->uid_mappings_len > 0 || m->gid_mappings_len > 0)
-		return tern_error_make(err, EOPNOTSUPP,
-				       "uidMappings/gidMappings: idmapped mounts are not supported "
-				       "yet");
 	ret = tern_mount_options_parse(m->options, &opts, err);
 	if (ret < 0)
 		return ret;
@@ -967,7 +983,9 @@ int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, b
 			return ret;
 	}
 
-	if (opts.bind) {
+	if (tern_idmap_wanted(m)) {
+		ret = do_idmap_bind(rootfd, m, &opts, err);
+	} else if (opts.bind) {
 		if (m->source == NULL)
 			return tern_error_make(err, EINVAL, "a bind mount needs a source");
 		ret = do_bind(rootfd, m, &opts, m->source, err);

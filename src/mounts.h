@@ -17,7 +17,9 @@ typedef struct {
 	bool recursive_bind; /* rbind */
 	bool bind;	     /* bind or rbind */
 	bool tmpcopyup;
-	char *data; /* the options the kernel filesystem gets, comma-separated */
+	bool idmap;	      /* idmap or ridmap: see idmap.h */
+	bool idmap_recursive; /* ridmap */
+	char *data;	      /* the options the kernel filesystem gets, comma-separated */
 } tern_mount_options;
 
 /* Parse a mount's options list. Unknown options are passed to the
@@ -29,8 +31,9 @@ void tern_mount_options_clear(tern_mount_options *opts);
  * path, for messages). A relative bind source is relative to the current
  * directory, which must be the bundle (runc resolves it against the bundle
  * too). On failure the message does not repeat the source and destination:
- * the caller prefixes "mount `SRC` to `DST` (mounts[N])". An idmap/ridmap
- * option or mount uid/gid mappings fail with EOPNOTSUPP (not supported yet).
+ * the caller prefixes "mount `SRC` to `DST` (mounts[N])". A mount with an
+ * idmap/ridmap option or uid/gid mappings moves the tree that the parent
+ * prepared (idmap.h) onto its destination.
  * A "cgroup" mount is done as if the container had no cgroup namespace. */
 int tern_mount_one(int rootfd, const char *rootfs_path, const oci_mount *m, bool in_user_ns,
 		   tern_error **err);

@@ -8,7 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -125,43 +130,101 @@ int tern_ns_join(const tern_ns_plan *plan, bool only_user, tern_error **err)
 	return 0;
 }
 
-static int write_map(pid_t pid, const char *file, const oci_id_mapping *maps, size_t n,
-		     tern_error **err)
+int tern_procfs_open(tern_error **err)
+{
+	struct statfs sfs;
+	int fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return tern_error_make(err, errno, "open /proc");
+	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC) {
+		int e = errno;
+		close(fd);
+		return tern_error_make_quiet(err, e ? e : EINVAL,
+					     "/proc is not a procfs mount: refusing to write "
+					     "through it");
+	}
+	return fd;
+}
+
+/* Open PATH under the verified procfs handle, for writing, and check that
+ * what was opened is still on procfs (a mount over /proc/PID/... would
+ * otherwise take the write). */
+static int open_proc_file(int procfd, const char *path, tern_error **err)
+{
+	struct statfs sfs;
+	int fd = openat(procfd, path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return tern_error_make(err, errno, "open /proc/%s", path);
+	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC) {
+		close(fd);
+		return tern_error_make_quiet(err, EINVAL, "/proc/%s is not on procfs", path);
+	}
+	return fd;
+}
+
+/* The kernel takes a map in one write(2): a short write would be an error,
+ * and a second write to uid_map always fails with EPERM. */
+static int write_map(int procfd, pid_t pid, const char *file, const char *field,
+		     const oci_id_mapping *maps, size_t n, tern_error **err)
 {
 	char path[64];
 	size_t cap = n * 40 + 1, used = 0;
 	cleanup_free char *buf = tern_xmalloc0(cap);
+	cleanup_close int fd = -1;
+	ssize_t w;
 
 	for (size_t i = 0; i < n; i++)
 		used += (size_t)snprintf(buf + used, cap - used, "%u %u %u\n", maps[i].container_id,
 					 maps[i].host_id, maps[i].size);
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
-	int ret = tern_write_file_at(AT_FDCWD, path, buf, used, err);
-	if (ret < 0)
-		return tern_error_wrap(err, "write %s (linux.%s)", file,
-				       strcmp(file, "uid_map") == 0 ? "uidMappings"
-								    : "gidMappings");
+	snprintf(path, sizeof(path), "%d/%s", pid, file);
+	fd = open_proc_file(procfd, path, err);
+	if (fd < 0)
+		return tern_error_wrap(err, "%s", field);
+	w = write(fd, buf, used);
+	if (w < 0)
+		return tern_error_make(err, errno, "%s: write /proc/%s", field, path);
+	if ((size_t)w != used)
+		return tern_error_make(err, EIO, "%s: short write to /proc/%s", field, path);
+	return 0;
+}
+
+int tern_ns_write_maps(pid_t pid, const oci_id_mapping *uids, size_t n_uids,
+		       const oci_id_mapping *gids, size_t n_gids, const char *field_prefix,
+		       tern_error **err)
+{
+	cleanup_close int procfd = tern_procfs_open(err);
+	cleanup_free char *ufield = tern_strdup_printf("%suidMappings", field_prefix);
+	cleanup_free char *gfield = tern_strdup_printf("%sgidMappings", field_prefix);
+	int ret;
+
+	if (procfd < 0)
+		return procfd;
+	/* tern writes these as real root in the parent user namespace, which
+	 * has CAP_SETGID there: gid_map needs no "deny" in setgroups, and the
+	 * container keeps setgroups(2) (process.user.additionalGids need it). */
+	if (n_uids > 0) {
+		ret = write_map(procfd, pid, "uid_map", ufield, uids, n_uids, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (n_gids > 0) {
+		ret = write_map(procfd, pid, "gid_map", gfield, gids, n_gids, err);
+		if (ret < 0)
+			return ret;
+	}
 	return 0;
 }
 
 int tern_ns_write_id_maps(pid_t pid, const oci_config *config, tern_error **err)
 {
 	const oci_linux *lx = config->linux_;
-	int ret;
 
 	if (lx == NULL)
 		return 0;
-	if (lx->uid_mappings_len > 0) {
-		ret = write_map(pid, "uid_map", lx->uid_mappings, lx->uid_mappings_len, err);
-		if (ret < 0)
-			return ret;
-	}
-	if (lx->gid_mappings_len > 0) {
-		ret = write_map(pid, "gid_map", lx->gid_mappings, lx->gid_mappings_len, err);
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
+	return tern_ns_write_maps(pid, lx->uid_mappings, lx->uid_mappings_len, lx->gid_mappings,
+				  lx->gid_mappings_len, "linux.", err);
 }
 
 int tern_ns_write_time_offsets(const oci_config *config, tern_error **err)

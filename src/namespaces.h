@@ -32,9 +32,21 @@ void tern_ns_plan_close(tern_ns_plan *plan);
  * (only_user) or all the others (!only_user). */
 int tern_ns_join(const tern_ns_plan *plan, bool only_user, tern_error **err);
 
-/* Parent side: write /proc/PID/{setgroups,uid_map,gid_map} for the
- * linux.uidMappings/gidMappings. */
+/* Parent side: write /proc/PID/{uid_map,gid_map} for the
+ * linux.uidMappings/gidMappings, through a procfs handle (see below). All
+ * ranges go in one write per file, as the kernel requires. */
 int tern_ns_write_id_maps(pid_t pid, const oci_config *config, tern_error **err);
+
+/* The same for any mappings (an idmapped mount's helper namespace):
+ * errors name `field_prefix`uidMappings, e.g. "mounts[2].uidMappings". */
+int tern_ns_write_maps(pid_t pid, const oci_id_mapping *uids, size_t n_uids,
+		       const oci_id_mapping *gids, size_t n_gids, const char *field_prefix,
+		       tern_error **err);
+
+/* An O_PATH fd of /proc, checked with fstatfs to be a real procfs: writes
+ * to /proc/PID/... must not land on whatever someone mounted over /proc.
+ * Returns the fd (O_CLOEXEC) or a negative errno. */
+int tern_procfs_open(tern_error **err);
 
 /* After unshare(CLONE_NEWTIME), before the fork: /proc/self/timens_offsets. */
 int tern_ns_write_time_offsets(const oci_config *config, tern_error **err);

@@ -1,6 +1,7 @@
 #include "spawn.h"
 #include "container-cgroup.h"
 #include "hooks.h"
+#include "idmap.h"
 #include "init.h"
 #include "log.h"
 #include "sync.h"
@@ -51,14 +52,22 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return tern_error_make(err, errno, "socketpair");
 
+	/* Idmapped mounts are made here, where tern still has the host's
+	 * privileges; the child inherits the trees with its fd table. */
+	ret = tern_idmap_prepare(c->config, &c->ns, c->bundle, err);
+	if (ret < 0)
+		return ret;
 	int flags = c->ns.two_stage ? 0 : c->ns.clone_flags;
 	child = clone_child(flags);
-	if (child < 0)
+	if (child < 0) {
+		tern_idmap_release();
 		return tern_error_make(err, errno, "clone the container process");
+	}
 	if (child == 0) {
 		close(sv[0]);
 		tern_init_main(c, sv[1]);
 	}
+	tern_idmap_release();
 	close(steal_fd(&sv[1]));
 
 	/* The slow path forks the init later: it must be in the cgroup first. */

@@ -141,9 +141,9 @@ load helpers
 	echo "$output" | jq -e '.linux.capabilities | index("CAP_SYS_ADMIN") != null'
 	if is_tern; then
 		echo "$output" | jq -e '.linux.namespaces | index("time") != null'
+		echo "$output" | jq -e '.linux.mountExtensions.idmap.enabled and (.mountOptions | index("ridmap") != null)'
 		# not implemented yet, so not claimed
 		echo "$output" | jq -e '.linux.cgroup.systemd == false'
-		echo "$output" | jq -e '.mountOptions | index("idmap") == null'
 		echo "$output" | jq -e '.linux.seccomp.actions | index("SCMP_ACT_NOTIFY") == null'
 		echo "$output" | jq -e '.linux.apparmor.enabled == false and .linux.selinux.enabled == false'
 	fi

@@ -720,6 +720,93 @@ static void test_validation(void)
 		      "0, 'hostID': 1000, 'size': 1}]}"),
 		  "config.json: linux.gidMappings: requires a user namespace in linux.namespaces",
 		  "gidMappings without user namespace");
+	/* user namespace maps: what the kernel would refuse, named */
+#define USERNS "'namespaces': [{'type': 'user'}, {'type': 'mount'}]"
+	parse_err(CFG("'linux': {" USERNS ", 'uidMappings': [{'containerID': 0, 'hostID': 1000, "
+		      "'size': 0}]}"),
+		  "config.json: linux.uidMappings[0].size: must be greater than 0",
+		  "uidMappings size 0");
+	parse_err(
+	    CFG("'linux': {" USERNS ", 'gidMappings': [{'containerID': 0, 'hostID': 1000, "
+		"'size': 10}, {'containerID': 5, 'hostID': 5000, 'size': 1}]}"),
+	    "config.json: linux.gidMappings[1]: containerID range 5-5 overlaps entry [0] (0-9)",
+	    "gidMappings containerID overlap");
+	parse_err(CFG("'linux': {" USERNS ", 'uidMappings': [{'containerID': 0, 'hostID': 1000, "
+		      "'size': 10}, {'containerID': 100, 'hostID': 1009, 'size': 1}]}"),
+		  "config.json: linux.uidMappings[1]: hostID range 1009-1009 overlaps entry [0] "
+		  "(1000-1009)",
+		  "uidMappings hostID overlap");
+	parse_err(CFG("'linux': {" USERNS ", 'uidMappings': [{'containerID': 4294967295, "
+		      "'hostID': 1000, 'size': 1}]}"),
+		  "config.json: linux.uidMappings[0]: containerID 4294967295 + size 1 is past the "
+		  "last id 4294967294",
+		  "uidMappings past the last id");
+	{
+		/* 341 one-id ranges: one more than the kernel takes */
+		size_t cap = 341 * 64 + 512, used = 0;
+		char *cfg = malloc(cap);
+		used += (size_t)snprintf(cfg + used, cap - used, "%s",
+					 HEAD PROC ", 'linux': {" USERNS ", 'uidMappings': [");
+		for (int i = 0; i < 341; i++)
+			used += (size_t)snprintf(cfg + used, cap - used,
+						 "%s{'containerID': %d, 'hostID': %d, 'size': 1}",
+						 i ? ", " : "", i, 100000 + i);
+		snprintf(cfg + used, cap - used, "]}}");
+		parse_err(
+		    cfg,
+		    "config.json: linux.uidMappings: at most 340 ranges (the kernel's limit), "
+		    "got 341",
+		    "341 uid ranges");
+		free(cfg);
+	}
+	/* idmapped mounts */
+#define IDM(opts, maps)                                                                            \
+	"'mounts': [{'destination': '/m', 'source': '/tmp', 'options': " opts maps "}]"
+#define UMAP ", 'uidMappings': [{'containerID': 0, 'hostID': 1000, 'size': 1}]"
+#define GMAP ", 'gidMappings': [{'containerID': 0, 'hostID': 1000, 'size': 1}]"
+	parse_err(CFG(IDM("['bind', 'idmap']", UMAP)),
+		  "config.json: mounts[0].uidMappings: must be given together with gidMappings",
+		  "mount uidMappings without gidMappings");
+	parse_err(CFG(IDM("['bind', 'idmap']", GMAP)),
+		  "config.json: mounts[0].gidMappings: must be given together with uidMappings",
+		  "mount gidMappings without uidMappings");
+	parse_err(CFG(IDM("['idmap']", UMAP GMAP)),
+		  "config.json: mounts[0].uidMappings: idmapped mounts are only supported for bind "
+		  "mounts (`bind` or `rbind` in options)",
+		  "idmapped mount without bind");
+	parse_err(
+	    CFG(IDM("['rbind', 'ridmap']", "")),
+	    "config.json: mounts[0].options: `idmap`/`ridmap` without uidMappings/gidMappings "
+	    "uses the container's user namespace mappings, but linux.namespaces has no user "
+	    "namespace",
+	    "idmap option without maps or user namespace");
+	parse_err(CFG(IDM("['bind', 'idmap']", UMAP ", 'gidMappings': [{'containerID': 0, "
+						    "'hostID': 1000, 'size': 0}]")),
+		  "config.json: mounts[0].gidMappings[0].size: must be greater than 0",
+		  "mount gidMappings size 0");
+	{
+		oci_config *c = NULL;
+		char *err = NULL, *json = dq(CFG(IDM("['bind', 'idmap']", UMAP GMAP)));
+		ok(oci_config_parse_data(json, strlen(json), "config.json", &c, &err) == 0,
+		   "idmap bind mount with maps parses: %s", err ? err : "");
+		oci_config_free(c);
+		free(json);
+		free(err);
+		err = NULL;
+		c = NULL;
+		/* maps without the option: idmapped anyway, as runc does */
+		json = dq(CFG(IDM("['rbind']", UMAP GMAP)));
+		ok(oci_config_parse_data(json, strlen(json), "config.json", &c, &err) == 0,
+		   "mount maps without idmap option parse: %s", err ? err : "");
+		oci_config_free(c);
+		free(json);
+		free(err);
+	}
+#undef IDM
+#undef UMAP
+#undef GMAP
+#undef USERNS
+
 	parse_err(CFG("'linux': {'timeOffsets': {'boottime': {'secs': 1}}}"),
 		  "config.json: linux.timeOffsets: requires a time namespace in linux.namespaces",
 		  "timeOffsets without time namespace");
