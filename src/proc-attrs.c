@@ -476,6 +476,21 @@ int tern_scheduler_check(const oci_scheduler *s, tern_error **err)
 	return 0;
 }
 
+/* Whether we are in the host's user namespace (its uid map is the whole
+ * range); assumed so when /proc cannot tell. Only for messages. */
+static bool in_initial_user_ns(void)
+{
+	char buf[64] = {0};
+	cleanup_close int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	unsigned long inside, outside, count;
+
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
+		return true;
+	if (sscanf(buf, "%lu %lu %lu", &inside, &outside, &count) != 3)
+		return true;
+	return inside == 0 && outside == 0 && count == 4294967295UL;
+}
+
 int tern_scheduler_apply(const oci_scheduler *s, tern_error **err)
 {
 	struct sched_attr_v0 attr = {.size = sizeof(attr)};
@@ -496,8 +511,15 @@ int tern_scheduler_apply(const oci_scheduler *s, tern_error **err)
 	if (syscall(SYS_sched_setattr, 0, &attr, 0) == 0)
 		return 0;
 	int e = errno;
-	if (e == EPERM && (attr.sched_policy == SCHED_FIFO || attr.sched_policy == SCHED_RR) &&
-	    access("/sys/fs/cgroup/cpu/cpu.rt_runtime_us", F_OK) == 0)
+	bool rt = attr.sched_policy == SCHED_FIFO || attr.sched_policy == SCHED_RR;
+	if (e == EPERM && !in_initial_user_ns())
+		return tern_error_make(err, e,
+				       "process.scheduler: sched_setattr %s (a realtime policy or "
+				       "a nice value below the current one needs CAP_SYS_NICE in "
+				       "the host's user namespace, which a container with its own "
+				       "user namespace does not have)",
+				       s->policy);
+	if (e == EPERM && rt && access("/sys/fs/cgroup/cpu/cpu.rt_runtime_us", F_OK) == 0)
 		/* CONFIG_RT_GROUP_SCHED on cgroup v1: a new cgroup starts with
 		 * no realtime budget, and the kernel then refuses RT policies
 		 * even to root. */
@@ -553,9 +575,17 @@ int tern_io_priority_apply(const oci_io_priority *io, tern_error **err)
 	if (ret < 0)
 		return ret;
 	int value = IOPRIO_PRIO_VALUE(io_class(io->class_), io->priority);
-	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, value) < 0)
-		return tern_error_make(err, errno, "process.ioPriority: ioprio_set %s %" PRId64,
+	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, value) < 0) {
+		int e = errno;
+		if (e == EPERM && io_class(io->class_) == IOPRIO_CLASS_RT)
+			return tern_error_make(err, e,
+					       "process.ioPriority: ioprio_set %s %" PRId64
+					       " (the realtime class needs CAP_SYS_ADMIN or "
+					       "CAP_SYS_NICE in the host's user namespace)",
+					       io->class_, io->priority);
+		return tern_error_make(err, e, "process.ioPriority: ioprio_set %s %" PRId64,
 				       io->class_, io->priority);
+	}
 	return 0;
 }
 

@@ -135,6 +135,49 @@ ioprio_line() { echo "$output" | grep '^ioprio '; }
 	check_fails_cleanly "process.scheduler" "Operation not permitted" "realtimeRuntime"
 }
 
+# userns_bundle: the container gets its own user namespace (root inside is
+# host uid 100000).
+userns_bundle() {
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	add_namespace user
+	update_config '.mounts |= map(select(.destination != "/sys/fs/cgroup" and .destination != "/sys"))'
+	make_traversable "$BUNDLE/rootfs"
+}
+
+@test "scheduler: in a user namespace, SCHED_BATCH works and SCHED_FIFO fails naming CAP_SYS_NICE" {
+	is_tern || skip "runc 1.1.5 ignores process.scheduler"
+	userns_bundle
+	# raising nice needs no capability
+	update_config '.process.scheduler = {"policy": "SCHED_BATCH", "nice": 4}'
+	set_args /bin/schedinfo
+	run_container
+	[ "$status" -eq 0 ]
+	[[ "$(sched_line)" == "policy=SCHED_BATCH priority=0 nice=4 "* ]]
+	# a realtime policy needs CAP_SYS_NICE in the host's user namespace
+	update_config '.process.scheduler = {"policy": "SCHED_FIFO", "priority": 10}
+		| .linux.resources.cpu.realtimePeriod = 1000000
+		| .linux.resources.cpu.realtimeRuntime = 10000'
+	set_args /bin/sleep "$MARK"
+	run_container
+	check_fails_cleanly "process.scheduler" "Operation not permitted" "CAP_SYS_NICE in the host's user namespace"
+}
+
+@test "ioPriority: IOPRIO_CLASS_RT in a user namespace fails naming the capability" {
+	is_tern || skip "runc 1.1.5 ignores process.ioPriority"
+	userns_bundle
+	update_config '.process.ioPriority = {"class": "IOPRIO_CLASS_RT", "priority": 1}'
+	set_args /bin/sleep "$MARK"
+	run_container
+	check_fails_cleanly "process.ioPriority" "Operation not permitted" "CAP_SYS_ADMIN"
+	# the best-effort class needs nothing
+	update_config '.process.ioPriority = {"class": "IOPRIO_CLASS_BE", "priority": 2}'
+	set_args /bin/schedinfo
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$(ioprio_line)" = "ioprio class=2 data=2" ]
+}
+
 @test "scheduler: SCHED_DEADLINE runtime/deadline/period reach the process" {
 	is_tern || skip "runc 1.1.5 ignores process.scheduler"
 	# no shell: a SCHED_DEADLINE task may not fork
