@@ -1,6 +1,13 @@
 /* Attributes of the container process that are not capabilities:
  * rlimits, user and groups, umask, no_new_privs, oom_score_adj, sysctls,
- * and finally the exec of process.args. All of these run in the child. */
+ * personality, scheduler, I/O priority, and finally the exec of
+ * process.args. These run in the child; their checks (tern_*_check) run in
+ * the parent first, so bad values fail before anything is created.
+ *
+ * Order in the child (src/init.c): rlimits, personality, scheduler (once in
+ * the container's cgroup), I/O priority, then bounding set, user,
+ * capabilities; after `start`: LSM exec labels (lsm.h), no_new_privs,
+ * seccomp, exec. */
 #pragma once
 
 #include "error.h"
