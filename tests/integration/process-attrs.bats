@@ -301,3 +301,17 @@ capmask() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == "ruid=1000 euid=0 suid=0 CapPrm=$(capmask 5) CapEff=$(capmask 5) NoNewPrivs=0" ]]
 }
+
+@test "setuid: exec --no-new-privs stops the setuid gain that a plain exec gets" {
+	setuid_rootfs
+	update_config '.process.noNewPrivileges = false'
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	run tern exec --user 1000:1000 "$ID" /bin/ids-suid
+	[ "$status" -eq 0 ]
+	[[ "$output" == "ruid=1000 euid=0 suid=0 "*"NoNewPrivs=0" ]]
+	run tern exec --user 1000:1000 --no-new-privs "$ID" /bin/ids-suid
+	[ "$status" -eq 0 ]
+	[ "$output" = "ruid=1000 euid=1000 suid=1000 CapPrm=0000000000000000 CapEff=0000000000000000 NoNewPrivs=1" ]
+}
