@@ -3,6 +3,7 @@
 #include "container-cgroup.h"
 #include "hooks.h"
 #include "log.h"
+#include "lsm.h"
 #include "proc-attrs.h"
 #include "spawn.h"
 #include "sync.h"
@@ -116,6 +117,12 @@ static int load_bundle(tern_container *c, tern_error **err)
 	if (ret < 0)
 		return ret;
 	ret = tern_rlimits_check(c->config->process->rlimits, c->config->process->rlimits_len, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_proc_attrs_check(c->config, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_lsm_check_config(c->config, err);
 	if (ret < 0)
 		return ret;
 	/* The systemd driver asks systemd (PID 1) over D-Bus for a scope;

@@ -2,6 +2,7 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "log.h"
+#include "lsm.h"
 #include "proc-attrs.h"
 #include "seccomp.h"
 #include "sync.h"
@@ -227,6 +228,40 @@ static int build_process(const tern_exec_opts *o, const oci_config *config, oci_
 	return apply_overrides(o, (oci_config *)config, out, err);
 }
 
+/* --apparmor and --process-label replace the process's labels (also those
+ * of a --process file, as with runc); then the labels, scheduler and I/O
+ * priority get the same checks as at create, before anything is spawned.
+ * The messages name the flag when the value came from one. */
+static int check_process(const tern_exec_opts *o, oci_process *p, tern_error **err)
+{
+	int ret;
+
+	if (o->apparmor) {
+		free(p->apparmor_profile);
+		p->apparmor_profile = tern_xstrdup(o->apparmor);
+	}
+	if (o->process_label) {
+		free(p->selinux_label);
+		p->selinux_label = tern_xstrdup(o->process_label);
+	}
+	ret = tern_lsm_check_apparmor(o->apparmor ? "--apparmor" : "process.apparmorProfile",
+				      p->apparmor_profile, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_lsm_check_selinux(o->process_label ? "--process-label" : "process.selinuxLabel",
+				     p->selinux_label, err);
+	if (ret < 0)
+		return ret;
+	if (p->scheduler) {
+		ret = tern_scheduler_check(p->scheduler, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (p->io_priority)
+		return tern_io_priority_check(p->io_priority, err);
+	return 0;
+}
+
 static void child_fail(int sync_fd, tern_error *e)
 {
 	tern_sync_send_error(sync_fd, e);
@@ -282,11 +317,17 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 		child_fail(sync_fd, e);
 	}
 	free(exe);
+	if (p->scheduler && tern_scheduler_apply(p->scheduler, &e) < 0)
+		child_fail(sync_fd, e);
+	if (p->io_priority && tern_io_priority_apply(p->io_priority, &e) < 0)
+		child_fail(sync_fd, e);
 	if (p->capabilities && tern_caps_drop_bounding(p->capabilities, &e) < 0)
 		child_fail(sync_fd, e);
 	if (tern_user_apply(&p->user, &e) < 0)
 		child_fail(sync_fd, e);
 	if (p->capabilities && tern_caps_apply(p->capabilities, &e) < 0)
+		child_fail(sync_fd, e);
+	if (tern_lsm_apply_exec_labels(p->apparmor_profile, p->selinux_label, &e) < 0)
 		child_fail(sync_fd, e);
 	if (p->no_new_privileges && tern_no_new_privs_apply(&e) < 0)
 		child_fail(sync_fd, e);
@@ -496,24 +537,10 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 				      id);
 		goto out;
 	}
-	/* LSM labels are applied by a later stage of tern; until then a label
-	 * that cannot be honoured is an error, never silently dropped. */
-	if (o->apparmor) {
-		ret = tern_error_make_quiet(err, ENOTSUP, "--apparmor `%s`: %s", o->apparmor,
-					    access("/sys/module/apparmor", F_OK) == 0
-						? "AppArmor profiles are not supported by tern yet"
-						: "AppArmor is not enabled on this host");
-		goto out;
-	}
-	if (o->process_label) {
-		ret = tern_error_make_quiet(err, ENOTSUP, "--process-label `%s`: %s",
-					    o->process_label,
-					    access("/sys/fs/selinux/enforce", F_OK) == 0
-						? "SELinux labels are not supported by tern yet"
-						: "SELinux is not enabled on this host");
-		goto out;
-	}
 	ret = build_process(o, config, &p, err);
+	if (ret < 0)
+		goto out;
+	ret = check_process(o, p, err);
 	if (ret < 0)
 		goto out;
 	if (config && config->linux_ && config->linux_->seccomp) {

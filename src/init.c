@@ -2,6 +2,7 @@
 #include "caps.h"
 #include "hooks.h"
 #include "log.h"
+#include "lsm.h"
 #include "proc-attrs.h"
 #include "rootfs.h"
 #include "sync.h"
@@ -211,6 +212,9 @@ static int setup_container(init_ctx *ic, tern_error **err)
 			return tern_error_make(err, errno, "create the cgroup namespace");
 	}
 	if (!c->opts->no_new_keyring) {
+		ret = tern_lsm_set_keycreate_label(p->selinux_label, err);
+		if (ret < 0)
+			return ret;
 		/* A fresh session keyring, so the container cannot read the
 		 * host's keys; named like runc's so tools that look for it find
 		 * it. Kernels without keyrings just lack the call. */
@@ -219,6 +223,8 @@ static int setup_container(init_ctx *ic, tern_error **err)
 		    errno != EACCES && errno != EDQUOT)
 			return tern_error_make(err, errno, "join a new session keyring");
 	}
+
+	tern_lsm_label_mounts(c->config);
 
 	/* relative bind-mount sources are relative to the bundle, as in runc */
 	if (chdir(c->bundle) < 0)
@@ -261,6 +267,29 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	ret = tern_rlimits_apply(p->rlimits, p->rlimits_len, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "process.rlimits");
+	if (cfg->linux_ && cfg->linux_->personality) {
+		ret = tern_personality_apply(cfg->linux_->personality, err);
+		if (ret < 0)
+			return ret;
+	}
+	/* Scheduler and I/O priority while we still have CAP_SYS_NICE and
+	 * CAP_SYS_ADMIN: the capabilities and user change below drop them.
+	 * Inside the container's cgroup already: the kernel checks a
+	 * realtime policy against the cgroup's realtime budget, and refuses
+	 * to move a realtime task into a cgroup without one. */
+	if (p->scheduler) {
+		ret = await_cgroup(ic, err);
+		if (ret < 0)
+			return ret;
+		ret = tern_scheduler_apply(p->scheduler, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (p->io_priority) {
+		ret = tern_io_priority_apply(p->io_priority, err);
+		if (ret < 0)
+			return ret;
+	}
 	/* Fail now, at create time, rather than after `start` returned. */
 	cleanup_free char *exe = tern_find_executable(p->args[0], p->env);
 	if (exe == NULL)
@@ -373,6 +402,11 @@ void tern_init_main(tern_container *c, int sync_fd)
 						    "startContainer", "running", &e) < 0)
 		fail(&ic, e);
 	if (signal_started(fifo, &e) < 0)
+		fail(&ic, e);
+	/* The labels apply at the next execve: set them last, but before
+	 * no_new_privs (AppArmor limits profile changes under it) and seccomp
+	 * (the filter may forbid the writes to /proc). */
+	if (tern_lsm_apply_exec_labels(p->apparmor_profile, p->selinux_label, &e) < 0)
 		fail(&ic, e);
 	if (p->no_new_privileges && tern_no_new_privs_apply(&e) < 0)
 		fail(&ic, e);

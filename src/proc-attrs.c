@@ -1,5 +1,6 @@
 /* Process attributes other than capabilities: rlimits, user and groups,
- * umask, no_new_privs, oom_score_adj, sysctls and the final exec. */
+ * umask, no_new_privs, oom_score_adj, sysctls, personality, scheduler, I/O
+ * priority, the intelRdt check and the final exec. */
 #include "proc-attrs.h"
 #include "log.h"
 #include "utils.h"
@@ -8,12 +9,15 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <linux/ioprio.h>
 #include <linux/openat2.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -281,6 +285,375 @@ int tern_sysctl_apply(const oci_map *sysctl, tern_error **err)
 		if (ret < 0)
 			return tern_error_make(err, -ret, "`%s`: writing `%s`", key, value);
 	}
+	return 0;
+}
+
+/* ---- personality ---- */
+
+static const struct {
+	const char *name;
+	unsigned long value;
+} personality_flags[] = {
+    {"UNAME26", UNAME26},
+    {"ADDR_NO_RANDOMIZE", ADDR_NO_RANDOMIZE},
+    {"FDPIC_FUNCPTRS", FDPIC_FUNCPTRS},
+    {"MMAP_PAGE_ZERO", MMAP_PAGE_ZERO},
+    {"ADDR_COMPAT_LAYOUT", ADDR_COMPAT_LAYOUT},
+    {"READ_IMPLIES_EXEC", READ_IMPLIES_EXEC},
+    {"ADDR_LIMIT_32BIT", ADDR_LIMIT_32BIT},
+    {"SHORT_INODE", SHORT_INODE},
+    {"WHOLE_SECONDS", WHOLE_SECONDS},
+    {"STICKY_TIMEOUTS", STICKY_TIMEOUTS},
+    {"ADDR_LIMIT_3GB", ADDR_LIMIT_3GB},
+};
+
+int tern_personality_value(const oci_personality *p, unsigned long *out, tern_error **err)
+{
+	const char *domain = p->domain ? p->domain : "";
+	unsigned long v;
+
+	/* The spec knows these two domains; the others (SVR4, BSD, ...) are
+	 * emulations Linux no longer has. */
+	if (strcmp(domain, "LINUX") == 0)
+		v = PER_LINUX;
+	else if (strcmp(domain, "LINUX32") == 0)
+		v = PER_LINUX32;
+	else
+		return tern_error_make_quiet(err, EINVAL,
+					     "linux.personality.domain: unknown domain `%s` "
+					     "(LINUX or LINUX32)",
+					     domain);
+	for (size_t i = 0; p->flags && p->flags[i]; i++) {
+		size_t j = 0, n = sizeof(personality_flags) / sizeof(personality_flags[0]);
+		while (j < n && strcmp(p->flags[i], personality_flags[j].name) != 0)
+			j++;
+		if (j == n)
+			return tern_error_make_quiet(
+			    err, EINVAL, "linux.personality.flags[%zu]: unknown flag `%s`", i,
+			    p->flags[i]);
+		v |= personality_flags[j].value;
+	}
+	*out = v;
+	return 0;
+}
+
+int tern_personality_apply(const oci_personality *p, tern_error **err)
+{
+	unsigned long v;
+	int ret = tern_personality_value(p, &v, err);
+
+	if (ret < 0)
+		return ret;
+	if (personality(v) < 0)
+		return tern_error_make(err, errno, "linux.personality: personality(0x%lx)", v);
+	return 0;
+}
+
+/* ---- scheduler ---- */
+
+/* sched_setattr(2)'s argument, first version (48 bytes; the kernel takes
+ * any known size). Spelled out: <linux/sched/types.h> redefines glibc's
+ * struct sched_param, and glibc 2.36 has no struct sched_attr. */
+struct sched_attr_v0 {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime;
+	uint64_t sched_deadline;
+	uint64_t sched_period;
+};
+
+#ifndef SCHED_DEADLINE
+#define SCHED_DEADLINE 6
+#endif
+/* sched_setattr(2) flags, as <linux/sched.h> numbers them (that header
+ * clashes with glibc's <sched.h>). */
+static const struct {
+	const char *name;
+	uint64_t value;
+} sched_flags[] = {
+    {"SCHED_FLAG_RESET_ON_FORK", 0x01},	 {"SCHED_FLAG_RECLAIM", 0x02},
+    {"SCHED_FLAG_DL_OVERRUN", 0x04},	 {"SCHED_FLAG_KEEP_POLICY", 0x08},
+    {"SCHED_FLAG_KEEP_PARAMS", 0x10},	 {"SCHED_FLAG_UTIL_CLAMP_MIN", 0x20},
+    {"SCHED_FLAG_UTIL_CLAMP_MAX", 0x40},
+};
+
+static const struct {
+	const char *name;
+	int policy;
+} sched_policies[] = {
+    {"SCHED_OTHER", SCHED_OTHER}, {"SCHED_BATCH", SCHED_BATCH}, {"SCHED_IDLE", SCHED_IDLE},
+    {"SCHED_FIFO", SCHED_FIFO},	  {"SCHED_RR", SCHED_RR},	{"SCHED_DEADLINE", SCHED_DEADLINE},
+};
+
+static int sched_policy(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(sched_policies) / sizeof(sched_policies[0]); i++)
+		if (strcmp(name, sched_policies[i].name) == 0)
+			return sched_policies[i].policy;
+	return -1;
+}
+
+/* The kernel's deadline parameters must be at least 2^10 ns (its
+ * resolution) and below 2^63. */
+#define DL_MIN ((uint64_t)1 << 10)
+#define DL_MAX ((uint64_t)1 << 63)
+
+static int check_deadline(const oci_scheduler *s, tern_error **err)
+{
+	uint64_t runtime = s->runtime.value, deadline = s->deadline.value;
+	uint64_t period = s->period.value ? s->period.value : deadline;
+
+	if (!s->runtime.set || !s->deadline.set)
+		return tern_error_make_quiet(err, EINVAL,
+					     "process.scheduler: SCHED_DEADLINE needs runtime and "
+					     "deadline (nanoseconds; period defaults to deadline)");
+	if (runtime < DL_MIN)
+		return tern_error_make_quiet(err, EINVAL,
+					     "process.scheduler.runtime: %" PRIu64
+					     " ns is below the kernel's minimum of 1024 ns",
+					     runtime);
+	if (runtime > deadline || deadline > period || period >= DL_MAX)
+		return tern_error_make_quiet(
+		    err, EINVAL,
+		    "process.scheduler: SCHED_DEADLINE needs runtime <= deadline <= period "
+		    "(got runtime %" PRIu64 ", deadline %" PRIu64 ", period %" PRIu64 ")",
+		    runtime, deadline, period);
+	return 0;
+}
+
+int tern_scheduler_check(const oci_scheduler *s, tern_error **err)
+{
+	int policy = sched_policy(s->policy);
+	int64_t prio = s->priority.value, nice = s->nice.value;
+
+	if (s->policy && strcmp(s->policy, "SCHED_ISO") == 0)
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "process.scheduler.policy: SCHED_ISO is not "
+					     "implemented by the Linux kernel");
+	if (policy < 0)
+		return tern_error_make_quiet(err, EINVAL,
+					     "process.scheduler.policy: unknown policy `%s` "
+					     "(SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, "
+					     "SCHED_RR or SCHED_DEADLINE)",
+					     s->policy ? s->policy : "");
+	if (policy == SCHED_FIFO || policy == SCHED_RR) {
+		int lo = sched_get_priority_min(policy), hi = sched_get_priority_max(policy);
+		if (prio < lo || prio > hi)
+			return tern_error_make_quiet(err, EINVAL,
+						     "process.scheduler.priority: %" PRId64
+						     " is out of range for %s (%d-%d)",
+						     prio, s->policy, lo, hi);
+	} else if (prio != 0) {
+		return tern_error_make_quiet(err, EINVAL,
+					     "process.scheduler.priority: %" PRId64
+					     " is out of range for %s (only 0; priorities are for "
+					     "SCHED_FIFO and SCHED_RR)",
+					     prio, s->policy);
+	}
+	if (nice < -20 || nice > 19)
+		return tern_error_make_quiet(
+		    err, EINVAL, "process.scheduler.nice: %" PRId64 " is out of range (-20 to 19)",
+		    nice);
+	for (size_t i = 0; s->flags && s->flags[i]; i++) {
+		size_t j = 0, n = sizeof(sched_flags) / sizeof(sched_flags[0]);
+		while (j < n && strcmp(s->flags[i], sched_flags[j].name) != 0)
+			j++;
+		if (j == n)
+			return tern_error_make_quiet(
+			    err, EINVAL, "process.scheduler.flags[%zu]: unknown flag `%s`", i,
+			    s->flags[i]);
+	}
+	if (policy == SCHED_DEADLINE)
+		return check_deadline(s, err);
+	if (s->runtime.value || s->deadline.value || s->period.value)
+		return tern_error_make_quiet(err, EINVAL,
+					     "process.scheduler: runtime, deadline and period are "
+					     "for SCHED_DEADLINE only, not %s",
+					     s->policy);
+	return 0;
+}
+
+/* Whether we are in the host's user namespace (its uid map is the whole
+ * range); assumed so when /proc cannot tell. Only for messages. */
+static bool in_initial_user_ns(void)
+{
+	char buf[64] = {0};
+	cleanup_close int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	unsigned long inside, outside, count;
+
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
+		return true;
+	if (sscanf(buf, "%lu %lu %lu", &inside, &outside, &count) != 3)
+		return true;
+	return inside == 0 && outside == 0 && count == 4294967295UL;
+}
+
+int tern_scheduler_apply(const oci_scheduler *s, tern_error **err)
+{
+	struct sched_attr_v0 attr = {.size = sizeof(attr)};
+	int ret = tern_scheduler_check(s, err);
+
+	if (ret < 0)
+		return ret;
+	attr.sched_policy = (uint32_t)sched_policy(s->policy);
+	attr.sched_nice = (int32_t)s->nice.value;
+	attr.sched_priority = (uint32_t)s->priority.value;
+	attr.sched_runtime = s->runtime.value;
+	attr.sched_deadline = s->deadline.value;
+	attr.sched_period = s->period.value;
+	for (size_t i = 0; s->flags && s->flags[i]; i++)
+		for (size_t j = 0; j < sizeof(sched_flags) / sizeof(sched_flags[0]); j++)
+			if (strcmp(s->flags[i], sched_flags[j].name) == 0)
+				attr.sched_flags |= sched_flags[j].value;
+	if (syscall(SYS_sched_setattr, 0, &attr, 0) == 0)
+		return 0;
+	int e = errno;
+	bool rt = attr.sched_policy == SCHED_FIFO || attr.sched_policy == SCHED_RR;
+	if (e == EPERM && !in_initial_user_ns())
+		return tern_error_make(err, e,
+				       "process.scheduler: sched_setattr %s (a realtime policy or "
+				       "a nice value below the current one needs CAP_SYS_NICE in "
+				       "the host's user namespace, which a container with its own "
+				       "user namespace does not have)",
+				       s->policy);
+	if (e == EPERM && rt && access("/sys/fs/cgroup/cpu/cpu.rt_runtime_us", F_OK) == 0)
+		/* CONFIG_RT_GROUP_SCHED on cgroup v1: a new cgroup starts with
+		 * no realtime budget, and the kernel then refuses RT policies
+		 * even to root. */
+		return tern_error_make(err, e,
+				       "process.scheduler: sched_setattr %s priority %u (the "
+				       "container's cpu cgroup may have no realtime budget: set "
+				       "linux.resources.cpu.realtimeRuntime)",
+				       s->policy, attr.sched_priority);
+	if (e == EBUSY && attr.sched_policy == SCHED_DEADLINE)
+		return tern_error_make(err, e,
+				       "process.scheduler: sched_setattr SCHED_DEADLINE (runtime "
+				       "%" PRIu64 " / period %" PRIu64
+				       " is more bandwidth than the root domain admits)",
+				       attr.sched_runtime,
+				       attr.sched_period ? attr.sched_period : attr.sched_deadline);
+	return tern_error_make(err, e, "process.scheduler: sched_setattr %s", s->policy);
+}
+
+/* ---- I/O priority ---- */
+
+static int io_class(const char *name)
+{
+	if (name == NULL)
+		return -1;
+	if (strcmp(name, "IOPRIO_CLASS_RT") == 0)
+		return IOPRIO_CLASS_RT;
+	if (strcmp(name, "IOPRIO_CLASS_BE") == 0)
+		return IOPRIO_CLASS_BE;
+	if (strcmp(name, "IOPRIO_CLASS_IDLE") == 0)
+		return IOPRIO_CLASS_IDLE;
+	return -1;
+}
+
+int tern_io_priority_check(const oci_io_priority *io, tern_error **err)
+{
+	if (io_class(io->class_) < 0)
+		return tern_error_make_quiet(
+		    err, EINVAL,
+		    "process.ioPriority.class: unknown class `%s` "
+		    "(IOPRIO_CLASS_RT, IOPRIO_CLASS_BE or IOPRIO_CLASS_IDLE)",
+		    io->class_ ? io->class_ : "");
+	if (io->priority < 0 || io->priority > 7)
+		return tern_error_make_quiet(
+		    err, EINVAL, "process.ioPriority.priority: %" PRId64 " is out of range (0-7)",
+		    io->priority);
+	return 0;
+}
+
+int tern_io_priority_apply(const oci_io_priority *io, tern_error **err)
+{
+	int ret = tern_io_priority_check(io, err);
+
+	if (ret < 0)
+		return ret;
+	int value = IOPRIO_PRIO_VALUE(io_class(io->class_), io->priority);
+	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, value) < 0) {
+		int e = errno;
+		if (e == EPERM && io_class(io->class_) == IOPRIO_CLASS_RT)
+			return tern_error_make(err, e,
+					       "process.ioPriority: ioprio_set %s %" PRId64
+					       " (the realtime class needs CAP_SYS_ADMIN or "
+					       "CAP_SYS_NICE in the host's user namespace)",
+					       io->class_, io->priority);
+		return tern_error_make(err, e, "process.ioPriority: ioprio_set %s %" PRId64,
+				       io->class_, io->priority);
+	}
+	return 0;
+}
+
+/* ---- intelRdt ---- */
+
+static bool filesystem_known(const char *name)
+{
+	FILE *f = fopen("/proc/filesystems", "re");
+	char *line = NULL;
+	size_t cap = 0, len = strlen(name);
+	bool found = false;
+
+	if (f == NULL)
+		return false;
+	while (!found && getline(&line, &cap, f) > 0) {
+		const char *fs = strrchr(line, '\t');
+		fs = fs ? fs + 1 : line;
+		found = strncmp(fs, name, len) == 0 && (fs[len] == '\n' || fs[len] == '\0');
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+int tern_intel_rdt_check(const oci_intel_rdt *rdt, tern_error **err)
+{
+	(void)rdt;
+	if (!filesystem_known("resctrl"))
+		return tern_error_make_quiet(
+		    err, ENOTSUP,
+		    "linux.intelRdt: resctrl is not available on this host "
+		    "(no resctrl filesystem in /proc/filesystems: the CPU or "
+		    "kernel lacks Intel RDT / AMD QoS support)");
+	if (access("/sys/fs/resctrl/schemata", F_OK) < 0)
+		return tern_error_make_quiet(
+		    err, ENOTSUP,
+		    "linux.intelRdt: resctrl is not available on this host "
+		    "(not mounted at /sys/fs/resctrl: mount -t resctrl "
+		    "resctrl /sys/fs/resctrl)");
+	return tern_error_make_quiet(err, ENOTSUP,
+				     "linux.intelRdt: resctrl groups are not implemented by tern "
+				     "yet; remove linux.intelRdt from the config");
+}
+
+int tern_proc_attrs_check(const oci_config *config, tern_error **err)
+{
+	const oci_process *p = config->process;
+	const oci_linux *l = config->linux_;
+	int ret;
+
+	if (p && p->scheduler) {
+		ret = tern_scheduler_check(p->scheduler, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (p && p->io_priority) {
+		ret = tern_io_priority_check(p->io_priority, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (l && l->personality) {
+		unsigned long v;
+		ret = tern_personality_value(l->personality, &v, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (l && l->intel_rdt)
+		return tern_intel_rdt_check(l->intel_rdt, err);
 	return 0;
 }
 

@@ -1,6 +1,13 @@
 /* Attributes of the container process that are not capabilities:
  * rlimits, user and groups, umask, no_new_privs, oom_score_adj, sysctls,
- * and finally the exec of process.args. All of these run in the child. */
+ * personality, scheduler, I/O priority, and finally the exec of
+ * process.args. These run in the child; their checks (tern_*_check) run in
+ * the parent first, so bad values fail before anything is created.
+ *
+ * Order in the child (src/init.c): rlimits, personality, scheduler (once in
+ * the container's cgroup), I/O priority, then bounding set, user,
+ * capabilities; after `start`: LSM exec labels (lsm.h), no_new_privs,
+ * seccomp, exec. */
 #pragma once
 
 #include "error.h"
@@ -45,3 +52,37 @@ char *tern_find_executable(const char *name, char *const *env);
  * /etc/passwd entry for the uid, or "/" without one. Call after the
  * container's root is in place. */
 void tern_env_ensure_home(oci_process *process);
+
+/* linux.personality: domain LINUX or LINUX32 plus flags (the kernel's
+ * names: ADDR_NO_RANDOMIZE, UNAME26, ...), as one personality(2) value.
+ * Unknown names fail naming the field ("linux.personality.domain: unknown
+ * domain `X` ..."). */
+int tern_personality_value(const oci_personality *p, unsigned long *out, tern_error **err);
+/* personality(2) in the child; it survives the execve. */
+int tern_personality_apply(const oci_personality *p, tern_error **err);
+
+/* process.scheduler: the policy by name (SCHED_OTHER, SCHED_BATCH,
+ * SCHED_IDLE, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE), nice, priority, flags
+ * and the deadline parameters, checked against what sched_setattr(2)
+ * accepts (priority 1-99 for FIFO/RR and 0 otherwise, nice -20..19,
+ * 1024 <= runtime <= deadline <= period for DEADLINE). Messages name the
+ * field ("process.scheduler.priority: 120 is out of range ..."). */
+int tern_scheduler_check(const oci_scheduler *s, tern_error **err);
+/* sched_setattr on ourselves, in the child while it still has
+ * CAP_SYS_NICE (before the user and capabilities change). */
+int tern_scheduler_apply(const oci_scheduler *s, tern_error **err);
+
+/* process.ioPriority: class IOPRIO_CLASS_RT, _BE or _IDLE, priority 0-7. */
+int tern_io_priority_check(const oci_io_priority *io, tern_error **err);
+/* ioprio_set on ourselves (the RT class needs CAP_SYS_ADMIN or
+ * CAP_SYS_NICE: same place as the scheduler). */
+int tern_io_priority_apply(const oci_io_priority *io, tern_error **err);
+
+/* linux.intelRdt needs the resctrl filesystem mounted at /sys/fs/resctrl;
+ * tern does not create resctrl groups yet, so any intelRdt fails with a
+ * message that says which of the two is missing. */
+int tern_intel_rdt_check(const oci_intel_rdt *rdt, tern_error **err);
+
+/* Every check above for a container's config, in the parent before
+ * anything is created. */
+int tern_proc_attrs_check(const oci_config *config, tern_error **err);
