@@ -85,7 +85,7 @@ TAPV2=$LOGDIR/cgroup-v2.tap
 BATS_TEST_TIMEOUT=600 tests/vm/run-in-guest.sh --timeout 2400 -- \
 	env TERN_BIN="$REPO/tern" bats --tap tests/integration-v2 \
 	tests/integration/pause-ps-update.bats tests/integration/events.bats \
-	tests/integration/cgroup.bats </dev/null 2>&1 |
+	tests/integration/cgroup.bats tests/integration/cgroup-resources.bats </dev/null 2>&1 |
 	tee "$TAPV2"
 count_tap "$TAPV2" "${PIPESTATUS[0]}"
 

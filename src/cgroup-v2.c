@@ -208,6 +208,18 @@ int tern_cgroup_v2_validate(const oci_resources *r, tern_error **err)
 			    "linux.resources.unified: `%s` is not a cgroup v2 file name "
 			    "(\"controller.file\", no \"/\" or \"..\")",
 			    key);
+		/* the files through which tern itself manages the cgroup: a raw
+		 * write would move processes or undo pause and delegation */
+		static const char *const reserved[] = {
+		    "cgroup.procs", "cgroup.threads", "cgroup.subtree_control", "cgroup.freeze",
+		    "cgroup.kill",  "cgroup.events",  "cgroup.controllers"};
+		for (size_t j = 0; j < sizeof(reserved) / sizeof(reserved[0]); j++)
+			if (strcmp(key, reserved[j]) == 0)
+				return tern_error_make_quiet(
+				    err, EINVAL,
+				    "linux.resources.unified: `%s` is managed by the runtime and "
+				    "cannot be set",
+				    key);
 	}
 	for (size_t i = 0; i < r->devices_len; i++) {
 		const oci_device_cgroup_rule *d = &r->devices[i];
@@ -324,10 +336,19 @@ static int enable_controllers(const char *dir, tern_error **err)
 	ret = read_ctl(dfd, "cgroup.subtree_control", &enabled);
 	if (ret < 0)
 		return tern_error_make(err, -ret, "read `%s/cgroup.subtree_control`", dir);
+	/* a threaded subtree (or its domain root) hands down only the
+	 * controllers that work per thread */
+	cleanup_free char *type = NULL;
+	bool threaded =
+	    read_ctl(dfd, "cgroup.type", &type) == 0 &&
+	    (strncmp(type, "threaded", 8) == 0 || strncmp(type, "domain threaded", 15) == 0);
 
 	for (size_t i = 0; i < sizeof(wanted_controllers) / sizeof(wanted_controllers[0]); i++) {
 		const char *c = wanted_controllers[i];
 		if (!word_in(avail, c) || word_in(enabled, c))
+			continue;
+		if (threaded && strcmp(c, "cpu") != 0 && strcmp(c, "cpuset") != 0 &&
+		    strcmp(c, "pids") != 0)
 			continue;
 		char *next = tern_strdup_printf("%s%s+%s", todo, *todo ? " " : "", c);
 		free(todo);
@@ -971,6 +992,16 @@ static void stats_hugetlb(int dfd, tern_cgroup_stats *s)
 		s->has_hugetlb = true;
 	}
 	closedir(d);
+}
+
+int tern_cgroup_v2_hugetlb_stats(const char *dir, tern_cgroup_stats *s, tern_error **err)
+{
+	cleanup_close int dfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+
+	if (dfd < 0)
+		return tern_error_make(err, errno, "stats of cgroup `%s`", dir);
+	stats_hugetlb(dfd, s);
+	return 0;
 }
 
 int tern_cgroup_v2_stats(const char *dir, tern_cgroup_stats *s, tern_error **err)

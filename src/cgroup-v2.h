@@ -66,6 +66,10 @@ int tern_cgroup_v2_freeze(const char *dir, bool freeze, tern_error **err);
  * leaves its part out (has_* false); only an unopenable `dir` is an error. */
 int tern_cgroup_v2_stats(const char *dir, tern_cgroup_stats *s, tern_error **err);
 
+/* Only the hugetlb part (a hybrid host whose hugetlb is on the unified
+ * hierarchy). */
+int tern_cgroup_v2_hugetlb_stats(const char *dir, tern_cgroup_stats *s, tern_error **err);
+
 /* Wait until memory.events of `dir` reports more OOM kills than
  * `*oom_kill` (which is then updated), or `timeout_ms` passes (-1: no
  * limit). Returns 1 when an OOM kill happened, 0 on timeout, -errno on

@@ -241,6 +241,32 @@ static int init_cpuset(const hierarchy *h, const char *path, tern_error **err)
 	return 0;
 }
 
+/* v2 threaded subtrees: a cgroup made below a threaded one starts as
+ * "domain invalid" and takes no processes until it is made threaded too.
+ * Do that for each level of the path that needs it. */
+static int join_threaded_subtree(const hierarchy *h, const char *path, tern_error **err)
+{
+	cleanup_free char *rel = tern_xstrdup(path);
+
+	for (char *slash = strchr(rel + 1, '/');; slash = strchr(slash + 1, '/')) {
+		if (slash)
+			*slash = '\0';
+		cleanup_free char *f = tern_strdup_printf("%s%s/cgroup.type", h->mountpoint, rel);
+		cleanup_free char *type = NULL;
+		if (tern_read_file(f, &type, NULL, 0, NULL) == 0 &&
+		    strncmp(type, "domain invalid", 14) == 0) {
+			int ret = tern_write_file_at(AT_FDCWD, f, "threaded", 8, err);
+			if (ret < 0)
+				return tern_error_wrap(
+				    err, "make cgroup `%s%s` threaded (its parent is)",
+				    h->mountpoint, rel);
+		}
+		if (slash == NULL)
+			return 0;
+		*slash = '/';
+	}
+}
+
 int tern_cgroup_create(const oci_map *paths, bool *created, tern_error **err)
 {
 	load_hierarchies();
@@ -255,6 +281,11 @@ int tern_cgroup_create(const oci_map *paths, bool *created, tern_error **err)
 		if (ret < 0)
 			return tern_error_wrap(err, "create cgroup `%s`", dir);
 		*created = true;
+		if (h && h->v2) {
+			ret = join_threaded_subtree(h, paths->items[i].value, err);
+			if (ret < 0)
+				return ret;
+		}
 		if (h && h->cpuset) {
 			ret = init_cpuset(h, paths->items[i].value, err);
 			if (ret < 0)
@@ -416,10 +447,64 @@ int tern_cgroup_validate_resources(const oci_resources *r, tern_error **err)
 	return tern_cgroup_v1_validate(r, err);
 }
 
+/* Where hugetlb lives on a v1 or hybrid host: a v1 hierarchy of its own,
+ * or (as on hosts whose v1 set lacks it) the unified hierarchy, which in
+ * hybrid mode may carry a controller or two. */
+static bool v1_has(const char *ctrl)
+{
+	for (size_t i = 0; i < n_hierarchies; i++)
+		if (!hierarchies[i].v2 && has_controllers(hierarchies[i].controllers, ctrl))
+			return true;
+	return false;
+}
+
+static bool hybrid_hugetlb_on_unified(const hierarchy *h)
+{
+	if (v2_host || !h->v2 || v1_has("hugetlb"))
+		return false;
+	cleanup_free char *f = tern_strdup_printf("%s/cgroup.controllers", h->mountpoint);
+	cleanup_free char *data = NULL;
+	if (tern_read_file(f, &data, NULL, 0, NULL) < 0)
+		return false;
+	for (char *save = NULL, *tok = strtok_r(data, " \n", &save); tok;
+	     tok = strtok_r(NULL, " \n", &save))
+		if (strcmp(tok, "hugetlb") == 0)
+			return true;
+	return false;
+}
+
+/* Hybrid host, hugetlb only on the unified hierarchy: the hugepage limits
+ * go there (the rest stays with v1). */
+static int apply_hybrid_hugetlb(const hierarchy *h, const char *path, const char *dir,
+				const oci_resources *r, tern_error **err)
+{
+	oci_resources only = {.hugepage_limits = r->hugepage_limits,
+			      .hugepage_limits_len = r->hugepage_limits_len};
+	int ret = tern_cgroup_v2_prepare(h->mountpoint, path, err);
+	if (ret == 0)
+		ret = tern_cgroup_v2_apply(dir, &only, false, err);
+	return ret;
+}
+
 int tern_cgroup_apply_resources(const oci_map *paths, const oci_resources *r, bool update,
 				tern_error **err)
 {
 	load_hierarchies();
+	if (r && r->hugepage_limits_len > 0 && !v2_host && !v1_has("hugetlb")) {
+		bool unified = false;
+		for (size_t i = 0; i < n_hierarchies; i++)
+			unified = unified || hybrid_hugetlb_on_unified(&hierarchies[i]);
+		if (!unified)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "linux.resources.hugepageLimits: this host has "
+			    "no hugetlb cgroup controller (neither a v1 "
+			    "hierarchy nor on the unified one)");
+	}
+	if (r && r->rdma_len > 0 && !v2_host && !v1_has("rdma"))
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "linux.resources.rdma: this host has no rdma cgroup "
+					     "controller (no v1 hierarchy carries it)");
 	for (size_t i = 0; i < paths->len; i++) {
 		const hierarchy *h = hierarchy_at(paths->items[i].key);
 		cleanup_free char *dir = dir_of(&paths->items[i]);
@@ -428,8 +513,14 @@ int tern_cgroup_apply_resources(const oci_map *paths, const oci_resources *r, bo
 		if (h == NULL)
 			continue;
 		if (h->v2) {
-			if (!v2_active(h))
+			if (!v2_active(h)) {
+				if (r && r->hugepage_limits_len > 0 && hybrid_hugetlb_on_unified(h))
+					ret = apply_hybrid_hugetlb(h, paths->items[i].value, dir, r,
+								   err);
+				if (ret < 0)
+					return ret;
 				continue;
+			}
 			ret = tern_cgroup_v2_prepare(h->mountpoint, paths->items[i].value, err);
 			if (ret == 0 && r)
 				ret = tern_cgroup_v2_apply(dir, r, update, err);
@@ -475,6 +566,8 @@ int tern_cgroup_stats_read(const oci_map *paths, tern_cgroup_stats *stats, tern_
 		if (h->v2) {
 			if (v2_active(h))
 				ret = tern_cgroup_v2_stats(dir, stats, err);
+			else if (hybrid_hugetlb_on_unified(h))
+				ret = tern_cgroup_v2_hugetlb_stats(dir, stats, err);
 		} else {
 			ret = tern_cgroup_v1_stats(dir, h->controllers, stats, err);
 		}

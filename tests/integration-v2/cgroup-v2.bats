@@ -275,3 +275,25 @@ run_detached() {
 	rmdir "$top/$ID" 2>/dev/null || true
 	rmdir "$top"
 }
+
+@test "cgroup v2: a cgroupsPath below a threaded cgroup is made threaded, and the threaded controllers apply" {
+	base=/sys/fs/cgroup/tt-threaded-$ID
+	mkdir -p "$base/t"
+	# t threaded makes base the root of a threaded subtree ("domain threaded")
+	echo threaded >"$base/t/cgroup.type"
+	update_config ".linux.cgroupsPath = \"/tt-threaded-$ID/t/$ID\"
+		| .linux.resources = {cpu: {quota: 20000, period: 100000}, pids: {limit: 10}}"
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	pid=$(state_field "$ID" pid)
+	[ "$(sed -n 's/^0:://p' /proc/"$pid"/cgroup)" = "/tt-threaded-$ID/t/$ID" ]
+	dir=$base/t/$ID
+	[ "$(cat "$dir/cgroup.type")" = threaded ]
+	[ "$(cat "$dir/cpu.max")" = "20000 100000" ]
+	[ "$(cat "$dir/pids.max")" = 10 ]
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	[ ! -e "$dir" ]
+	rmdir "$base/t" "$base"
+}

@@ -92,6 +92,15 @@ static void test_validate(void)
 	tern_error_free(err), err = NULL;
 	kv[0].key = "memory.high";
 	is_int(tern_cgroup_v2_validate(&r, &err), 0, "unified memory.high ok");
+	kv[0].key = "cgroup.procs";
+	is_int(tern_cgroup_v2_validate(&r, &err), -EINVAL, "unified cgroup.procs rejected");
+	ok(err && strstr(err->msg, "managed by the runtime"), "  the error says why");
+	tern_error_free(err), err = NULL;
+	kv[0].key = "cgroup.freeze";
+	is_int(tern_cgroup_v2_validate(&r, &err), -EINVAL, "unified cgroup.freeze rejected");
+	tern_error_free(err), err = NULL;
+	kv[0].key = "cgroup.max.depth";
+	is_int(tern_cgroup_v2_validate(&r, &err), 0, "unified cgroup.max.depth ok");
 	r.unified.len = 0;
 
 	oci_memory m = {0};
