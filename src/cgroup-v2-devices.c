@@ -14,7 +14,10 @@
  * the last to the first and returns at the first match. An allow rule
  * matches when it grants every bit of the requested access (an O_RDWR open
  * needs both r and w from the same rule); a deny rule matches when it takes
- * away any bit of it.
+ * away any bit of it. Rules for the very same device add up, as v1's
+ * devices.allow merges them: "c 1:3 r" then "c 1:3 w" allows an O_RDWR open,
+ * so each allow rule is widened by what earlier rules for that device
+ * granted and no later deny for it took back.
  *
  * Register use inside the program:
  *   r1 = ctx (struct bpf_cgroup_dev_ctx *), then scratch
@@ -168,6 +171,28 @@ static bool emit_rule(prog *p, const dev_rule *r)
 	return nj == 0;
 }
 
+static bool same_device(const dev_rule *a, const dev_rule *b)
+{
+	return a->type == b->type && a->major == b->major && a->minor == b->minor;
+}
+
+/* Widen each allow rule to everything granted for its device so far. */
+static void accumulate_same_device(dev_rule *all, size_t n)
+{
+	cleanup_free int *held = tern_xmalloc0(n * sizeof(*held));
+
+	for (size_t i = 0; i < n; i++) {
+		int h = 0;
+		for (size_t j = 0; j < i; j++)
+			if (same_device(&all[j], &all[i]))
+				h = all[j].allow ? h | held[j] : h & ~held[j];
+		/* held[i]: what this rule grants (allow) or takes (deny) */
+		held[i] = all[i].access;
+		if (all[i].allow && all[i].access != 0)
+			all[i].access |= h;
+	}
+}
+
 static int build_program(const oci_device_cgroup_rule *rules, size_t n, prog *p, tern_error **err)
 {
 	size_t ndef = sizeof(default_rules) / sizeof(default_rules[0]);
@@ -179,6 +204,7 @@ static int build_program(const oci_device_cgroup_rule *rules, size_t n, prog *p,
 		if ((ret = decode_rule(&rules[i], i, &all[i], err)) < 0)
 			return ret;
 	memcpy(all + n, default_rules, sizeof(default_rules));
+	accumulate_same_device(all, n + ndef);
 
 	LDX_W(p, R2, R1, 0); /* access_type */
 	MOV32_REG(p, R3, R2);

@@ -152,3 +152,26 @@ want_hugepages() {
 	run tern run -b "$BUNDLE" "$ID"
 	check_fails_cleanly linux.resources.hugepageLimits 4MB
 }
+
+@test "resources: device rules for one device add up (r then w allows a read-write open), a later deny takes back" {
+	make_loopdev
+	LOOPDEV=$(losetup -f --show "$BATS_TEST_TMPDIR/disk")
+	maj=$((0x$(stat -c %t "$LOOPDEV")))
+	min=$((0x$(stat -c %T "$LOOPDEV")))
+	update_config ".linux.devices += [{path: \"/dev/tdisk\", type: \"b\", major: $maj, minor: $min, fileMode: 432}]
+		| .linux.resources.devices = [{allow: false, access: \"rwm\"},
+			{allow: true, type: \"b\", major: $maj, minor: $min, access: \"r\"},
+			{allow: true, type: \"b\", major: $maj, minor: $min, access: \"w\"}]"
+	set_cmd 'sh -c "exec 3<>/dev/tdisk" && echo rw-ok; head -c 1 /dev/tdisk >/dev/null && echo r-ok'
+	run_container
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = rw-ok ]
+	[ "${lines[1]}" = r-ok ]
+	# a deny of w for the same device afterwards: reads still work, read-write does not
+	update_config ".linux.resources.devices += [{allow: false, type: \"b\", major: $maj, minor: $min, access: \"w\"}]"
+	run_container
+	echo "$output"
+	[[ "$output" != *rw-ok* ]]
+	[[ "$output" == *r-ok* ]]
+}
