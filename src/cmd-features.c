@@ -156,8 +156,8 @@ int tern_cmd_features(tern_global_opts *g_opts, int argc, char **argv)
 	yajl_gen_map_open(g);
 	boolean(g, "v1", true);
 	boolean(g, "v2", true);
-	boolean(g, "systemd", false); /* the systemd driver is not there yet */
-	boolean(g, "systemdUser", false);
+	boolean(g, "systemd", true); /* --systemd-cgroup (when systemd is PID 1) */
+	boolean(g, "systemdUser", false); /* no user-bus scopes (rootless) yet */
 	yajl_gen_map_close(g);
 	seccomp_section(g);
 	str(g, "mountExtensions"); /* idmapped mounts: idmap.c */
