@@ -373,48 +373,62 @@ static int subscribe(sd_bus *bus, job_log *l, sd_bus_slot **slot)
 	return 0;
 }
 
+/* A connection that watches systemd's jobs, opened before the call that
+ * queues one so that the job's end cannot be missed. */
+typedef struct {
+	sd_bus *bus;
+	sd_bus_slot *slot;
+	job_log log;
+	sd_bus_error error; /* of the last call */
+} job_session;
+
+static void job_session_close(job_session *s)
+{
+	s->slot = sd_bus_slot_unref(s->slot);
+	bus_close(&s->bus);
+	job_log_clear(&s->log);
+	sd_bus_error_free(&s->error);
+}
+#define cleanup_job_session __attribute__((cleanup(job_session_close)))
+
+static int job_session_open(job_session *s, const char *unit, tern_error **err)
+{
+	int ret = bus_open(&s->bus, err);
+	if (ret < 0)
+		return ret;
+	ret = subscribe(s->bus, &s->log, &s->slot);
+	if (ret < 0)
+		return bus_error(err, ret, NULL, "watch jobs for", unit);
+	return 0;
+}
+
 int tern_systemd_start_scope(const tern_systemd_unit *u, pid_t pid, const oci_resources *r, bool v2,
 			     tern_error **err)
 {
-	cleanup_bus sd_bus *bus = NULL;
-	__attribute__((cleanup(sd_bus_slot_unrefp))) sd_bus_slot *slot = NULL;
+	cleanup_job_session job_session s = {.error = SD_BUS_ERROR_NULL};
 	__attribute__((cleanup(sd_bus_message_unrefp))) sd_bus_message *reply = NULL;
-	sd_bus_error e = SD_BUS_ERROR_NULL;
-	job_log l = {0};
-	int ret = bus_open(&bus, err);
+	int ret = job_session_open(&s, u->unit, err);
 
 	if (ret < 0)
 		return ret;
-	ret = subscribe(bus, &l, &slot);
-	if (ret < 0) {
-		ret = bus_error(err, ret, NULL, "watch jobs for", u->unit);
-		goto out;
-	}
-	ret = call_start(bus, u, pid, r, v2, &e, &reply);
-	if (ret < 0 && sd_bus_error_has_name(&e, "org.freedesktop.systemd1.UnitExists")) {
+	ret = call_start(s.bus, u, pid, r, v2, &s.error, &reply);
+	if (ret < 0 && sd_bus_error_has_name(&s.error, "org.freedesktop.systemd1.UnitExists")) {
 		/* A failed unit of that name may linger: reset it and try once
 		 * more. An active one is another container's. */
-		sd_bus_error_free(&e);
-		sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "ResetFailedUnit", NULL, NULL,
-				   "s", u->unit);
-		ret = call_start(bus, u, pid, r, v2, &e, &reply);
-		if (ret < 0 && sd_bus_error_has_name(&e, "org.freedesktop.systemd1.UnitExists")) {
-			ret = tern_error_make(err, EEXIST,
-					      "systemd: unit `%s` already exists: is another "
-					      "container using this linux.cgroupsPath?",
-					      u->unit);
-			goto out;
-		}
+		sd_bus_error_free(&s.error);
+		sd_bus_call_method(s.bus, SD_DEST, SD_PATH, SD_MANAGER, "ResetFailedUnit", NULL,
+				   NULL, "s", u->unit);
+		ret = call_start(s.bus, u, pid, r, v2, &s.error, &reply);
+		if (ret < 0 &&
+		    sd_bus_error_has_name(&s.error, "org.freedesktop.systemd1.UnitExists"))
+			return tern_error_make(err, EEXIST,
+					       "systemd: unit `%s` already exists: is another "
+					       "container using this linux.cgroupsPath?",
+					       u->unit);
 	}
-	if (ret < 0) {
-		ret = bus_error(err, ret, &e, "start scope", u->unit);
-		goto out;
-	}
-	ret = run_job(bus, &l, reply, "start scope", u->unit, err);
-out:
-	sd_bus_error_free(&e);
-	job_log_clear(&l);
-	return ret;
+	if (ret < 0)
+		return bus_error(err, ret, &s.error, "start scope", u->unit);
+	return run_job(s.bus, &s.log, reply, "start scope", u->unit, err);
 }
 
 int tern_systemd_update_scope(const char *unit, const oci_resources *r, bool v2, tern_error **err)
@@ -446,33 +460,19 @@ int tern_systemd_update_scope(const char *unit, const oci_resources *r, bool v2,
 
 int tern_systemd_stop_scope(const char *unit, tern_error **err)
 {
-	cleanup_bus sd_bus *bus = NULL;
-	__attribute__((cleanup(sd_bus_slot_unrefp))) sd_bus_slot *slot = NULL;
+	cleanup_job_session job_session s = {.error = SD_BUS_ERROR_NULL};
 	__attribute__((cleanup(sd_bus_message_unrefp))) sd_bus_message *reply = NULL;
-	sd_bus_error e = SD_BUS_ERROR_NULL;
-	job_log l = {0};
-	int ret = bus_open(&bus, err);
+	int ret = job_session_open(&s, unit, err);
 
 	if (ret < 0)
 		return ret;
-	ret = subscribe(bus, &l, &slot);
-	if (ret < 0) {
-		ret = bus_error(err, ret, NULL, "watch jobs for", unit);
-		goto out;
-	}
-	ret = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", &e, &reply, "ss",
-				 unit, "replace");
+	ret = sd_bus_call_method(s.bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", &s.error, &reply,
+				 "ss", unit, "replace");
 	if (ret < 0) {
 		/* already gone (an empty scope is collected by itself) */
-		if (sd_bus_error_has_name(&e, "org.freedesktop.systemd1.NoSuchUnit"))
-			ret = 0;
-		else
-			ret = bus_error(err, ret, &e, "stop scope", unit);
-		goto out;
+		if (sd_bus_error_has_name(&s.error, "org.freedesktop.systemd1.NoSuchUnit"))
+			return 0;
+		return bus_error(err, ret, &s.error, "stop scope", unit);
 	}
-	ret = run_job(bus, &l, reply, "stop scope", unit, err);
-out:
-	sd_bus_error_free(&e);
-	job_log_clear(&l);
-	return ret;
+	return run_job(s.bus, &s.log, reply, "stop scope", unit, err);
 }
