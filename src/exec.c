@@ -2,6 +2,7 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "log.h"
+#include "path-resolve.h"
 #include "proc-attrs.h"
 #include "seccomp.h"
 #include "sync.h"
@@ -250,8 +251,10 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 			child_fail(sync_fd, e);
 		}
 	}
-	if (chdir(p->cwd) < 0) {
-		tern_error_make(&e, errno, "cwd `%s`", p->cwd);
+	/* Inside the container's root, never through a magic link to an fd
+	 * the caller passed us (CVE-2024-21626). */
+	if (tern_chdir_in_root(p->cwd, &e) < 0) {
+		tern_error_wrap(&e, "cwd");
 		child_fail(sync_fd, e);
 	}
 	tern_env_ensure_home((oci_process *)p);

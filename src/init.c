@@ -2,6 +2,7 @@
 #include "caps.h"
 #include "hooks.h"
 #include "log.h"
+#include "path-resolve.h"
 #include "proc-attrs.h"
 #include "rootfs.h"
 #include "sync.h"
@@ -250,8 +251,11 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	ret = tern_rootfs_finalize(&rctx, err);
 	if (ret < 0)
 		return ret;
-	if (chdir(p->cwd) < 0)
-		return tern_error_make(err, errno, "process.cwd `%s`", p->cwd);
+	/* Resolved inside the root, never through a magic link: the state
+	 * directory fd is still open here (CVE-2024-21626). */
+	ret = tern_chdir_in_root(p->cwd, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "process.cwd");
 	tern_env_ensure_home((oci_process *)p);
 	if (p->oom_score_adj.set) {
 		ret = tern_oom_score_adj_apply((int)p->oom_score_adj.value, err);

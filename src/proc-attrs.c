@@ -2,6 +2,7 @@
  * umask, no_new_privs, oom_score_adj, sysctls and the final exec. */
 #include "proc-attrs.h"
 #include "log.h"
+#include "procfs.h"
 #include "utils.h"
 
 #include <errno.h>
@@ -138,7 +139,9 @@ int tern_rlimits_check(const oci_rlimit *rlimits, size_t n, tern_error **err)
 static bool setgroups_denied(void)
 {
 	char buf[16] = {0};
-	cleanup_close int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
+	cleanup_close int procfd = tern_procfs_open(NULL);
+	cleanup_close int fd =
+	    procfd < 0 ? -1 : tern_procfs_openat(procfd, "self/setgroups", O_RDONLY, false, NULL);
 
 	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
 		return false;
@@ -196,11 +199,17 @@ int tern_oom_score_adj_apply(int value, tern_error **err)
 {
 	char buf[16];
 	int len = snprintf(buf, sizeof(buf), "%d", value);
-	cleanup_close int fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+	cleanup_close int procfd = -1, fd = -1;
 	int e;
 
+	/* Through a verified procfs: a file bound over /proc/self/... by the
+	 * config must not receive it (CVE-2025-52881). */
+	procfd = tern_procfs_open(err);
+	if (procfd < 0)
+		return procfd;
+	fd = tern_procfs_openat(procfd, "self/oom_score_adj", O_RDWR, false, err);
 	if (fd < 0)
-		return tern_error_make(err, errno, "open /proc/self/oom_score_adj");
+		return fd;
 	e = -tern_write_all(fd, buf, (size_t)len);
 	if (e == 0)
 		return 0;
@@ -256,27 +265,28 @@ int tern_sysctl_apply(const oci_map *sysctl, tern_error **err)
 
 	if (sysctl == NULL || sysctl->len == 0)
 		return 0;
-	dirfd = open("/proc/sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* A private, verified procfs, not the container's /proc: the config
+	 * may have bound a file over the very sysctl it asks us to write
+	 * (CVE-2025-52881). */
+	dirfd = tern_procfs_open(err);
 	if (dirfd < 0)
-		return tern_error_make(err, errno, "open /proc/sys");
+		return dirfd;
 	for (size_t i = 0; i < sysctl->len; i++) {
 		const char *key = sysctl->items[i].key;
 		const char *value = sysctl->items[i].value ? sysctl->items[i].value : "";
 		cleanup_free char *path = sysctl_path(key);
+		cleanup_free char *sys_path = NULL;
 		cleanup_close int fd = -1;
-		/* Never leave /proc/sys, and never follow a link: a sysctl
-		 * key is not a way to write an arbitrary file. */
-		struct open_how how = {
-		    .flags = O_WRONLY | O_CLOEXEC | O_NOCTTY,
-		    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-		};
 		int ret;
 
 		if (path == NULL)
 			return tern_error_make(err, 0, "invalid key `%s`", key ? key : "");
-		fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+		/* Never leave /proc/sys, and never follow a link: a sysctl
+		 * key is not a way to write an arbitrary file. */
+		sys_path = tern_strdup_printf("sys/%s", path);
+		fd = tern_procfs_openat(dirfd, sys_path, O_WRONLY, true, err);
 		if (fd < 0)
-			return tern_error_make(err, errno, "`%s`: open /proc/sys/%s", key, path);
+			return tern_error_wrap(err, "`%s`", key);
 		ret = tern_write_all(fd, value, strlen(value));
 		if (ret < 0)
 			return tern_error_make(err, -ret, "`%s`: writing `%s`", key, value);
