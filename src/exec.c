@@ -242,6 +242,10 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	int keep_from = 3 + o->preserve_fds;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* We are in the container's pid namespace already: until execve, its
+	 * processes must not open our /proc/PID/exe, fd/ or cwd
+	 * (CVE-2016-9962, CVE-2019-5736). */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (tern_sync_expect(sync_fd, SYNC_GO, NULL, &e) < 0)
 		_exit(127);
 	for (size_t i = 0; i < N_CHILD_NS; i++) {

@@ -337,6 +337,14 @@ void tern_init_main(tern_container *c, int sync_fd)
 	} else if (c->ns.new_user && become_root_in_userns(&e) < 0) {
 		fail(&ic, e);
 	}
+	/* Until execve (which makes a plain binary dumpable again), no process
+	 * of the container without CAP_SYS_PTRACE may open our /proc/PID/exe,
+	 * fd/ or cwd: the state directory fd below is a host directory, and
+	 * the exe is the runtime (CVE-2016-9962, CVE-2019-5736). */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		tern_error_make(&e, errno, "prctl PR_SET_DUMPABLE");
+		fail(&ic, e);
+	}
 	ic.host_pid = host_pid_of_self();
 
 	/* The state directory, opened before pivot_root hides the host. A new

