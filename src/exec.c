@@ -263,21 +263,23 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	}
 	tern_env_ensure_home((oci_process *)p);
 	if (p->terminal) {
-		int master = -1;
-		char *slave = NULL;
-		if (tern_terminal_open(&master, &slave, &e) < 0)
+		int master = -1, slave = -1;
+		char *slave_path = NULL;
+		if (tern_terminal_open(&master, &slave, &slave_path, &e) < 0)
 			child_fail(sync_fd, e);
 		if ((p->console_height.set || p->console_width.set) &&
 		    tern_terminal_set_size(master, (unsigned)p->console_height.value,
 					   (unsigned)p->console_width.value, &e) < 0)
 			child_fail(sync_fd, e);
-		if (tern_console_send_fd(console_sock, master, slave, &e) < 0)
+		if (tern_console_send_fd(console_sock, master, slave_path, &e) < 0)
 			child_fail(sync_fd, e);
 		close(master);
 		close(console_sock);
-		if (tern_terminal_become_controlling(slave, &e) < 0)
+		if (tern_terminal_become_controlling(slave, slave_path, &e) < 0)
 			child_fail(sync_fd, e);
-		free(slave);
+		if (slave > 2)
+			close(slave);
+		free(slave_path);
 	}
 	if (p->oom_score_adj.set && tern_oom_score_adj_apply((int)p->oom_score_adj.value, &e) < 0)
 		child_fail(sync_fd, e);

@@ -171,11 +171,11 @@ static int before_pivot(void *data, tern_error **err)
 static int setup_terminal(init_ctx *ic, tern_error **err)
 {
 	const oci_process *p = ic->c->config->process;
-	cleanup_close int master = -1;
-	cleanup_free char *slave = NULL;
+	cleanup_close int master = -1, slave = -1;
+	cleanup_free char *slave_path = NULL;
 	int ret;
 
-	ret = tern_terminal_open(&master, &slave, err);
+	ret = tern_terminal_open(&master, &slave, &slave_path, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "process.terminal");
 	if (p->console_height.set || p->console_width.set) {
@@ -184,17 +184,17 @@ static int setup_terminal(init_ctx *ic, tern_error **err)
 		if (ret < 0)
 			return ret;
 	}
-	ret = tern_rootfs_bind_console(slave, err);
+	ret = tern_rootfs_bind_console(slave, slave_path, err);
 	if (ret < 0)
 		return ret;
 	if (ic->c->console_sock >= 0) {
-		ret = tern_console_send_fd(ic->c->console_sock, master, slave, err);
+		ret = tern_console_send_fd(ic->c->console_sock, master, slave_path, err);
 		if (ret < 0)
 			return tern_error_wrap(err, "send the pty to the console socket");
 		close(ic->c->console_sock);
 		ic->c->console_sock = -1;
 	}
-	return tern_terminal_become_controlling(slave, err);
+	return tern_terminal_become_controlling(slave, slave_path, err);
 }
 
 static int setup_container(init_ctx *ic, tern_error **err)
