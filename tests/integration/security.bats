@@ -398,7 +398,7 @@ check_exe_attack_failed() {
 	if [ "$status" -eq 0 ]; then
 		[ "$output" = started ]
 	else
-		check_fails_cleanly linux.sysctl
+		check_fails_cleanly /proc
 	fi
 }
 
