@@ -475,3 +475,31 @@ check_exe_attack_failed() {
 	[[ "$output" != *WROTE* ]]
 	[ ! -e "$BUNDLE/rootfs/probe" ]
 }
+
+# ---- the protections do not break a user namespace ----
+
+@test "security: in a user namespace, sysctl, oomScoreAdj, cwd, terminal and exec still work" {
+	add_namespace user
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .mounts |= map(select(.destination != "/sys/fs/cgroup" and .destination != "/sys"))
+		| .linux.sysctl = {"net.ipv4.ip_forward": "1"}
+		| .process.oomScoreAdj = 234 | .process.cwd = "/image-dir"'
+	chown -R 100000:100000 "$BUNDLE/rootfs"
+	make_traversable "$BUNDLE/rootfs"
+	set_cmd "cat /proc/sys/net/ipv4/ip_forward /proc/self/oom_score_adj; pwd; sleep $MARK"
+	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out"
+	update_config '.process.terminal = true'
+	run tern run -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	wait_for_line "$BATS_TEST_TMPDIR/tty.out" /image-dir
+	out=$(tr -d '\r' <"$BATS_TEST_TMPDIR/tty.out")
+	echo "$out"
+	[ "$out" = "1
+234
+/image-dir" ]
+	run tern exec --cwd /image-dir "$ID" /bin/sh -c 'pwd; cat /proc/self/oom_score_adj'
+	[ "$status" -eq 0 ]
+	[ "$output" = "/image-dir
+234" ]
+}
