@@ -116,6 +116,9 @@ static int load_bundle(tern_container *c, tern_error **err)
 	ret = tern_rlimits_check(c->config->process->rlimits, c->config->process->rlimits_len, err);
 	if (ret < 0)
 		return ret;
+	ret = tern_sysctl_check(c->config->linux_, err);
+	if (ret < 0)
+		return ret;
 	if (c->rt->systemd_cgroup) {
 		/* The systemd driver asks systemd (PID 1) over D-Bus for a scope;
 		 * without systemd there is nobody to ask. The driver itself is

@@ -268,6 +268,94 @@ static char *sysctl_path(const char *key)
 	return path;
 }
 
+/* Which namespace makes a sysctl the container's own (runc's rules, plus
+ * kernel.ns_last_pid, which belongs to the pid namespace). */
+static int sysctl_namespace(const char *key)
+{
+	static const char *const ipc[] = {
+	    "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem",
+	    "kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced",
+	};
+	cleanup_free char *dotted = tern_xstrdup(key);
+
+	/* "net/ipv4/ip_forward" and "net.ipv4.ip_forward" alike */
+	for (char *p = dotted; *p; p++)
+		if (*p == '/')
+			*p = '.';
+	for (size_t i = 0; i < sizeof(ipc) / sizeof(ipc[0]); i++)
+		if (strcmp(dotted, ipc[i]) == 0)
+			return OCI_NS_IPC;
+	if (strncmp(dotted, "fs.mqueue.", 10) == 0)
+		return OCI_NS_IPC;
+	if (strncmp(dotted, "net.", 4) == 0)
+		return OCI_NS_NETWORK;
+	if (strcmp(dotted, "kernel.domainname") == 0 || strcmp(dotted, "kernel.hostname") == 0)
+		return OCI_NS_UTS;
+	if (strcmp(dotted, "kernel.ns_last_pid") == 0)
+		return OCI_NS_PID;
+	return -1;
+}
+
+/* A joined namespace that is in fact ours (the host's) does not count. */
+static bool own_namespace(const oci_namespace *ns)
+{
+	static const char *const names[OCI_NS_COUNT] = {
+	    [OCI_NS_PID] = "pid",
+	    [OCI_NS_NETWORK] = "net",
+	    [OCI_NS_IPC] = "ipc",
+	    [OCI_NS_UTS] = "uts",
+	};
+	struct stat theirs, ours;
+	char self[64];
+
+	if (ns->path == NULL)
+		return true;
+	if (names[ns->type] == NULL)
+		return true;
+	snprintf(self, sizeof(self), "/proc/self/ns/%s", names[ns->type]);
+	if (stat(ns->path, &theirs) < 0 || stat(self, &ours) < 0)
+		return true; /* joining reports its own error later */
+	return theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino;
+}
+
+int tern_sysctl_check(const oci_linux *lx, tern_error **err)
+{
+	static const char *const ns_names[OCI_NS_COUNT] = {
+	    [OCI_NS_PID] = "pid",
+	    [OCI_NS_NETWORK] = "network",
+	    [OCI_NS_IPC] = "ipc",
+	    [OCI_NS_UTS] = "uts",
+	};
+
+	if (lx == NULL)
+		return 0;
+	for (size_t i = 0; i < lx->sysctl.len; i++) {
+		const char *key = lx->sysctl.items[i].key ? lx->sysctl.items[i].key : "";
+		int type = sysctl_namespace(key);
+		bool ok = false;
+
+		/* Anything else is the host's own setting: a container config
+		 * must not change it (kernel.core_pattern, vm.*, ...). */
+		if (type < 0)
+			return tern_error_make_quiet(
+			    err, EPERM,
+			    "linux.sysctl: `%s` is not in a separate kernel "
+			    "namespace, refusing to set the host's value",
+			    key);
+		for (size_t j = 0; j < lx->namespaces_len; j++)
+			if ((int)lx->namespaces[j].type == type &&
+			    own_namespace(&lx->namespaces[j]))
+				ok = true;
+		if (!ok)
+			return tern_error_make_quiet(
+			    err, EPERM,
+			    "linux.sysctl: `%s` needs a %s namespace of the container's own in "
+			    "linux.namespaces",
+			    key, ns_names[type]);
+	}
+	return 0;
+}
+
 int tern_sysctl_apply(const oci_map *sysctl, tern_error **err)
 {
 	cleanup_close int dirfd = -1;

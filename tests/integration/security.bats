@@ -430,6 +430,30 @@ check_exe_attack_failed() {
 321" ]
 }
 
+@test "security: linux.sysctl cannot change a host-wide setting (kernel.core_pattern)" {
+	saved=$(cat /proc/sys/kernel/core_pattern)
+	update_config '.linux.sysctl = {"kernel.core_pattern": "|/bin/false tern-test"}'
+	run tern run -b "$BUNDLE" "$ID"
+	now=$(cat /proc/sys/kernel/core_pattern)
+	[ "$now" = "$saved" ] || echo "$saved" >/proc/sys/kernel/core_pattern
+	[ "$now" = "$saved" ]
+	check_fails_cleanly linux.sysctl kernel.core_pattern
+}
+
+@test "security: linux.sysctl of a namespace the container does not have of its own is refused" {
+	remove_namespace network
+	update_config '.linux.sysctl = {"net.ipv4.ip_forward": "1"}'
+	saved=$(cat /proc/sys/net/ipv4/ip_forward)
+	run tern run -b "$BUNDLE" "$ID"
+	[ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$saved" ]
+	check_fails_cleanly linux.sysctl net.ipv4.ip_forward network
+	# Joining the host's own namespace by path is no better.
+	add_namespace network /proc/self/ns/net
+	run tern run -b "$BUNDLE" "$ID"
+	[ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$saved" ]
+	check_fails_cleanly linux.sysctl net.ipv4.ip_forward
+}
+
 # ---- 7. /proc and /sys as symlinks in the image ----
 
 @test "security: a rootfs whose /proc is a symlink is refused clearly" {
