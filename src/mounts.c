@@ -986,6 +986,17 @@ int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, b
 	ret = refuse_proc_through_symlink(rootfd, m->destination, clean, err);
 	if (ret < 0)
 		return ret;
+	if (opts.bind && strcmp(clean, "/proc") == 0) {
+		/* As runc: a bind on /proc must bring a procfs, not a directory
+		 * that would stand in for it. */
+		struct statfs sf;
+		if (m->source == NULL || statfs(m->source, &sf) < 0 ||
+		    sf.f_type != PROC_SUPER_MAGIC)
+			return tern_error_make(err, EPERM,
+					       "/proc can only be a proc mount or a bind of a "
+					       "procfs, refusing to bind `%s` there",
+					       m->source ? m->source : "");
+	}
 	if (str_eq(m->type, "proc") || str_eq(m->type, "sysfs") || strcmp(clean, "/proc") == 0 ||
 	    strcmp(clean, "/sys") == 0) {
 		ret = refuse_symlink_dest(rootfd, m->destination, err);
