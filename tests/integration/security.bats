@@ -204,10 +204,10 @@ check_exe_attack_failed() {
 	done
 }
 
-@test "security: CVE-2024-21626: no runtime fd is open in the init while it is set up" {
-	# The init is the runtime until it execs: with a hook-free config the
-	# closest observable point is the process itself; its own fds and
-	# what /proc/1/fd shows to a sibling exec must be only stdio.
+@test "security: CVE-2024-21626: the container process holds only stdio, as itself and as /proc/1/fd shows it" {
+	# Runtime fds offered by the caller (a directory among them) must not
+	# reach the container process: neither in its own fd table nor in
+	# what /proc/1/fd shows to a process exec'd beside it.
 	set_cmd "/bin/listfds >/tmp/fds; sleep $MARK"
 	KEEP_FDS=1 run tern run -d -b "$BUNDLE" "$ID" 3<"$BATS_TEST_TMPDIR" 4</ 5</dev/null
 	[ "$status" -eq 0 ]
