@@ -105,9 +105,9 @@ check_exe_attack_failed() {
 @test "security: CVE-2019-5736: the runtime that enters a container runs from a sealed copy" {
 	prepare_exe_attack
 	set_args /bin/sleep "$MARK"
-	"$TERN_BIN" --root "$ROOT" run -b "$BUNDLE" "$ID" </dev/null >/dev/null 2>&1 3>&- &
+	"$TERN_BIN" --root "$ROOT" run -b "$BUNDLE" "$ID" </dev/null >"$BATS_TEST_TMPDIR/runner.out" 2>&1 3>&- &
 	runner=$!
-	wait_status "$ID" running
+	wait_status "$ID" running 15 || { cat "$BATS_TEST_TMPDIR/runner.out"; false; }
 	exe=$(readlink "/proc/$runner/exe")
 	echo "exe: $exe"
 	[[ "$exe" == /memfd:* ]]
