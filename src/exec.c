@@ -3,6 +3,7 @@
 #include "cgroup.h"
 #include "log.h"
 #include "lsm.h"
+#include "path-resolve.h"
 #include "proc-attrs.h"
 #include "seccomp.h"
 #include "sync.h"
@@ -276,6 +277,10 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	int keep_from = 3 + o->preserve_fds;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* We are in the container's pid namespace already: until execve, its
+	 * processes must not open our /proc/PID/exe, fd/ or cwd
+	 * (CVE-2016-9962, CVE-2019-5736). */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (tern_sync_expect(sync_fd, SYNC_GO, NULL, &e) < 0)
 		_exit(127);
 	for (size_t i = 0; i < N_CHILD_NS; i++) {
@@ -285,27 +290,31 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 			child_fail(sync_fd, e);
 		}
 	}
-	if (chdir(p->cwd) < 0) {
-		tern_error_make(&e, errno, "cwd `%s`", p->cwd);
+	/* Inside the container's root, never through a magic link to an fd
+	 * the caller passed us (CVE-2024-21626). */
+	if (tern_chdir_in_root(p->cwd, &e) < 0) {
+		tern_error_wrap(&e, "cwd");
 		child_fail(sync_fd, e);
 	}
 	tern_env_ensure_home((oci_process *)p);
 	if (p->terminal) {
-		int master = -1;
-		char *slave = NULL;
-		if (tern_terminal_open(&master, &slave, &e) < 0)
+		int master = -1, slave = -1;
+		char *slave_path = NULL;
+		if (tern_terminal_open(&master, &slave, &slave_path, &e) < 0)
 			child_fail(sync_fd, e);
 		if ((p->console_height.set || p->console_width.set) &&
 		    tern_terminal_set_size(master, (unsigned)p->console_height.value,
 					   (unsigned)p->console_width.value, &e) < 0)
 			child_fail(sync_fd, e);
-		if (tern_console_send_fd(console_sock, master, slave, &e) < 0)
+		if (tern_console_send_fd(console_sock, master, slave_path, &e) < 0)
 			child_fail(sync_fd, e);
 		close(master);
 		close(console_sock);
-		if (tern_terminal_become_controlling(slave, &e) < 0)
+		if (tern_terminal_become_controlling(slave, slave_path, &e) < 0)
 			child_fail(sync_fd, e);
-		free(slave);
+		if (slave > 2)
+			close(slave);
+		free(slave_path);
 	}
 	if (p->oom_score_adj.set && tern_oom_score_adj_apply((int)p->oom_score_adj.value, &e) < 0)
 		child_fail(sync_fd, e);

@@ -1,5 +1,6 @@
 /* Idmapped mounts: the parent's half (see idmap.h). */
 #include "idmap.h"
+#include "procfs.h"
 #include "mounts.h"
 #include "utils.h"
 

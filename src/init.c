@@ -3,6 +3,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "lsm.h"
+#include "path-resolve.h"
 #include "proc-attrs.h"
 #include "rootfs.h"
 #include "sync.h"
@@ -171,11 +172,11 @@ static int before_pivot(void *data, tern_error **err)
 static int setup_terminal(init_ctx *ic, tern_error **err)
 {
 	const oci_process *p = ic->c->config->process;
-	cleanup_close int master = -1;
-	cleanup_free char *slave = NULL;
+	cleanup_close int master = -1, slave = -1;
+	cleanup_free char *slave_path = NULL;
 	int ret;
 
-	ret = tern_terminal_open(&master, &slave, err);
+	ret = tern_terminal_open(&master, &slave, &slave_path, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "process.terminal");
 	if (p->console_height.set || p->console_width.set) {
@@ -184,17 +185,17 @@ static int setup_terminal(init_ctx *ic, tern_error **err)
 		if (ret < 0)
 			return ret;
 	}
-	ret = tern_rootfs_bind_console(slave, err);
+	ret = tern_rootfs_bind_console(slave, slave_path, err);
 	if (ret < 0)
 		return ret;
 	if (ic->c->console_sock >= 0) {
-		ret = tern_console_send_fd(ic->c->console_sock, master, slave, err);
+		ret = tern_console_send_fd(ic->c->console_sock, master, slave_path, err);
 		if (ret < 0)
 			return tern_error_wrap(err, "send the pty to the console socket");
 		close(ic->c->console_sock);
 		ic->c->console_sock = -1;
 	}
-	return tern_terminal_become_controlling(slave, err);
+	return tern_terminal_become_controlling(slave, slave_path, err);
 }
 
 static int setup_container(init_ctx *ic, tern_error **err)
@@ -256,8 +257,11 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	ret = tern_rootfs_finalize(&rctx, err);
 	if (ret < 0)
 		return ret;
-	if (chdir(p->cwd) < 0)
-		return tern_error_make(err, errno, "process.cwd `%s`", p->cwd);
+	/* Resolved inside the root, never through a magic link: the state
+	 * directory fd is still open here (CVE-2024-21626). */
+	ret = tern_chdir_in_root(p->cwd, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "process.cwd");
 	tern_env_ensure_home((oci_process *)p);
 	if (p->oom_score_adj.set) {
 		ret = tern_oom_score_adj_apply((int)p->oom_score_adj.value, err);
@@ -360,6 +364,14 @@ void tern_init_main(tern_container *c, int sync_fd)
 		ic.in_cgroup = true; /* the parent did it before SYNC_GO */
 		two_stage_namespaces(&ic);
 	} else if (c->ns.new_user && become_root_in_userns(&e) < 0) {
+		fail(&ic, e);
+	}
+	/* Until execve (which makes a plain binary dumpable again), no process
+	 * of the container without CAP_SYS_PTRACE may open our /proc/PID/exe,
+	 * fd/ or cwd: the state directory fd below is a host directory, and
+	 * the exe is the runtime (CVE-2016-9962, CVE-2019-5736). */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		tern_error_make(&e, errno, "prctl PR_SET_DUMPABLE");
 		fail(&ic, e);
 	}
 	ic.host_pid = host_pid_of_self();

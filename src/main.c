@@ -4,11 +4,19 @@
 #include "cli.h"
 #include "log.h"
 #include "state.h"
+#include "utils.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 const tern_command tern_commands[] = {
     {"create", tern_cmd_create, "create a container"},
@@ -47,6 +55,92 @@ static const char usage[] =
     "  -h, --help            this help\n"
     "\n"
     "Commands:\n";
+
+/* ---- CVE-2019-5736: never enter a container as the host's binary ----
+ *
+ * A process inside the container can open /proc/PID/exe of a runtime
+ * process it can see (the exec child or the init before they exec, or the
+ * runtime run again through an image's "#!/proc/self/exe"), and once that
+ * process is gone, reopen the file for writing and replace the host's tern.
+ * So the commands that enter a container first re-execute tern from a
+ * sealed memfd copy of itself: /proc/PID/exe is then that copy, which
+ * nobody can write to (F_SEAL_WRITE), grow or shrink, and which vanishes
+ * with the last process running it. */
+
+#define SELF_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+/* Set across the re-exec only, to stop a loop if the seals cannot be read
+ * back; removed again before anything else runs. */
+#define SELF_SEALED_ENV "_TERN_SEALED_REEXEC"
+
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+
+static bool self_is_sealed(int self)
+{
+	int seals = fcntl(self, F_GET_SEALS);
+	return seals >= 0 && (seals & SELF_SEALS) == SELF_SEALS;
+}
+
+static int copy_to_memfd(int self)
+{
+	cleanup_close int memfd = -1;
+	struct stat st;
+	off_t done = 0;
+
+	/* MFD_EXEC: kernels with vm.memfd_noexec would otherwise refuse to
+	 * run it; older kernels do not know the flag (EINVAL). */
+	memfd = memfd_create("tern", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+	if (memfd < 0 && errno == EINVAL)
+		memfd = memfd_create("tern", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (memfd < 0)
+		return -errno;
+	if (fstat(self, &st) < 0)
+		return -errno;
+	while (done < st.st_size) {
+		ssize_t n = sendfile(memfd, self, NULL, (size_t)(st.st_size - done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += n;
+	}
+	if (fcntl(memfd, F_ADD_SEALS, SELF_SEALS) < 0)
+		return -errno;
+	return steal_fd(&memfd);
+}
+
+static int reexec_sealed(char **argv, tern_error **err)
+{
+	cleanup_close int self = -1, memfd = -1;
+	bool retried = getenv(SELF_SEALED_ENV) != NULL;
+
+	unsetenv(SELF_SEALED_ENV);
+	self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return tern_error_make(err, errno, "open /proc/self/exe");
+	if (self_is_sealed(self))
+		return 0;
+	if (retried)
+		return tern_error_make(err, EPERM,
+				       "re-executed from a sealed copy, but /proc/self/exe is "
+				       "not sealed");
+	memfd = copy_to_memfd(self);
+	if (memfd < 0)
+		return tern_error_make(err, -memfd,
+				       "copy tern into a sealed memfd (protection against "
+				       "CVE-2019-5736)");
+	setenv(SELF_SEALED_ENV, "1", 1);
+	syscall(SYS_execveat, memfd, "", argv, environ, AT_EMPTY_PATH);
+	unsetenv(SELF_SEALED_ENV);
+	return tern_error_make(err, errno, "re-execute tern from its sealed copy");
+}
+
+static bool enters_container(const char *command)
+{
+	return strcmp(command, "create") == 0 || strcmp(command, "run") == 0 ||
+	       strcmp(command, "exec") == 0;
+}
 
 static void print_usage(FILE *out)
 {
@@ -153,6 +247,13 @@ int main(int argc, char **argv)
 	if (cmd == NULL) {
 		tern_log(TERN_LOG_ERROR, "unknown command `%s`", argv[optind]);
 		return 1;
+	}
+	if (enters_container(argv[optind])) {
+		tern_error *e = NULL;
+		if (reexec_sealed(argv, &e) < 0) {
+			tern_error_report(e);
+			return 1;
+		}
 	}
 	/* the command parses its own options from its name on */
 	return cmd->run(&g, argc - optind, argv + optind);

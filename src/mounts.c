@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,6 +370,28 @@ static int check_proc_dest(const char *clean, const char *type)
 		if (strcmp(clean, allowed[i]) == 0)
 			return 0;
 	return -EPERM;
+}
+
+/* A destination that reaches procfs only through a symlink in the image
+ * ("/pp/sys/kernel/x" with pp -> /proc) would dodge check_proc_dest: look
+ * where it really is. (The runtime's own /proc writes do not trust the
+ * container's /proc anyway: see procfs.h.) */
+static int refuse_proc_through_symlink(int rootfd, const char *dest, const char *clean,
+				       tern_error **err)
+{
+	cleanup_close int fd = -1;
+	struct statfs sf;
+
+	if (strncmp(clean, "/proc", 5) == 0 && (clean[5] == '\0' || clean[5] == '/'))
+		return 0;
+	fd = tern_open_in_root(rootfd, dest, O_PATH, 0, NULL);
+	if (fd < 0)
+		return 0; /* missing: created later, never inside procfs */
+	if (fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC)
+		return tern_error_make(err, EPERM,
+				       "the destination is inside /proc through a symlink in the "
+				       "rootfs, refusing to mount there");
+	return 0;
 }
 
 /* /proc and /sys must not be symlinks in the image: mounting through one
@@ -976,6 +999,20 @@ int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, b
 		    err, EPERM,
 		    "refusing to mount inside /proc (only proc on /proc and binds "
 		    "over a few emulated files such as /proc/meminfo)");
+	ret = refuse_proc_through_symlink(rootfd, m->destination, clean, err);
+	if (ret < 0)
+		return ret;
+	if (opts.bind && strcmp(clean, "/proc") == 0) {
+		/* As runc: a bind on /proc must bring a procfs, not a directory
+		 * that would stand in for it. */
+		struct statfs sf;
+		if (m->source == NULL || statfs(m->source, &sf) < 0 ||
+		    sf.f_type != PROC_SUPER_MAGIC)
+			return tern_error_make(err, EPERM,
+					       "/proc can only be a proc mount or a bind of a "
+					       "procfs, refusing to bind `%s` there",
+					       m->source ? m->source : "");
+	}
 	if (str_eq(m->type, "proc") || str_eq(m->type, "sysfs") || strcmp(clean, "/proc") == 0 ||
 	    strcmp(clean, "/sys") == 0) {
 		ret = refuse_symlink_dest(rootfd, m->destination, err);

@@ -1,4 +1,5 @@
 #include "namespaces.h"
+#include "procfs.h"
 #include "log.h"
 #include "utils.h"
 
@@ -130,40 +131,6 @@ int tern_ns_join(const tern_ns_plan *plan, bool only_user, tern_error **err)
 	return 0;
 }
 
-int tern_procfs_open(tern_error **err)
-{
-	struct statfs sfs;
-	int fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return tern_error_make(err, errno, "open /proc");
-	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC) {
-		int e = errno;
-		close(fd);
-		return tern_error_make_quiet(err, e ? e : EINVAL,
-					     "/proc is not a procfs mount: refusing to write "
-					     "through it");
-	}
-	return fd;
-}
-
-/* Open PATH under the verified procfs handle, for writing, and check that
- * what was opened is still on procfs (a mount over /proc/PID/... would
- * otherwise take the write). */
-static int open_proc_file(int procfd, const char *path, tern_error **err)
-{
-	struct statfs sfs;
-	int fd = openat(procfd, path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0)
-		return tern_error_make(err, errno, "open /proc/%s", path);
-	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC) {
-		close(fd);
-		return tern_error_make_quiet(err, EINVAL, "/proc/%s is not on procfs", path);
-	}
-	return fd;
-}
-
 /* The kernel takes a map in one write(2): a short write would be an error,
  * and a second write to uid_map always fails with EPERM. */
 static int write_map(int procfd, pid_t pid, const char *file, const char *field,
@@ -179,7 +146,7 @@ static int write_map(int procfd, pid_t pid, const char *file, const char *field,
 		used += (size_t)snprintf(buf + used, cap - used, "%u %u %u\n", maps[i].container_id,
 					 maps[i].host_id, maps[i].size);
 	snprintf(path, sizeof(path), "%d/%s", pid, file);
-	fd = open_proc_file(procfd, path, err);
+	fd = tern_procfs_openat(procfd, path, O_WRONLY, true, err);
 	if (fd < 0)
 		return tern_error_wrap(err, "%s", field);
 	w = write(fd, buf, used);

@@ -43,11 +43,6 @@ int tern_ns_write_maps(pid_t pid, const oci_id_mapping *uids, size_t n_uids,
 		       const oci_id_mapping *gids, size_t n_gids, const char *field_prefix,
 		       tern_error **err);
 
-/* An O_PATH fd of /proc, checked with fstatfs to be a real procfs: writes
- * to /proc/PID/... must not land on whatever someone mounted over /proc.
- * Returns the fd (O_CLOEXEC) or a negative errno. */
-int tern_procfs_open(tern_error **err);
-
 /* After unshare(CLONE_NEWTIME), before the fork: /proc/self/timens_offsets. */
 int tern_ns_write_time_offsets(const oci_config *config, tern_error **err);
 

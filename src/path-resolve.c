@@ -226,3 +226,22 @@ int tern_mkdir_in_root(int rootfd, const char *path, bool last_is_file, tern_err
 	/* The path was "/" or only "." and "..": the directory itself. */
 	return steal_fd(&dirfd);
 }
+
+int tern_chdir_in_root(const char *path, tern_error **err)
+{
+	cleanup_close int rootfd = -1, fd = -1;
+
+	rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return tern_error_make(err, errno, "open /");
+	fd = openat2_in_root(rootfd, path, O_PATH | O_DIRECTORY, 0,
+			     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+	if (fd < 0)
+		return tern_error_make(err, -fd, "`%s`%s", path,
+				       fd == -ELOOP ? " (a magic link such as /proc/self/fd/N, or "
+						      "too many symlinks)"
+						    : "");
+	if (fchdir(fd) < 0)
+		return tern_error_make(err, errno, "`%s`", path);
+	return 0;
+}

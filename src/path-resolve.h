@@ -21,3 +21,10 @@ int tern_mkdir_in_root(int rootfd, const char *path, bool last_is_file, tern_err
 /* The "/proc/self/fd/N" path of an fd, for mount(2) and friends. buf must be
  * at least 32 bytes. */
 const char *tern_fd_path(int fd, char *buf, size_t size);
+
+/* chdir to `path` resolved inside the current root ("/"), the way
+ * process.cwd must be: ".." stops at the root, symlinks are followed inside
+ * it, and magic links (/proc/self/fd/N, /proc/self/cwd) are refused, so an
+ * fd the runtime still holds cannot become the container's cwd
+ * (CVE-2024-21626). */
+int tern_chdir_in_root(const char *path, tern_error **err);

@@ -3,6 +3,7 @@
  * priority, the intelRdt check and the final exec. */
 #include "proc-attrs.h"
 #include "log.h"
+#include "procfs.h"
 #include "utils.h"
 
 #include <errno.h>
@@ -142,7 +143,9 @@ int tern_rlimits_check(const oci_rlimit *rlimits, size_t n, tern_error **err)
 static bool setgroups_denied(void)
 {
 	char buf[16] = {0};
-	cleanup_close int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
+	cleanup_close int procfd = tern_procfs_open(NULL);
+	cleanup_close int fd =
+	    procfd < 0 ? -1 : tern_procfs_openat(procfd, "self/setgroups", O_RDONLY, false, NULL);
 
 	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
 		return false;
@@ -200,11 +203,26 @@ int tern_oom_score_adj_apply(int value, tern_error **err)
 {
 	char buf[16];
 	int len = snprintf(buf, sizeof(buf), "%d", value);
-	cleanup_close int fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+	cleanup_close int procfd = -1, fd = -1;
 	int e;
 
+	/* Through a verified procfs: a file bound over /proc/self/... by the
+	 * config must not receive it (CVE-2025-52881). */
+	procfd = tern_procfs_open(err);
+	if (procfd < 0)
+		return procfd;
+	/* Not dumpable, our /proc/self files belong to the host's root, which
+	 * a user namespace's root may not open: dumpable just for the open
+	 * (we still hold every capability, so no container process can use
+	 * the moment). */
+	int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	if (dumpable == 0)
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	fd = tern_procfs_openat(procfd, "self/oom_score_adj", O_RDWR, false, err);
+	if (dumpable == 0)
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (fd < 0)
-		return tern_error_make(err, errno, "open /proc/self/oom_score_adj");
+		return fd;
 	e = -tern_write_all(fd, buf, (size_t)len);
 	if (e == 0)
 		return 0;
@@ -254,33 +272,122 @@ static char *sysctl_path(const char *key)
 	return path;
 }
 
+/* Which namespace makes a sysctl the container's own (runc's rules, plus
+ * kernel.ns_last_pid, which belongs to the pid namespace). */
+static int sysctl_namespace(const char *key)
+{
+	static const char *const ipc[] = {
+	    "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem",
+	    "kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced",
+	};
+	cleanup_free char *dotted = tern_xstrdup(key);
+
+	/* "net/ipv4/ip_forward" and "net.ipv4.ip_forward" alike */
+	for (char *p = dotted; *p; p++)
+		if (*p == '/')
+			*p = '.';
+	for (size_t i = 0; i < sizeof(ipc) / sizeof(ipc[0]); i++)
+		if (strcmp(dotted, ipc[i]) == 0)
+			return OCI_NS_IPC;
+	if (strncmp(dotted, "fs.mqueue.", 10) == 0)
+		return OCI_NS_IPC;
+	if (strncmp(dotted, "net.", 4) == 0)
+		return OCI_NS_NETWORK;
+	if (strcmp(dotted, "kernel.domainname") == 0 || strcmp(dotted, "kernel.hostname") == 0)
+		return OCI_NS_UTS;
+	if (strcmp(dotted, "kernel.ns_last_pid") == 0)
+		return OCI_NS_PID;
+	return -1;
+}
+
+/* A joined namespace that is in fact ours (the host's) does not count. */
+static bool own_namespace(const oci_namespace *ns)
+{
+	static const char *const names[OCI_NS_COUNT] = {
+	    [OCI_NS_PID] = "pid",
+	    [OCI_NS_NETWORK] = "net",
+	    [OCI_NS_IPC] = "ipc",
+	    [OCI_NS_UTS] = "uts",
+	};
+	struct stat theirs, ours;
+	char self[64];
+
+	if (ns->path == NULL)
+		return true;
+	if (names[ns->type] == NULL)
+		return true;
+	snprintf(self, sizeof(self), "/proc/self/ns/%s", names[ns->type]);
+	if (stat(ns->path, &theirs) < 0 || stat(self, &ours) < 0)
+		return true; /* joining reports its own error later */
+	return theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino;
+}
+
+int tern_sysctl_check(const oci_linux *lx, tern_error **err)
+{
+	static const char *const ns_names[OCI_NS_COUNT] = {
+	    [OCI_NS_PID] = "pid",
+	    [OCI_NS_NETWORK] = "network",
+	    [OCI_NS_IPC] = "ipc",
+	    [OCI_NS_UTS] = "uts",
+	};
+
+	if (lx == NULL)
+		return 0;
+	for (size_t i = 0; i < lx->sysctl.len; i++) {
+		const char *key = lx->sysctl.items[i].key ? lx->sysctl.items[i].key : "";
+		int type = sysctl_namespace(key);
+		bool ok = false;
+
+		/* Anything else is the host's own setting: a container config
+		 * must not change it (kernel.core_pattern, vm.*, ...). */
+		if (type < 0)
+			return tern_error_make_quiet(
+			    err, EPERM,
+			    "linux.sysctl: `%s` is not in a separate kernel "
+			    "namespace, refusing to set the host's value",
+			    key);
+		for (size_t j = 0; j < lx->namespaces_len; j++)
+			if ((int)lx->namespaces[j].type == type &&
+			    own_namespace(&lx->namespaces[j]))
+				ok = true;
+		if (!ok)
+			return tern_error_make_quiet(
+			    err, EPERM,
+			    "linux.sysctl: `%s` needs a %s namespace of the container's own in "
+			    "linux.namespaces",
+			    key, ns_names[type]);
+	}
+	return 0;
+}
+
 int tern_sysctl_apply(const oci_map *sysctl, tern_error **err)
 {
 	cleanup_close int dirfd = -1;
 
 	if (sysctl == NULL || sysctl->len == 0)
 		return 0;
-	dirfd = open("/proc/sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* A private, verified procfs, not the container's /proc: the config
+	 * may have bound a file over the very sysctl it asks us to write
+	 * (CVE-2025-52881). */
+	dirfd = tern_procfs_open(err);
 	if (dirfd < 0)
-		return tern_error_make(err, errno, "open /proc/sys");
+		return dirfd;
 	for (size_t i = 0; i < sysctl->len; i++) {
 		const char *key = sysctl->items[i].key;
 		const char *value = sysctl->items[i].value ? sysctl->items[i].value : "";
 		cleanup_free char *path = sysctl_path(key);
+		cleanup_free char *sys_path = NULL;
 		cleanup_close int fd = -1;
-		/* Never leave /proc/sys, and never follow a link: a sysctl
-		 * key is not a way to write an arbitrary file. */
-		struct open_how how = {
-		    .flags = O_WRONLY | O_CLOEXEC | O_NOCTTY,
-		    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-		};
 		int ret;
 
 		if (path == NULL)
 			return tern_error_make(err, 0, "invalid key `%s`", key ? key : "");
-		fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+		/* Never leave /proc/sys, and never follow a link: a sysctl
+		 * key is not a way to write an arbitrary file. */
+		sys_path = tern_strdup_printf("sys/%s", path);
+		fd = tern_procfs_openat(dirfd, sys_path, O_WRONLY, true, err);
 		if (fd < 0)
-			return tern_error_make(err, errno, "`%s`: open /proc/sys/%s", key, path);
+			return tern_error_wrap(err, "`%s`", key);
 		ret = tern_write_all(fd, value, strlen(value));
 		if (ret < 0)
 			return tern_error_make(err, -ret, "`%s`: writing `%s`", key, value);

@@ -40,6 +40,13 @@ int tern_oom_score_adj_apply(int value, tern_error **err);
  * with ".." or absolute paths are rejected. */
 int tern_sysctl_apply(const oci_map *sysctl, tern_error **err);
 
+/* In the parent, before anything is created: every linux.sysctl key must
+ * belong to a namespace the container has of its own (ipc: kernel.shm*,
+ * kernel.msg*, kernel.sem, fs.mqueue.*; network: net.*; uts:
+ * kernel.domainname, kernel.hostname; pid: kernel.ns_last_pid), as runc
+ * requires; any other key would change the host. */
+int tern_sysctl_check(const oci_linux *lx, tern_error **err);
+
 /* execve process.args[0] (looked up in the PATH of process.env when it has no
  * slash, like execvp does) with process.env. Only returns on failure, with
  * an error naming the executable ("exec `foo`: No such file or directory"). */

@@ -399,18 +399,17 @@ int tern_rootfs_finalize(const tern_rootfs_ctx *ctx, tern_error **err)
 	return 0;
 }
 
-int tern_rootfs_bind_console(const char *pts_path, tern_error **err)
+int tern_rootfs_bind_console(int slave, const char *pts_path, tern_error **err)
 {
-	cleanup_close int rootfd = -1, devfd = -1, pts = -1, console = -1, mnt = -1;
+	cleanup_close int rootfd = -1, devfd = -1, console = -1, mnt = -1;
 	struct stat st;
 
 	rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return tern_error_make(err, errno, "open /");
-	pts = tern_open_in_root(rootfd, pts_path, O_PATH, 0, err);
-	if (pts < 0)
-		return tern_error_wrap(err, "console");
-	if (fstat(pts, &st) < 0 || !S_ISCHR(st.st_mode))
+	/* The source is the slave fd itself, not its path: /dev/pts/N could
+	 * be anything by now (CVE-2025-52565). */
+	if (fstat(slave, &st) < 0 || !S_ISCHR(st.st_mode) || !isatty(slave))
 		return tern_error_make(err, ENOTTY, "console: `%s` is not a terminal", pts_path);
 	devfd = tern_mkdir_in_root(rootfd, "/dev", false, err);
 	if (devfd < 0)
@@ -429,7 +428,11 @@ int tern_rootfs_bind_console(const char *pts_path, tern_error **err)
 	console = openat(devfd, "console", O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (console < 0)
 		return tern_error_make(err, errno, "console: open /dev/console");
-	mnt = bind_fd(pts, console, false);
+	/* A regular file, on the container's /dev: not something mounted
+	 * there in the meantime. */
+	if (fstat(console, &st) < 0 || !S_ISREG(st.st_mode))
+		return tern_error_make(err, EEXIST, "console: /dev/console changed under us");
+	mnt = bind_fd(slave, console, false);
 	if (mnt < 0)
 		return tern_error_make(err, -mnt, "console: bind `%s` on /dev/console", pts_path);
 	return 0;

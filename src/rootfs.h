@@ -67,7 +67,7 @@ typedef struct {
 int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err);
 int tern_rootfs_finalize(const tern_rootfs_ctx *ctx, tern_error **err);
 
-/* After pivot_root: bind the pty slave `pts_path` (e.g. /dev/pts/0, inside
- * the container) on /dev/console, creating /dev/console as a regular file
- * first if needed, never following a symlink there. */
-int tern_rootfs_bind_console(const char *pts_path, tern_error **err);
+/* After pivot_root: bind the pty slave `slave` (an fd; `pts_path`, e.g.
+ * /dev/pts/0, is for messages) on /dev/console, creating /dev/console as a
+ * regular file first if needed, never following a symlink there. */
+int tern_rootfs_bind_console(int slave, const char *pts_path, tern_error **err);

@@ -1,6 +1,7 @@
 #include "sync.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,9 +72,23 @@ int tern_sync_expect(int fd, tern_sync_type want, int32_t *value, tern_error **e
 	ssize_t n;
 
 	memset(&msg, 0, sizeof(msg));
-	do
+	/* A peer that exits with our message unread in its queue (the child
+	 * failed before reading `cgroup-done`) makes the kernel report
+	 * ECONNRESET once, ahead of what the peer sent before it exited:
+	 * read again to get its error message (or EOF). */
+	bool reset_seen = false;
+	for (;;) {
 		n = recv(fd, &msg, sizeof(msg), 0);
-	while (n < 0 && errno == EINTR);
+		if (n >= 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno == ECONNRESET && !reset_seen) {
+			reset_seen = true;
+			continue;
+		}
+		break;
+	}
 	if (n < 0)
 		return tern_error_make(err, errno, "sync: waiting for `%s`",
 				       tern_sync_type_name(want));

@@ -11,6 +11,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -18,6 +20,8 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
@@ -25,25 +29,46 @@
 /* Longest name we send or accept; runc's receivers read up to 4096 bytes. */
 #define NAME_MAX_LEN 4096
 
-int tern_terminal_open(int *master, char **slave_path, tern_error **err)
+int tern_terminal_open(int *master, int *slave, char **slave_path, tern_error **err)
 {
+	struct open_how how = {
+	    .flags = O_RDWR | O_NOCTTY | O_CLOEXEC,
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	cleanup_close int fd = -1, peer = -1, rootfd = -1;
+	struct statfs sf;
 	char name[128];
-	cleanup_close int fd = -1;
 	int ret;
 
 	/* O_NOCTTY: the master must never become tern's controlling tty.
-	 * /dev/ptmx is looked up in the current root, i.e. the container's
-	 * own devpts instance once pivot_root is done. */
-	fd = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	 * /dev/ptmx is looked up in the current root, i.e. the container's,
+	 * and must be the multiplexer of a devpts instance: a planted file,
+	 * a magic link to one of our fds, or the host's 5:2 node (whose ptys
+	 * live in another devpts than the container's /dev/pts) is refused
+	 * (CVE-2025-52565). */
+	rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return tern_error_make(err, errno, "open /");
+	fd = (int)syscall(SYS_openat2, rootfd, "/dev/ptmx", &how, sizeof(how));
 	if (fd < 0)
 		return tern_error_make(err, errno, "open /dev/ptmx");
+	if (fstatfs(fd, &sf) < 0 || sf.f_type != DEVPTS_SUPER_MAGIC)
+		return tern_error_make(err, ENOTTY,
+				       "/dev/ptmx is not the ptmx of a devpts instance (it "
+				       "should be a symlink to pts/ptmx)");
 	if (unlockpt(fd) < 0)
-		return tern_error_make(err, errno, "unlockpt");
+		return tern_error_make(err, errno, "/dev/ptmx: unlockpt");
 	ret = ptsname_r(fd, name, sizeof(name));
 	if (ret != 0)
-		return tern_error_make(err, ret, "ptsname");
+		return tern_error_make(err, ret, "/dev/ptmx: ptsname");
+	/* The slave straight from the master: no path that the container
+	 * could have swapped for a symlink between here and the bind. */
+	peer = ioctl(fd, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (peer < 0)
+		return tern_error_make(err, errno, "/dev/ptmx: TIOCGPTPEER");
 	*slave_path = tern_xstrdup(name);
 	*master = steal_fd(&fd);
+	*slave = steal_fd(&peer);
 	return 0;
 }
 
@@ -66,36 +91,22 @@ int tern_terminal_set_size(int fd, unsigned rows, unsigned cols, tern_error **er
 	return 0;
 }
 
-int tern_terminal_become_controlling(const char *slave_path, tern_error **err)
+int tern_terminal_become_controlling(int slave, const char *slave_path, tern_error **err)
 {
-	int fd;
-
 	/* A new session has no controlling tty, so TIOCSCTTY can give it
 	 * ours. EPERM means we already lead a session, which is fine. */
 	if (setsid() < 0 && (errno != EPERM || getsid(0) != getpid()))
 		return tern_error_make(err, errno, "setsid");
-	/* Without O_NOCTTY: opening it as session leader is the classic way
-	 * to acquire it; TIOCSCTTY below makes it explicit either way. */
-	fd = open(slave_path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return tern_error_make(err, errno, "open `%s`", slave_path);
-	if (ioctl(fd, TIOCSCTTY, 0) < 0) {
-		int e = errno;
-		close(fd);
-		return tern_error_make(err, e, "`%s`: TIOCSCTTY", slave_path);
-	}
+	if (ioctl(slave, TIOCSCTTY, 0) < 0)
+		return tern_error_make(err, errno, "`%s`: TIOCSCTTY", slave_path);
 	/* dup2 clears FD_CLOEXEC on the copies, so 0-2 survive execve. */
 	for (int target = 0; target <= 2; target++) {
-		if (fd != target && dup2(fd, target) < 0) {
-			int e = errno;
-			close(fd);
-			return tern_error_make(err, e, "`%s`: dup2 onto fd %d", slave_path, target);
-		}
+		if (slave != target && dup2(slave, target) < 0)
+			return tern_error_make(err, errno, "`%s`: dup2 onto fd %d", slave_path,
+					       target);
+		if (slave == target)
+			fcntl(slave, F_SETFD, 0);
 	}
-	if (fd > 2)
-		close(fd);
-	else
-		fcntl(fd, F_SETFD, 0);
 	return 0;
 }
 

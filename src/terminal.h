@@ -8,16 +8,19 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* Open /dev/ptmx (of the current root), unlock, and return master, the
- * slave's path (e.g. "/dev/pts/0", malloc'd). Both fds are O_CLOEXEC. */
-int tern_terminal_open(int *master, char **slave_path, tern_error **err);
+/* Open /dev/ptmx (of the current root, checked to be a devpts ptmx), unlock,
+ * and return the master, the slave (opened from the master with
+ * TIOCGPTPEER, never by path) and the slave's name (e.g. "/dev/pts/0",
+ * malloc'd, informative). Both fds are O_CLOEXEC. */
+int tern_terminal_open(int *master, int *slave, char **slave_path, tern_error **err);
 
 /* Apply process.consoleSize (0 = leave as it is). */
 int tern_terminal_set_size(int fd, unsigned rows, unsigned cols, tern_error **err);
 
-/* Make `slave_path` the controlling terminal and stdin/out/err: setsid,
- * open, TIOCSCTTY, dup2 onto 0, 1, 2. */
-int tern_terminal_become_controlling(const char *slave_path, tern_error **err);
+/* Make the pty slave `slave` the controlling terminal and stdin/out/err:
+ * setsid, TIOCSCTTY, dup2 onto 0, 1, 2 (the caller still closes `slave`
+ * when it is above 2). `slave_path` is for messages. */
+int tern_terminal_become_controlling(int slave, const char *slave_path, tern_error **err);
 
 /* Connect to the unix socket at `path`, for sending the master later.
  * Done by the parent, outside the container. Returns the socket fd. */

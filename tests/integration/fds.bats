@@ -58,3 +58,29 @@ fd_numbers() {
 	run bash -c 'echo hello | "$1" --root "$2" run -b "$3" "$4"' _ "$TERN_BIN" "$ROOT" "$BUNDLE" "$ID-3"
 	[ "$output" = "got hello" ]
 }
+
+@test "fds: exec --detach: only 0, 1, 2 in the process" {
+	set_args /bin/sleep "$MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	KEEP_FDS=1 run tern exec -d "$ID" /bin/sh -c '/bin/listfds >/tmp/fds' 3<"$BATS_TEST_TMPDIR" 4</ 6</dev/null
+	[ "$status" -eq 0 ]
+	wait_for_file "$BUNDLE/rootfs/tmp/fds"
+	sleep 0.1
+	[ "$(fd_numbers "$(cat "$BUNDLE/rootfs/tmp/fds")")" = "0 1 2 " ]
+}
+
+@test "fds: with a terminal, only 0, 1, 2 (the pty) in run and exec" {
+	update_config '.process.terminal = true'
+	set_cmd '/bin/listfds >/tmp/fds; sleep '"$MARK"
+	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out"
+	KEEP_FDS=1 run tern run -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" -b "$BUNDLE" "$ID" 3<"$BATS_TEST_TMPDIR" 5</
+	[ "$status" -eq 0 ]
+	wait_for_file "$BUNDLE/rootfs/tmp/fds"
+	sleep 0.1
+	[ "$(fd_numbers "$(cat "$BUNDLE/rootfs/tmp/fds")")" = "0 1 2 " ]
+	start_recvtty "$BATS_TEST_TMPDIR/tty2.sock" "$BATS_TEST_TMPDIR/tty2.out"
+	KEEP_FDS=1 run tern exec -t --console-socket "$BATS_TEST_TMPDIR/tty2.sock" "$ID" /bin/listfds 3<"$BATS_TEST_TMPDIR" 5</
+	[ "$status" -eq 0 ]
+	wait "$RECVTTY_PID"
+	[ "$(fd_numbers "$(tr -d '\r' <"$BATS_TEST_TMPDIR/tty2.out")")" = "0 1 2 " ]
+}
