@@ -225,7 +225,10 @@ printf '%s\n' "$PWD" >"$io/cwd" || die "writing the cwd file"
 # fsck.mode=skip: there is nothing to check on 9p.
 # panic=-1 with -no-reboot: a guest init that dies ends qemu.
 # shellcheck disable=SC2054 # the commas belong to rootflags
-append=(console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off
+# no_timer_check: on a loaded host the emulated CPU can be too slow for the
+# kernel's early IO-APIC timer check, which then panics ("IO-APIC + timer
+# doesn't work!"); the check is pointless in a VM.
+append=(console=ttyS0 quiet loglevel=4 panic=-1 mitigations=off no_timer_check
 	root=ternroot rootfstype=9p ro fsck.mode=skip
 	rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=262144
 	"init=$GUEST_INIT" "tern.init=$init_mode")
@@ -240,32 +243,47 @@ fi
 # timeout(1) rather than a sleeping watchdog: a stray sleep would keep the
 # caller's pipes open (`run-in-guest.sh ... | tee`) long after we are done.
 # qemu ends on TERM; KILL follows if it does not within 10 s.
-timeout -k 10 "$timeout" qemu-system-x86_64 \
-	-nodefaults -no-user-config -display none -no-reboot \
-	-accel tcg,thread=multi -cpu max -smp "$SMP" -m "$MEM" \
-	-kernel "$kernel" -initrd "$initrd" -append "${append[*]}" \
-	-serial "file:$run/console.log" \
-	-fsdev local,id=root,path=/,security_model=passthrough,readonly=on,multidevs=remap \
-	-device virtio-9p-pci,fsdev=root,mount_tag=ternroot \
-	-fsdev local,id=io,path="$io",security_model=passthrough \
-	-device virtio-9p-pci,fsdev=io,mount_tag=ternio \
-	-nic none \
-	</dev/null >"$run/qemu.log" 2>&1 &
-qpid=$!
-t_qemu=$(date +%s)
+# boot_guest: one run of qemu; sets qemu_rc.
+boot_guest() {
+	timeout -k 10 "$timeout" qemu-system-x86_64 \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-accel tcg,thread=multi -cpu max -smp "$SMP" -m "$MEM" \
+		-kernel "$kernel" -initrd "$initrd" -append "${append[*]}" \
+		-serial "file:$run/console.log" \
+		-fsdev local,id=root,path=/,security_model=passthrough,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=root,mount_tag=ternroot \
+		-fsdev local,id=io,path="$io",security_model=passthrough \
+		-device virtio-9p-pci,fsdev=io,mount_tag=ternio \
+		-nic none \
+		</dev/null >"$run/qemu.log" 2>&1 &
+	qpid=$!
+	t_qemu=$(date +%s)
 
-# Stream the command's output while the guest runs; tail stops on its own
-# once qemu is gone and it has read the rest.
-tail -n +1 -s 0.2 -f --pid="$qpid" "$io/stdout" </dev/null &
-tails+=($!)
-tail -n +1 -s 0.2 -f --pid="$qpid" "$io/stderr" </dev/null >&2 &
-tails+=($!)
+	# Stream the command's output while the guest runs; tail stops on its own
+	# once qemu is gone and it has read the rest.
+	tail -n +1 -s 0.2 -f --pid="$qpid" "$io/stdout" </dev/null &
+	tails+=($!)
+	tail -n +1 -s 0.2 -f --pid="$qpid" "$io/stderr" </dev/null >&2 &
+	tails+=($!)
 
-wait "$qpid"
-qemu_rc=$?
-qpid=
-for p in "${tails[@]}"; do wait "$p"; done
-tails=()
+	wait "$qpid"
+	qemu_rc=$?
+	qpid=
+	for p in "${tails[@]}"; do wait "$p"; done
+	tails=()
+}
+
+# A guest that died before it started the command (a kernel that did not
+# come up on a starved emulated CPU) gets one more boot; a command that
+# started is never run twice.
+for attempt in 1 2; do
+	boot_guest
+	[ -e "$io/started" ] || [ -s "$io/status" ] && break
+	[ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ] && break
+	[ "$attempt" -eq 2 ] && break
+	echo "$prog: the guest did not come up (console below); booting it once more" >&2
+	tail -n 20 "$run/console.log" >&2
+done
 t_end=$(date +%s)
 
 show_console() {
