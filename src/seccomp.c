@@ -7,7 +7,9 @@
  * the BPF program, so they travel next to it in tern_seccomp_filter.
  */
 #include "seccomp.h"
+#include "config.h"
 #include "log.h"
+#include "oci-json.h"
 #include "utils.h"
 
 #include <ctype.h>
@@ -20,9 +22,17 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_TSYNC_ESRCH
+#define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1UL << 4)
+#endif
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
@@ -34,6 +44,18 @@ struct tern_seccomp_filter {
 	struct sock_filter *insns;
 	unsigned short len;
 	unsigned int flags; /* SECCOMP_FILTER_FLAG_* for seccomp(2) */
+	bool notify;	    /* some rule is SCMP_ACT_NOTIFY */
+};
+
+/* The seccomp(2) flags a profile may ask for (linux.seccomp.flags). */
+static const struct {
+	const char *name;
+	unsigned int flag;
+} known_flags[] = {
+    {"SECCOMP_FILTER_FLAG_TSYNC", SECCOMP_FILTER_FLAG_TSYNC},
+    {"SECCOMP_FILTER_FLAG_LOG", SECCOMP_FILTER_FLAG_LOG},
+    {"SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW},
+    {"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV},
 };
 
 static void ctx_releasep(scmp_filter_ctx *ctx)
@@ -46,14 +68,14 @@ static void ctx_releasep(scmp_filter_ctx *ctx)
 /* The libseccomp action for an OCI action name. errno_ret applies to ERRNO
  * and TRACE; when absent both default to EPERM, as in runc. */
 static int parse_action(const char *name, const oci_opt_uint64 *errno_ret, const char *field,
-			uint32_t *out, tern_error **err)
+			const char *errno_field, uint32_t *out, tern_error **err)
 {
 	uint16_t ret = errno_ret && errno_ret->set ? (uint16_t)errno_ret->value : EPERM;
 
 	if (name == NULL)
 		return tern_error_make(err, 0, "%s: missing action", field);
 	if (errno_ret && errno_ret->set && errno_ret->value > 0xffff)
-		return tern_error_make(err, 0, "%s: errnoRet %llu out of range", field,
+		return tern_error_make(err, 0, "%s: %llu is out of range (0-65535)", errno_field,
 				       (unsigned long long)errno_ret->value);
 	/* libseccomp's SCMP_ACT_KILL is "kill the thread", which is also what
 	 * the spec's SCMP_ACT_KILL has always meant. */
@@ -72,7 +94,7 @@ static int parse_action(const char *name, const oci_opt_uint64 *errno_ret, const
 	else if (strcmp(name, "SCMP_ACT_LOG") == 0)
 		*out = SCMP_ACT_LOG;
 	else if (strcmp(name, "SCMP_ACT_NOTIFY") == 0)
-		return tern_error_make(err, 0, "%s: SCMP_ACT_NOTIFY is not supported yet", field);
+		*out = SCMP_ACT_NOTIFY;
 	else
 		return tern_error_make(err, 0, "%s: unknown action `%s`", field, name);
 	return 0;
@@ -117,38 +139,73 @@ static int add_arches(scmp_filter_ctx ctx, char **arches, tern_error **err)
 			token = seccomp_arch_resolve_name(lower);
 		}
 		if (token == 0)
-			return tern_error_make(err, 0, "architectures: unknown architecture `%s`",
-					       name);
+			return tern_error_make(err, 0,
+					       "linux.seccomp.architectures[%zu]: unknown "
+					       "architecture `%s`",
+					       i, name);
 		ret = seccomp_arch_add(ctx, token);
 		/* The native architecture is always in the filter already. */
 		if (ret < 0 && ret != -EEXIST)
-			return tern_error_make(err, -ret, "architectures: adding `%s`", name);
+			return tern_error_make(
+			    err, -ret, "linux.seccomp.architectures[%zu]: adding `%s`", i, name);
 	}
 	return 0;
+}
+
+/* A flag is supported when the kernel faults on the NULL program rather
+ * than refusing the flag (EINVAL): the probe loads nothing. */
+static bool kernel_has_flag(unsigned int flag)
+{
+	/* the kernel refuses WAIT_KILLABLE_RECV without a listener */
+	if (flag == SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+		flag |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flag, NULL) < 0 && errno == EFAULT;
+}
+
+bool tern_seccomp_flag_supported(const char *name)
+{
+	for (size_t i = 0; i < sizeof(known_flags) / sizeof(known_flags[0]); i++)
+		if (strcmp(name, known_flags[i].name) == 0)
+			return kernel_has_flag(known_flags[i].flag);
+	return false;
+}
+
+size_t tern_seccomp_known_flags(const char **names, size_t max)
+{
+	size_t n = sizeof(known_flags) / sizeof(known_flags[0]);
+	for (size_t i = 0; i < n && i < max; i++)
+		names[i] = known_flags[i].name;
+	return n;
 }
 
 static int parse_flags(scmp_filter_ctx ctx, char **flags, unsigned int *out, tern_error **err)
 {
 	for (size_t i = 0; flags != NULL && flags[i] != NULL; i++) {
 		const char *f = flags[i];
+		unsigned int flag = 0;
+
+		for (size_t k = 0; k < sizeof(known_flags) / sizeof(known_flags[0]); k++)
+			if (strcmp(f, known_flags[k].name) == 0)
+				flag = known_flags[k].flag;
+		if (flag == 0)
+			return tern_error_make(err, 0,
+					       "linux.seccomp.flags[%zu]: unknown flag `%s`", i, f);
+		/* Refuse now, naming the flag, rather than with a bare EINVAL
+		 * from seccomp(2) in the child. */
+		if (!kernel_has_flag(flag))
+			return tern_error_make(
+			    err, EINVAL,
+			    "linux.seccomp.flags[%zu]: `%s` is not supported by this kernel", i, f);
+		*out |= flag;
 		/* Tell libseccomp too where it has a matching attribute, so
-		 * its view of the filter matches what the kernel gets. */
-		if (strcmp(f, "SECCOMP_FILTER_FLAG_TSYNC") == 0) {
-			*out |= SECCOMP_FILTER_FLAG_TSYNC;
+		 * its view of the filter matches what the kernel gets
+		 * (libseccomp 2.5 has none for WAIT_KILLABLE_RECV). */
+		if (flag == SECCOMP_FILTER_FLAG_TSYNC)
 			seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
-		} else if (strcmp(f, "SECCOMP_FILTER_FLAG_LOG") == 0) {
-			*out |= SECCOMP_FILTER_FLAG_LOG;
+		else if (flag == SECCOMP_FILTER_FLAG_LOG)
 			seccomp_attr_set(ctx, SCMP_FLTATR_CTL_LOG, 1);
-		} else if (strcmp(f, "SECCOMP_FILTER_FLAG_SPEC_ALLOW") == 0) {
-			*out |= SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+		else if (flag == SECCOMP_FILTER_FLAG_SPEC_ALLOW)
 			seccomp_attr_set(ctx, SCMP_FLTATR_CTL_SSB, 1);
-		} else if (strcmp(f, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") == 0) {
-			/* Only meaningful with a notify listener; libseccomp
-			 * 2.5.4 has no attribute for it. */
-			*out |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
-		} else {
-			return tern_error_make(err, 0, "flags: unknown flag `%s`", f);
-		}
 	}
 	return 0;
 }
@@ -159,16 +216,19 @@ static int parse_flags(scmp_filter_ctx ctx, char **flags, unsigned int *out, ter
  * ORs them: a profile that lists "arg 0 != A, arg 0 != B" gets the action
  * when either holds. */
 static int add_syscall(scmp_filter_ctx ctx, const oci_seccomp_syscall *sc, size_t idx,
-		       uint32_t def_action, tern_error **err)
+		       uint32_t def_action, bool *notify, tern_error **err)
 {
 	struct scmp_arg_cmp conds[MAX_ARGS * 4];
 	size_t nconds = 0;
 	bool seen[MAX_ARGS] = {false}, split = false;
 	uint32_t action;
-	cleanup_free char *field = tern_strdup_printf("syscalls[%zu]", idx);
+	cleanup_free char *field = tern_strdup_printf("linux.seccomp.syscalls[%zu]", idx);
+	cleanup_free char *action_field = tern_strdup_printf("%s.action", field);
+	cleanup_free char *errno_field = tern_strdup_printf("%s.errnoRet", field);
 	int ret;
 
-	if ((ret = parse_action(sc->action, &sc->errno_ret, field, &action, err)) < 0)
+	if ((ret = parse_action(sc->action, &sc->errno_ret, action_field, errno_field, &action,
+				err)) < 0)
 		return ret;
 	if (sc->args_len > sizeof(conds) / sizeof(conds[0]))
 		return tern_error_make(err, 0, "%s.args: too many conditions", field);
@@ -177,11 +237,12 @@ static int add_syscall(scmp_filter_ctx ctx, const oci_seccomp_syscall *sc, size_
 		enum scmp_compare op;
 
 		if (a->index >= MAX_ARGS)
-			return tern_error_make(err, 0, "%s.args[%zu]: index %u out of range", field,
-					       i, a->index);
+			return tern_error_make(err, 0,
+					       "%s.args[%zu].index: %u is out of range (0-5)",
+					       field, i, a->index);
 		if (parse_op(a->op, &op) < 0)
-			return tern_error_make(err, 0, "%s.args[%zu]: unknown op `%s`", field, i,
-					       a->op ? a->op : "");
+			return tern_error_make(err, 0, "%s.args[%zu].op: unknown operator `%s`",
+					       field, i, a->op ? a->op : "");
 		if (seen[a->index])
 			split = true;
 		seen[a->index] = true;
@@ -200,6 +261,17 @@ static int add_syscall(scmp_filter_ctx ctx, const oci_seccomp_syscall *sc, size_
 	for (size_t n = 0; sc->names != NULL && sc->names[n] != NULL; n++) {
 		const char *name = sc->names[n];
 		int nr = seccomp_syscall_resolve_name(name);
+
+		/* The notify fd leaves the container process with sendmsg(2),
+		 * after the filter is loaded: a notification for it could
+		 * never be answered (runc refuses `write` for the same reason). */
+		if (action == SCMP_ACT_NOTIFY && strcmp(name, "sendmsg") == 0)
+			return tern_error_make(err, 0,
+					       "%s: SCMP_ACT_NOTIFY cannot be used for `sendmsg` "
+					       "(tern sends the listener's fd with it)",
+					       field);
+		if (action == SCMP_ACT_NOTIFY)
+			*notify = true;
 
 		if (nr == __NR_SCMP_ERROR) {
 			tern_debug("%s: skipping unknown syscall `%s`", field, name);
@@ -231,7 +303,7 @@ static int export_bpf(scmp_filter_ctx ctx, tern_seccomp_filter *f, tern_error **
 	if (fd < 0)
 		return tern_error_make(err, errno, "memfd_create");
 	if ((ret = seccomp_export_bpf(ctx, fd)) < 0)
-		return tern_error_make(err, -ret, "exporting the BPF program");
+		return tern_error_make(err, -ret, "linux.seccomp: exporting the BPF program");
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return tern_error_make(err, errno, "lseek");
 	if ((ret = tern_read_fd_all(fd, &buf, &len, 0)) < 0)
@@ -253,12 +325,20 @@ int tern_seccomp_compile(const oci_seccomp *seccomp, tern_seccomp_filter **out, 
 	tern_seccomp_filter *f;
 	uint32_t def_action;
 	unsigned int flags = 0;
+	bool notify = false;
 	int ret;
 
 	*out = NULL;
 	if ((ret = parse_action(seccomp->default_action, &seccomp->default_errno_ret,
-				"defaultAction", &def_action, err)) < 0)
+				"linux.seccomp.defaultAction", "linux.seccomp.defaultErrnoRet",
+				&def_action, err)) < 0)
 		return ret;
+	/* Every syscall tern makes after loading the filter, the one that
+	 * hands the fd to the listener first, would wait for a listener. */
+	if (def_action == SCMP_ACT_NOTIFY)
+		return tern_error_make(
+		    err, 0,
+		    "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the default action");
 	ctx = seccomp_init(def_action);
 	if (ctx == NULL)
 		return tern_error_make(err, 0, "seccomp_init failed");
@@ -270,12 +350,35 @@ int tern_seccomp_compile(const oci_seccomp *seccomp, tern_seccomp_filter **out, 
 		return ret;
 	if ((ret = parse_flags(ctx, seccomp->flags, &flags, err)) < 0)
 		return ret;
-	for (size_t i = 0; i < seccomp->syscalls_len; i++)
-		if ((ret = add_syscall(ctx, &seccomp->syscalls[i], i, def_action, err)) < 0)
+	for (size_t i = 0; i < seccomp->syscalls_len; i++) {
+		bool n = false;
+		if ((ret = add_syscall(ctx, &seccomp->syscalls[i], i, def_action, &n, err)) < 0)
 			return ret;
+		if (n && (seccomp->listener_path == NULL || seccomp->listener_path[0] == '\0'))
+			return tern_error_make(
+			    err, 0,
+			    "linux.seccomp.syscalls[%zu].action: SCMP_ACT_NOTIFY "
+			    "needs linux.seccomp.listenerPath",
+			    i);
+		notify = notify || n;
+	}
+	if (notify) {
+		/* The kernel hands back the notify fd; with TSYNC it only
+		 * does so if a sync failure reports ESRCH instead of a tid. */
+		flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
+		if (flags & SECCOMP_FILTER_FLAG_TSYNC)
+			flags |= SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
+	} else if (flags & SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV) {
+		/* It only changes how a notification is waited for; the
+		 * kernel refuses it without a listener. */
+		tern_debug("flags: SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV without "
+			   "SCMP_ACT_NOTIFY has no effect: not passed to the kernel");
+		flags &= ~(unsigned int)SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+	}
 
 	f = tern_xmalloc0(sizeof(*f));
 	f->flags = flags;
+	f->notify = notify;
 	if ((ret = export_bpf(ctx, f, err)) < 0) {
 		tern_seccomp_filter_free(f);
 		return ret;
@@ -284,26 +387,122 @@ int tern_seccomp_compile(const oci_seccomp *seccomp, tern_seccomp_filter **out, 
 	return 0;
 }
 
-int tern_seccomp_load(const tern_seccomp_filter *filter, tern_error **err)
+int tern_seccomp_load(const tern_seccomp_filter *filter, int *notify_fd, tern_error **err)
 {
 	struct sock_fprog prog = {.len = filter->len, .filter = filter->insns};
-	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, filter->flags, &prog);
+	long r;
 
+	*notify_fd = -1;
+	r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, filter->flags, &prog);
+	/* With NEW_LISTENER the result is the notify fd (close-on-exec, as
+	 * the kernel makes it). */
+	if (r >= 0 && filter->notify) {
+		*notify_fd = (int)r;
+		return 0;
+	}
 	if (r == 0)
 		return 0;
 	/* With TSYNC, a positive result is the id of a thread that could
 	 * not be synchronised; nothing was loaded. */
 	if (r > 0)
 		return tern_error_make(err, 0,
-				       "loading the seccomp filter: thread %ld could not be "
+				       "linux.seccomp: loading the filter: thread %ld could not be "
 				       "synchronized (SECCOMP_FILTER_FLAG_TSYNC)",
 				       r);
 	/* Kernels before 3.17 have only the prctl, which takes no flags. */
 	if (errno == ENOSYS && filter->flags == 0 &&
 	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0)
 		return 0;
-	return tern_error_make(err, errno, "loading the seccomp filter (%u instructions)",
+	if (errno == EACCES)
+		return tern_error_make(
+		    err, errno,
+		    "linux.seccomp: loading the filter (it needs no_new_privs or "
+		    "CAP_SYS_ADMIN)");
+	return tern_error_make(err, errno, "linux.seccomp: loading the filter (%u instructions)",
 			       (unsigned)filter->len);
+}
+
+bool tern_seccomp_has_notify(const tern_seccomp_filter *filter)
+{
+	return filter != NULL && filter->notify;
+}
+
+/* The container process state of the runtime-spec ("Container process
+ * state"): what the listener at listenerPath reads next to the fd. The
+ * state object is already JSON, so it is appended to the map yajl wrote. */
+static char *process_state_json(const oci_seccomp *seccomp, pid_t pid, const char *state_json)
+{
+	static const char *const fds[] = {"seccompFd", NULL};
+	yajl_gen g = ojson_gen_new(NULL);
+	cleanup_free char *head = NULL;
+	size_t len = 0;
+
+	yajl_gen_map_open(g);
+	ojson_gen_kv_string(g, "ociVersion", TERN_OCI_VERSION);
+	ojson_gen_strv(g, "fds", fds);
+	ojson_gen_kv_int(g, "pid", pid);
+	ojson_gen_kv_string(g, "metadata",
+			    seccomp->listener_metadata ? seccomp->listener_metadata : "");
+	yajl_gen_map_close(g);
+	if (ojson_gen_finish(g, &head, &len) < 0 || len < 2 || head[len - 1] != '}')
+		return NULL;
+	head[len - 1] = '\0';
+	return tern_strdup_printf("%s,\"state\":%s}", head, state_json);
+}
+
+int tern_seccomp_send_to_listener(const oci_seccomp *seccomp, int notify_fd, pid_t pid,
+				  const char *state_json, tern_error **err)
+{
+	cleanup_close int sock = -1;
+	cleanup_free char *json = process_state_json(seccomp, pid, state_json);
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	const char *path = seccomp->listener_path;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control;
+	struct iovec iov;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	if (json == NULL)
+		return tern_error_make(err, ENOMEM,
+				       "linux.seccomp.listenerPath: building the process state");
+	if (path == NULL || strlen(path) >= sizeof(addr.sun_path))
+		return tern_error_make(err, ENAMETOOLONG, "linux.seccomp.listenerPath `%s`",
+				       path ? path : "");
+	strcpy(addr.sun_path, path);
+	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		return tern_error_make(err, errno, "linux.seccomp.listenerPath: socket");
+	if (connect(sock, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		return tern_error_make(err, errno, "linux.seccomp.listenerPath: connect to `%s`",
+				       path);
+
+	/* One message: the state as data, the fd as SCM_RIGHTS (the index of
+	 * "seccompFd" in fds is its index in the rights array). */
+	iov = (struct iovec){.iov_base = json, .iov_len = strlen(json)};
+	memset(&control, 0, sizeof(control));
+	msg.msg_control = control.buf;
+	msg.msg_controllen = sizeof(control.buf);
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &notify_fd, sizeof(int));
+	do
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return tern_error_make(
+		    err, errno, "linux.seccomp.listenerPath: send the seccomp fd to `%s`", path);
+	/* A stream may take part of it: the fd went with the first byte. */
+	if ((size_t)n < iov.iov_len &&
+	    (n = tern_write_all(sock, json + n, iov.iov_len - (size_t)n)) < 0)
+		return tern_error_make(err, (int)-n,
+				       "linux.seccomp.listenerPath: send the state to `%s`", path);
+	return 0;
 }
 
 void tern_seccomp_filter_free(tern_seccomp_filter *filter)
