@@ -144,7 +144,6 @@ load helpers
 		# not implemented yet, so not claimed
 		echo "$output" | jq -e '.linux.cgroup.systemd == false'
 		echo "$output" | jq -e '.mountOptions | index("idmap") == null'
-		echo "$output" | jq -e '.linux.seccomp.actions | index("SCMP_ACT_NOTIFY") == null'
 		echo "$output" | jq -e '.linux.apparmor.enabled == false and .linux.selinux.enabled == false'
 	fi
 }
