@@ -40,6 +40,9 @@ STATIC_ALLOW='["execve","brk","arch_prctl","set_tid_address","set_robust_list","
 }
 
 @test "seccomp: defaultAction SCMP_ACT_ERRNO with defaultErrnoRet; SCMP_ACT_ALLOW lets listed syscalls through" {
+	# runc runs much of its own init under the filter: this allow list
+	# is too short for it
+	is_tern || skip "runc needs more syscalls after loading the filter"
 	seccomp "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\": 42, \"syscalls\": [
 		{\"names\": $STATIC_ALLOW, \"action\": \"SCMP_ACT_ALLOW\"}]}"
 	# nr 1000 is no syscall (ENOSYS without a filter); getppid is not listed
@@ -137,6 +140,7 @@ audit_count() {
 	[ "${lines[0]}" = "geteuid: errno 1" ]
 	sleep 0.2
 	[ "$(audit_count 'comm="seccomp-call".*syscall=107 ')" -eq "$before" ]
+	is_tern || return 0 # runc 1.1.5: "seccomp flags are not yet supported"
 	update_config '.linux.seccomp.flags = ["SECCOMP_FILTER_FLAG_LOG"]'
 	run_container
 	[ "$status" -eq 0 ]
@@ -146,6 +150,7 @@ audit_count() {
 }
 
 @test "seccomp: flags TSYNC and SPEC_ALLOW are accepted and the filter applies (single-threaded, no SSB mitigation on this CPU: no further effect to see)" {
+	is_tern || skip "runc 1.1.5: seccomp flags are not yet supported"
 	seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\",
 		\"flags\": [\"SECCOMP_FILTER_FLAG_TSYNC\", \"SECCOMP_FILTER_FLAG_SPEC_ALLOW\"],
 		\"syscalls\": [$(rule getppid SCMP_ACT_ERRNO '{errnoRet: 42}')]}"
@@ -264,12 +269,13 @@ audit_count() {
 @test "seccomp: without noNewPrivileges the filter is loaded while tern still holds CAP_SYS_ADMIN" {
 	# runc's default capabilities lack CAP_SYS_ADMIN: loading a filter
 	# after they are applied would fail with EACCES.
-	seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [$(rule getppid SCMP_ACT_ERRNO '{errnoRet: 42}')]}"
+	# (not getppid: runc's own init calls it after loading the filter)
+	seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [$(rule rmdir SCMP_ACT_ERRNO '{errnoRet: 42}')]}"
 	update_config '.process.noNewPrivileges = false | .process.user = {"uid": 1000, "gid": 1000}'
-	set_args /bin/seccomp-call getppid , getuid
+	set_args /bin/seccomp-call rmdir s:/nonexistent , getuid
 	run_container
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "getppid: errno 42" ]
+	[ "${lines[0]}" = "rmdir s:/nonexistent: errno 42" ]
 	[ "${lines[1]}" = "getuid: ok 1000" ]
 	set_cmd 'grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status'
 	run_container
@@ -335,6 +341,7 @@ notify_profile() {
 }
 
 @test "seccomp: SCMP_ACT_NOTIFY in run, with WAIT_KILLABLE_RECV, and a listener that lets the syscall continue" {
+	is_tern || skip "runc 1.1.5: seccomp flags are not yet supported"
 	start_listener "meta-$ID" 0
 	notify_profile
 	update_config '.linux.seccomp.flags = ["SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", "SECCOMP_FILTER_FLAG_TSYNC"]'
@@ -347,6 +354,9 @@ notify_profile() {
 }
 
 @test "seccomp: SCMP_ACT_NOTIFY with exec: the listener gets the exec process too" {
+	# seen here: runc 1.1.5 sends only the container's init, and the exec
+	# process waits forever for an answer
+	is_tern || skip "runc 1.1.5 does not pass exec processes to the listener"
 	start_listener "meta-$ID" 43
 	notify_profile
 	set_args /bin/sleep "$MARK"
