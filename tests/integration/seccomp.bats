@@ -345,12 +345,15 @@ notify_profile() {
 	start_listener "meta-$ID" 0
 	notify_profile
 	update_config '.linux.seccomp.flags = ["SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", "SECCOMP_FILTER_FLAG_TSYNC"]'
-	set_args /bin/seccomp-call mkdir s:/made 0755 , getpid
+	set_cmd '/bin/seccomp-call mkdir s:/made 0755 , getpid; /bin/listfds'
 	run_container
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "mkdir s:/made 0755: ok 0" ]
 	[ -d "$BUNDLE/rootfs/made" ]
 	grep -q "notify nr=83 " "$LISTENER_OUT/log"
+	# the notify fd stayed with the listener: only stdio in the container
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^[0-9]* ')" -eq 3 ]
+	[[ "$output" != *seccomp* ]]
 }
 
 @test "seccomp: SCMP_ACT_NOTIFY with exec: the listener gets the exec process too" {
