@@ -362,12 +362,17 @@ notify_profile() {
 	is_tern || skip "runc 1.1.5 does not pass exec processes to the listener"
 	start_listener "meta-$ID" 43
 	notify_profile
+	# without no_new_privs: the filter is loaded before the user change,
+	# in the init and in the exec process
+	update_config '.process.noNewPrivileges = false'
 	set_args /bin/sleep "$MARK"
 	run tern run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
-	run tern exec "$ID" /bin/seccomp-call mkdir s:/made 0755
+	grep -q "connection 0: metadata ok" "$LISTENER_OUT/log"
+	run tern exec --user 1000:1000 "$ID" /bin/seccomp-call mkdir s:/made 0755 , getuid
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "mkdir s:/made 0755: errno 43" ]
+	[ "${lines[1]}" = "getuid: ok 1000" ]
 	jq -e --arg id "$ID" '.fds == ["seccompFd"] and .state.id == $id and .state.status == "running"
 		and .metadata == "meta-\($id)" and .pid != .state.pid' "$LISTENER_OUT/state.1"
 	grep -q "connection 1: metadata ok" "$LISTENER_OUT/log"
