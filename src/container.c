@@ -137,7 +137,8 @@ static int load_bundle(tern_container *c, tern_error **err)
 	}
 	if (c->config->linux_ && c->config->linux_->seccomp) {
 		/* its errors name the field (linux.seccomp.syscalls[2].action...) */
-		ret = tern_seccomp_compile(c->config->linux_->seccomp, &c->seccomp, err);
+		ret =
+		    tern_seccomp_compile(c->config->linux_->seccomp, c->rt->root, &c->seccomp, err);
 		if (ret < 0)
 			return ret;
 	}

@@ -566,7 +566,7 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 	if (ret < 0)
 		goto out;
 	if (config && config->linux_ && config->linux_->seccomp) {
-		ret = tern_seccomp_compile(config->linux_->seccomp, &filter, err);
+		ret = tern_seccomp_compile(config->linux_->seccomp, rt->root, &filter, err);
 		if (ret < 0)
 			goto out;
 	}

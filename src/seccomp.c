@@ -13,18 +13,23 @@
 #include "utils.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
@@ -319,7 +324,7 @@ static int export_bpf(scmp_filter_ctx ctx, tern_seccomp_filter *f, tern_error **
 	return 0;
 }
 
-int tern_seccomp_compile(const oci_seccomp *seccomp, tern_seccomp_filter **out, tern_error **err)
+static int compile(const oci_seccomp *seccomp, tern_seccomp_filter **out, tern_error **err)
 {
 	cleanup_seccomp scmp_filter_ctx ctx = NULL;
 	tern_seccomp_filter *f;
@@ -385,6 +390,202 @@ int tern_seccomp_compile(const oci_seccomp *seccomp, tern_seccomp_filter **out, 
 	}
 	*out = f;
 	return 0;
+}
+
+/* ---- a cache of compiled programs ----
+ *
+ * libseccomp needs about 35 million instructions (10-15 ms) to compile
+ * podman's default profile for its three architectures: more than all of
+ * the rest of `create`. The program depends only on the profile, the
+ * libseccomp version and the kernel (which flags it takes), so it is kept
+ * under the state root, in a directory whose name no container id can
+ * have. The key is all of that written out in full, and a hit compares the
+ * whole key: no hash collision can hand a container another profile's
+ * filter. The directory is root's (0700), trusted like the state files
+ * next to it. The cache is best effort: any problem with it means
+ * compiling. */
+
+#define CACHE_DIR	  ".seccomp:cache" /* ':' is not allowed in container ids */
+#define CACHE_MAGIC	  "TSC1"
+#define CACHE_MAX_ENTRIES 256
+#define CACHE_MAX_FILE	  (1 << 20)
+
+static void key_str(FILE *m, const char *s)
+{
+	if (s == NULL)
+		fputs("N;", m);
+	else
+		fprintf(m, "S%zu:%s;", strlen(s), s);
+}
+
+static void key_strv(FILE *m, char **v)
+{
+	size_t n = 0;
+	while (v != NULL && v[n] != NULL)
+		n++;
+	fprintf(m, "V%zu;", n);
+	for (size_t i = 0; i < n; i++)
+		key_str(m, v[i]);
+}
+
+static void key_opt(FILE *m, const oci_opt_uint64 *o)
+{
+	if (o->set)
+		fprintf(m, "U%llu;", (unsigned long long)o->value);
+	else
+		fputs("N;", m);
+}
+
+static char *cache_key(const oci_seccomp *s)
+{
+	const struct scmp_version *v = seccomp_version();
+	struct utsname u;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (m == NULL)
+		return NULL;
+	if (uname(&u) < 0)
+		memset(&u, 0, sizeof(u));
+	fprintf(m, "tern %s libseccomp %u.%u.%u kernel ", PACKAGE_VERSION, v ? v->major : 0,
+		v ? v->minor : 0, v ? v->micro : 0);
+	key_str(m, u.release);
+	key_str(m, s->default_action);
+	key_opt(m, &s->default_errno_ret);
+	key_strv(m, s->architectures);
+	key_strv(m, s->flags);
+	key_str(m, s->listener_path);
+	fprintf(m, "C%zu;", s->syscalls_len);
+	for (size_t i = 0; i < s->syscalls_len; i++) {
+		const oci_seccomp_syscall *sc = &s->syscalls[i];
+		key_strv(m, sc->names);
+		key_str(m, sc->action);
+		key_opt(m, &sc->errno_ret);
+		fprintf(m, "A%zu;", sc->args_len);
+		for (size_t a = 0; a < sc->args_len; a++) {
+			fprintf(m, "%u,%llu,", sc->args[a].index,
+				(unsigned long long)sc->args[a].value);
+			key_opt(m, &sc->args[a].value_two);
+			key_str(m, sc->args[a].op);
+		}
+	}
+	if (fclose(m) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* FNV-1a: only to name the file; the key itself decides a hit. */
+static uint64_t key_hash(const char *key)
+{
+	uint64_t h = 14695981039346656037ULL;
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	return h;
+}
+
+/* File: magic, u32 key length, key, u32 flags, u32 notify, u32 count,
+ * the instructions; host byte order (it never leaves this machine). */
+static tern_seccomp_filter *cache_read(int dirfd, const char *name, const char *key)
+{
+	cleanup_close int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_free char *buf = NULL;
+	size_t len = 0, klen = strlen(key), off;
+	uint32_t hdr[3], u32;
+	tern_seccomp_filter *f;
+
+	if (fd < 0 || tern_read_fd_all(fd, &buf, &len, CACHE_MAX_FILE) < 0)
+		return NULL;
+	off = 4 + sizeof(u32);
+	if (len < off + klen + sizeof(hdr) || memcmp(buf, CACHE_MAGIC, 4) != 0)
+		return NULL;
+	memcpy(&u32, buf + 4, sizeof(u32));
+	if (u32 != klen || memcmp(buf + off, key, klen) != 0)
+		return NULL;
+	off += klen;
+	memcpy(hdr, buf + off, sizeof(hdr));
+	off += sizeof(hdr);
+	if (hdr[2] == 0 || hdr[2] > BPF_MAXINSNS ||
+	    len != off + (size_t)hdr[2] * sizeof(struct sock_filter))
+		return NULL;
+	f = tern_xmalloc0(sizeof(*f));
+	f->flags = hdr[0];
+	f->notify = hdr[1] != 0;
+	f->len = (unsigned short)hdr[2];
+	f->insns = tern_xmalloc0(len - off);
+	memcpy(f->insns, buf + off, len - off);
+	return f;
+}
+
+static bool cache_full(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	size_t n = 0;
+
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return true;
+	}
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n > CACHE_MAX_ENTRIES + 2;
+}
+
+/* Write to a private temporary name, then rename: a reader sees a whole
+ * file or none. */
+static void cache_write(int dirfd, const char *name, const char *key, const tern_seccomp_filter *f)
+{
+	char tmp[64];
+	uint32_t klen = (uint32_t)strlen(key);
+	uint32_t hdr[3] = {f->flags, f->notify ? 1 : 0, f->len};
+	cleanup_close int fd = -1;
+	int ret;
+
+	if (cache_full(dirfd))
+		return;
+	snprintf(tmp, sizeof(tmp), ".tmp.%d", (int)getpid());
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return;
+	ret = tern_write_all(fd, CACHE_MAGIC, 4);
+	if (ret == 0)
+		ret = tern_write_all(fd, &klen, sizeof(klen));
+	if (ret == 0)
+		ret = tern_write_all(fd, key, klen);
+	if (ret == 0)
+		ret = tern_write_all(fd, hdr, sizeof(hdr));
+	if (ret == 0)
+		ret = tern_write_all(fd, f->insns, (size_t)f->len * sizeof(struct sock_filter));
+	if (ret < 0 || renameat(dirfd, tmp, dirfd, name) < 0)
+		unlinkat(dirfd, tmp, 0);
+}
+
+int tern_seccomp_compile(const oci_seccomp *seccomp, const char *cache_root,
+			 tern_seccomp_filter **out, tern_error **err)
+{
+	cleanup_free char *key = NULL;
+	cleanup_close int dirfd = -1;
+	char name[32];
+	int ret;
+
+	if (cache_root != NULL && (key = cache_key(seccomp)) != NULL) {
+		cleanup_free char *dir = tern_strdup_printf("%s/" CACHE_DIR, cache_root);
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			tern_debug("seccomp cache `%s`: %s", dir, strerror(errno));
+		dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		snprintf(name, sizeof(name), "%016llx", (unsigned long long)key_hash(key));
+		if (dirfd >= 0 && (*out = cache_read(dirfd, name, key)) != NULL)
+			return 0;
+	}
+	ret = compile(seccomp, out, err);
+	if (ret == 0 && dirfd >= 0)
+		cache_write(dirfd, name, key, *out);
+	return ret;
 }
 
 int tern_seccomp_load(const tern_seccomp_filter *filter, int *notify_fd, tern_error **err)

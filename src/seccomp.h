@@ -22,8 +22,12 @@ typedef struct tern_seccomp_filter tern_seccomp_filter;
  * action nor the action for sendmsg (tern's own hand-over of the fd). Unknown syscall names are
  * skipped with a debug log, as runc does: a profile may name syscalls newer
  * than the kernel. A rule with the default action is dropped (it changes
- * nothing, and libseccomp refuses it). *out is owned by the caller. */
-int tern_seccomp_compile(const oci_seccomp *seccomp, tern_seccomp_filter **out, tern_error **err);
+ * nothing, and libseccomp refuses it). *out is owned by the caller.
+ * With cache_root (the state root) the program is looked up in, and
+ * stored to, a cache there: the same profile compiles once per libseccomp
+ * and kernel. */
+int tern_seccomp_compile(const oci_seccomp *seccomp, const char *cache_root,
+			 tern_seccomp_filter **out, tern_error **err);
 
 /* Load it into the calling process (child side): one seccomp(2) call with
  * the profile's flags (TSYNC, LOG, SPEC_ALLOW...), no allocation and no

@@ -523,3 +523,34 @@ PODMAN_CAPS='["CAP_CHOWN","CAP_DAC_OVERRIDE","CAP_FOWNER","CAP_FSETID","CAP_KILL
 	[[ "$output" == *"mount s:none s:/tmp s:tmpfs 0 0: errno 1"* ]]
 	[[ "$output" == *"nr:248 0 0 0 0 0: errno 38"* ]]
 }
+
+@test "seccomp: compiled programs are cached under the state root, per profile; a corrupt entry is ignored" {
+	is_tern || skip "tern's own cache"
+	seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [$(rule getppid SCMP_ACT_ERRNO '{errnoRet: 42}')]}"
+	set_args /bin/seccomp-call getppid
+	run_container
+	[ "${lines[0]}" = "getppid: errno 42" ]
+	local cache="$ROOT/.seccomp:cache"
+	[ "$(ls "$cache" | wc -l)" -eq 1 ]
+	# the same profile again: a hit, same effect, no new entry
+	run_container
+	[ "${lines[0]}" = "getppid: errno 42" ]
+	[ "$(ls "$cache" | wc -l)" -eq 1 ]
+	# one value changed: its own entry and its own effect
+	update_config '.linux.seccomp.syscalls[0].errnoRet = 43'
+	run_container
+	[ "${lines[0]}" = "getppid: errno 43" ]
+	[ "$(ls "$cache" | wc -l)" -eq 2 ]
+	# a damaged entry is recompiled, not trusted
+	local f
+	for f in "$cache"/*; do
+		printf 'garbage' >"$f"
+	done
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "getppid: errno 43" ]
+	# and the cache is no container
+	run tern list -q
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
