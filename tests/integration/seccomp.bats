@@ -299,6 +299,16 @@ audit_count() {
 	[ "${lines[1]}" = "getuid: ok 1000" ]
 }
 
+# fails_naming KEYWORD...: the run failed and left nothing behind, and
+# (tern's own wording) the error names each KEYWORD.
+fails_naming() {
+	if is_tern; then
+		check_fails_cleanly "$@"
+	else
+		check_fails_cleanly
+	fi
+}
+
 # start_listener METADATA ERRNO: the notify listener on the host, in the
 # background; sets LISTENER_SOCK and LISTENER_OUT.
 start_listener() {
@@ -382,52 +392,52 @@ notify_profile() {
 @test "seccomp: SCMP_ACT_NOTIFY without listenerPath, or as defaultAction, or for sendmsg: clear errors" {
 	seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [$(rule getppid SCMP_ACT_ALLOW), $(rule mkdir SCMP_ACT_NOTIFY)]}"
 	run tern run -b "$BUNDLE" "$ID"
-	check_fails_cleanly "linux.seccomp.syscalls[1].action" "linux.seccomp.listenerPath"
+	fails_naming "linux.seccomp.syscalls[1].action" "linux.seccomp.listenerPath"
 	seccomp '{"defaultAction": "SCMP_ACT_NOTIFY", "listenerPath": "/x.sock"}'
 	run tern run -b "$BUNDLE" "$ID"
-	check_fails_cleanly "linux.seccomp.defaultAction" "SCMP_ACT_NOTIFY"
+	fails_naming "linux.seccomp.defaultAction" "SCMP_ACT_NOTIFY"
 	seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"/x.sock\", \"syscalls\": [$(rule sendmsg SCMP_ACT_NOTIFY)]}"
 	run tern run -b "$BUNDLE" "$ID"
-	check_fails_cleanly "linux.seccomp.syscalls[0]" "sendmsg"
+	fails_naming "linux.seccomp.syscalls[0]" "sendmsg"
 }
 
 @test "seccomp: SCMP_ACT_NOTIFY with nobody at listenerPath fails cleanly" {
 	LISTENER_SOCK=$BATS_TEST_TMPDIR/nobody.sock
 	notify_profile
 	run tern run -b "$BUNDLE" "$ID"
-	check_fails_cleanly "listenerPath" "$LISTENER_SOCK" "No such file or directory"
+	fails_naming "listenerPath" "$LISTENER_SOCK" "No such file or directory"
 }
 
 @test "seccomp: bad input names the field and leaves nothing behind" {
 	seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [$(rule getppid SCMP_ACT_ALLOW), $(rule getpid SCMP_ACT_BOGUS)]}"
 	run tern run -b "$BUNDLE" "$ID"
-	check_fails_cleanly "linux.seccomp.syscalls[1].action" "SCMP_ACT_BOGUS"
+	fails_naming "linux.seccomp.syscalls[1].action" "SCMP_ACT_BOGUS"
 
 	seccomp '{"defaultAction": "SCMP_ACT_NOPE"}'
 	run tern run -b "$BUNDLE" "$ID"
-	check_fails_cleanly "linux.seccomp.defaultAction" "SCMP_ACT_NOPE"
+	fails_naming "linux.seccomp.defaultAction" "SCMP_ACT_NOPE"
 
 	seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [
 		$(rule getpid SCMP_ACT_ERRNO '{args: [{index: 0, op: "SCMP_CMP_EQ", value: 1}, {index: 1, op: "SCMP_CMP_SIMILAR", value: 1}]}')]}"
 	run tern run -b "$BUNDLE" "$ID"
-	check_fails_cleanly "linux.seccomp.syscalls[0].args[1].op" "SCMP_CMP_SIMILAR"
+	fails_naming "linux.seccomp.syscalls[0].args[1].op" "SCMP_CMP_SIMILAR"
 
 	seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [
 		$(rule getpid SCMP_ACT_ERRNO '{args: [{index: 6, op: "SCMP_CMP_EQ", value: 1}]}')]}"
 	run tern run -b "$BUNDLE" "$ID"
-	check_fails_cleanly "linux.seccomp.syscalls[0].args[0].index" "6"
+	fails_naming "linux.seccomp.syscalls[0].args[0].index" "6"
 
 	seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_VAX"]}'
 	run tern run -b "$BUNDLE" "$ID"
-	check_fails_cleanly "linux.seccomp.architectures[1]" "SCMP_ARCH_VAX"
+	fails_naming "linux.seccomp.architectures[1]" "SCMP_ARCH_VAX"
 
 	seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "flags": ["SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_MAGIC"]}'
 	run tern run -b "$BUNDLE" "$ID"
-	check_fails_cleanly "linux.seccomp.flags[1]" "SECCOMP_FILTER_FLAG_MAGIC"
+	fails_naming "linux.seccomp.flags[1]" "SECCOMP_FILTER_FLAG_MAGIC"
 
 	seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [$(rule getpid SCMP_ACT_ERRNO '{errnoRet: 70000}')]}"
 	run tern run -b "$BUNDLE" "$ID"
-	check_fails_cleanly "linux.seccomp.syscalls[0].errnoRet" "70000"
+	fails_naming "linux.seccomp.syscalls[0].errnoRet" "70000"
 }
 
 @test "seccomp: an unknown syscall name is skipped, the rest of the profile applies (as runc)" {
@@ -453,6 +463,7 @@ notify_profile() {
 	echo "$output" | jq -e '.linux.seccomp.operators | sort == ["SCMP_CMP_EQ", "SCMP_CMP_GE",
 		"SCMP_CMP_GT", "SCMP_CMP_LE", "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ", "SCMP_CMP_NE"]'
 	echo "$output" | jq -e '.linux.seccomp.archs | index("SCMP_ARCH_X86_64") != null and index("SCMP_ARCH_X86") != null'
+	is_tern || return 0 # runc 1.1.5 reports no seccomp flags
 	echo "$output" | jq -e '.linux.seccomp.knownFlags | sort == ["SECCOMP_FILTER_FLAG_LOG",
 		"SECCOMP_FILTER_FLAG_SPEC_ALLOW", "SECCOMP_FILTER_FLAG_TSYNC",
 		"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"]'
