@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "mounts.h"
+#include "seccomp.h"
 #include "utils.h"
 
 #include <seccomp.h>
@@ -71,8 +72,9 @@ static void capabilities(yajl_gen g)
 static void seccomp_section(yajl_gen g)
 {
 	static const char *const actions[] = {
-	    "SCMP_ACT_ALLOW",	    "SCMP_ACT_ERRNO", "SCMP_ACT_KILL",	"SCMP_ACT_KILL_PROCESS",
-	    "SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",   "SCMP_ACT_TRACE", "SCMP_ACT_TRAP"};
+	    "SCMP_ACT_ALLOW",	     "SCMP_ACT_ERRNO",	     "SCMP_ACT_KILL",
+	    "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",
+	    "SCMP_ACT_NOTIFY",	     "SCMP_ACT_TRACE",	     "SCMP_ACT_TRAP"};
 	static const char *const operators[] = {"SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT",
 						"SCMP_CMP_LE", "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ",
 						"SCMP_CMP_NE"};
@@ -109,6 +111,16 @@ static void seccomp_section(yajl_gen g)
 	for (size_t i = 0; i < sizeof(archs) / sizeof(archs[0]); i++)
 		if (seccomp_arch_resolve_name(archs[i].lib) != 0)
 			str(g, archs[i].oci);
+	yajl_gen_array_close(g);
+	/* known: the names tern accepts; supported: those this kernel takes */
+	const char *flags[16];
+	size_t nflags = tern_seccomp_known_flags(flags, sizeof(flags) / sizeof(flags[0]));
+	str_array(g, "knownFlags", flags, nflags);
+	str(g, "supportedFlags");
+	yajl_gen_array_open(g);
+	for (size_t i = 0; i < nflags; i++)
+		if (tern_seccomp_flag_supported(flags[i]))
+			str(g, flags[i]);
 	yajl_gen_array_close(g);
 	yajl_gen_map_close(g);
 }

@@ -142,9 +142,11 @@ static int load_bundle(tern_container *c, tern_error **err)
 			return ret;
 	}
 	if (c->config->linux_ && c->config->linux_->seccomp) {
-		ret = tern_seccomp_compile(c->config->linux_->seccomp, &c->seccomp, err);
+		/* its errors name the field (linux.seccomp.syscalls[2].action...) */
+		ret =
+		    tern_seccomp_compile(c->config->linux_->seccomp, c->rt->root, &c->seccomp, err);
 		if (ret < 0)
-			return tern_error_wrap(err, "linux.seccomp");
+			return ret;
 	}
 	if (c->config->process->terminal && c->opts->console_socket == NULL) {
 		if (!c->internal_console)

@@ -269,6 +269,23 @@ static void child_fail(int sync_fd, tern_error *e)
 	_exit(127);
 }
 
+/* Load the filter; with SCMP_ACT_NOTIFY its fd goes to the parent for the
+ * listener, and we wait until the listener has it. */
+static int load_exec_seccomp(const tern_seccomp_filter *filter, int sync_fd, tern_error **err)
+{
+	cleanup_close int notify_fd = -1;
+	int ret = tern_seccomp_load(filter, &notify_fd, err);
+
+	if (ret < 0)
+		return ret;
+	if (notify_fd < 0)
+		return 0;
+	ret = tern_sync_send_fd(sync_fd, SYNC_SECCOMP_FD, notify_fd, err);
+	if (ret < 0)
+		return ret;
+	return tern_sync_expect(sync_fd, SYNC_SECCOMP_DONE, NULL, err);
+}
+
 __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const oci_process *p,
 						 exec_ns *ns, const tern_seccomp_filter *filter,
 						 int console_sock, int sync_fd)
@@ -332,6 +349,11 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 		child_fail(sync_fd, e);
 	if (p->capabilities && tern_caps_drop_bounding(p->capabilities, &e) < 0)
 		child_fail(sync_fd, e);
+	/* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN, which
+	 * the user and capability change may drop: load it before them, as
+	 * `create` does (sync.h, stage A). */
+	if (filter && !p->no_new_privileges && load_exec_seccomp(filter, sync_fd, &e) < 0)
+		child_fail(sync_fd, e);
 	if (tern_user_apply(&p->user, &e) < 0)
 		child_fail(sync_fd, e);
 	if (p->capabilities && tern_caps_apply(p->capabilities, &e) < 0)
@@ -352,7 +374,7 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	/* the parent-death signal survives execve: a detached exec must outlive
 	 * the tern that started it (and seccomp may forbid prctl: do it first) */
 	prctl(PR_SET_PDEATHSIG, 0);
-	if (filter && tern_seccomp_load(filter, &e) < 0)
+	if (filter && p->no_new_privileges && load_exec_seccomp(filter, sync_fd, &e) < 0)
 		child_fail(sync_fd, e);
 	tern_exec_process(p, &e);
 	child_fail(sync_fd, e);
@@ -396,8 +418,29 @@ static void exec_forward(int sig)
 		kill(exec_forward_to, sig);
 }
 
+/* The exec process loaded a filter with SCMP_ACT_NOTIFY rules: its fd goes
+ * to listenerPath with the process state (runc does this for exec too). */
+static int hand_notify_fd(int sync_fd, const oci_state *st, const oci_seccomp *seccomp, pid_t pid,
+			  tern_error **err)
+{
+	cleanup_close int notify_fd = -1;
+	cleanup_free char *state = NULL;
+	int ret;
+
+	ret = tern_sync_expect_fd(sync_fd, SYNC_SECCOMP_FD, &notify_fd, err);
+	if (ret < 0)
+		return ret;
+	if (oci_state_to_json(st, OCI_STATE_HOOK, &state, NULL) < 0)
+		return tern_error_make(err, ENOMEM, "linux.seccomp: building the container state");
+	ret = tern_seccomp_send_to_listener(seccomp, notify_fd, pid, state, err);
+	if (ret < 0)
+		return ret;
+	return tern_sync_send(sync_fd, SYNC_SECCOMP_DONE, 0, err);
+}
+
 static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_process *p,
-		      const tern_seccomp_filter *filter, int *exit_status, tern_error **err)
+		      const tern_seccomp_filter *filter, const oci_seccomp *seccomp,
+		      int *exit_status, tern_error **err)
 {
 	exec_ns ns;
 	cleanup_close_pair int sv[2] = {-1, -1};
@@ -485,6 +528,12 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 			goto fail;
 		}
 	}
+	if (tern_seccomp_has_notify(filter)) {
+		/* a child that failed before sent its error instead of the fd */
+		ret = hand_notify_fd(sv[0], st, seccomp, child, err);
+		if (ret < 0)
+			goto fail;
+	}
 	ret = wait_exec(sv[0], err);
 	if (ret < 0) {
 		waitpid(child, NULL, 0);
@@ -553,11 +602,12 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 	if (ret < 0)
 		goto out;
 	if (config && config->linux_ && config->linux_->seccomp) {
-		ret = tern_seccomp_compile(config->linux_->seccomp, &filter, err);
+		ret = tern_seccomp_compile(config->linux_->seccomp, rt->root, &filter, err);
 		if (ret < 0)
 			goto out;
 	}
-	ret = spawn_exec(o, st, p, filter, exit_status, err);
+	ret =
+	    spawn_exec(o, st, p, filter, filter ? config->linux_->seccomp : NULL, exit_status, err);
 out:
 	tern_seccomp_filter_free(filter);
 	oci_process_free(p);

@@ -6,6 +6,7 @@
 #include "path-resolve.h"
 #include "proc-attrs.h"
 #include "rootfs.h"
+#include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
 #include "utils.h"
@@ -27,13 +28,50 @@
 #endif
 #define KEYCTL_JOIN_SESSION_KEYRING 1
 
+/* Where linux.seccomp is loaded: see the table in sync.h. */
+typedef enum {
+	SECCOMP_NONE,
+	SECCOMP_BEFORE_USER,  /* A: no no_new_privs, CAP_SYS_ADMIN still held */
+	SECCOMP_BEFORE_READY, /* B: the notify fd must reach the parent */
+	SECCOMP_BEFORE_EXEC,  /* C: the default, as late as possible */
+} seccomp_stage;
+
 /* The child's view of the run: set once, read by the stage helpers below. */
 typedef struct {
 	tern_container *c;
 	int sync_fd;
 	pid_t host_pid; /* our pid as the host sees it, for hook state */
 	bool in_cgroup; /* the parent has moved us into the container's cgroup */
+	seccomp_stage seccomp_at;
 } init_ctx;
+
+static seccomp_stage seccomp_stage_of(const tern_container *c)
+{
+	if (c->seccomp == NULL)
+		return SECCOMP_NONE;
+	if (!c->config->process->no_new_privileges)
+		return SECCOMP_BEFORE_USER;
+	if (tern_seccomp_has_notify(c->seccomp))
+		return SECCOMP_BEFORE_READY;
+	return SECCOMP_BEFORE_EXEC;
+}
+
+/* Load the filter; a notify fd goes to the parent, which hands it to the
+ * listener, and we wait until it has (sync.h, 4b). */
+static int load_seccomp(init_ctx *ic, tern_error **err)
+{
+	cleanup_close int notify_fd = -1;
+	int ret = tern_seccomp_load(ic->c->seccomp, &notify_fd, err);
+
+	if (ret < 0)
+		return ret;
+	if (notify_fd < 0)
+		return 0;
+	ret = tern_sync_send_fd(ic->sync_fd, SYNC_SECCOMP_FD, notify_fd, err);
+	if (ret < 0)
+		return ret;
+	return tern_sync_expect(ic->sync_fd, SYNC_SECCOMP_DONE, NULL, err);
+}
 
 /* Wait (once) until the parent has moved us into the cgroup. */
 static int await_cgroup(init_ctx *ic, tern_error **err)
@@ -303,6 +341,16 @@ static int setup_container(init_ctx *ic, tern_error **err)
 		if (ret < 0)
 			return tern_error_wrap(err, "process.capabilities.bounding");
 	}
+	if (ic->seccomp_at == SECCOMP_BEFORE_USER) {
+		/* SYNC_CGROUP_DONE comes before SYNC_SECCOMP_DONE on the
+		 * socket: read it first. */
+		ret = await_cgroup(ic, err);
+		if (ret < 0)
+			return ret;
+		ret = load_seccomp(ic, err);
+		if (ret < 0)
+			return ret;
+	}
 	ret = tern_user_apply(&p->user, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "process.user");
@@ -311,7 +359,16 @@ static int setup_container(init_ctx *ic, tern_error **err)
 		if (ret < 0)
 			return tern_error_wrap(err, "process.capabilities");
 	}
-	return await_cgroup(ic, err);
+	ret = await_cgroup(ic, err);
+	if (ret < 0)
+		return ret;
+	if (ic->seccomp_at == SECCOMP_BEFORE_READY) {
+		ret = tern_no_new_privs_apply(err);
+		if (ret < 0)
+			return ret;
+		return load_seccomp(ic, err);
+	}
+	return 0;
 }
 
 /* Only stdio, the preserved fds and the state directory (for exec.fifo)
@@ -353,7 +410,7 @@ static int signal_started(int fifo, tern_error **err)
 
 void tern_init_main(tern_container *c, int sync_fd)
 {
-	init_ctx ic = {.c = c, .sync_fd = sync_fd};
+	init_ctx ic = {.c = c, .sync_fd = sync_fd, .seccomp_at = seccomp_stage_of(c)};
 	tern_error *e = NULL;
 	const oci_process *p = c->config->process;
 
@@ -420,9 +477,12 @@ void tern_init_main(tern_container *c, int sync_fd)
 	 * (the filter may forbid the writes to /proc). */
 	if (tern_lsm_apply_exec_labels(p->apparmor_profile, p->selinux_label, &e) < 0)
 		fail(&ic, e);
-	if (p->no_new_privileges && tern_no_new_privs_apply(&e) < 0)
+	/* B has set no_new_privs already (and its filter may forbid prctl). */
+	if (p->no_new_privileges && ic.seccomp_at != SECCOMP_BEFORE_READY &&
+	    tern_no_new_privs_apply(&e) < 0)
 		fail(&ic, e);
-	if (c->seccomp && tern_seccomp_load(c->seccomp, &e) < 0)
+	/* The last step: nothing of tern's own setup runs under the filter. */
+	if (ic.seccomp_at == SECCOMP_BEFORE_EXEC && load_seccomp(&ic, &e) < 0)
 		fail(&ic, e);
 	tern_exec_process(p, &e);
 	fail(&ic, e);

@@ -42,6 +42,26 @@ static bool has_parent_hooks(const tern_container *c)
 	return h && (h->prestart.len > 0 || h->create_runtime.len > 0);
 }
 
+/* (4b) in sync.h: the child loaded a filter with SCMP_ACT_NOTIFY rules and
+ * sends its notify fd; the listener at listenerPath gets it with the
+ * container process state, and the child waits until it has. */
+static int hand_notify_fd(tern_container *c, int sync_fd, tern_error **err)
+{
+	cleanup_close int notify_fd = -1;
+	cleanup_free char *state = NULL;
+	int ret;
+
+	ret = tern_sync_expect_fd(sync_fd, SYNC_SECCOMP_FD, &notify_fd, err);
+	if (ret < 0)
+		return ret;
+	state = tern_container_hook_state(c, "creating");
+	ret = tern_seccomp_send_to_listener(c->config->linux_->seccomp, notify_fd, c->pid, state,
+					    err);
+	if (ret < 0)
+		return ret;
+	return tern_sync_send(sync_fd, SYNC_SECCOMP_DONE, 0, err);
+}
+
 int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 {
 	cleanup_close_pair int sv[2] = {-1, -1};
@@ -130,6 +150,11 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 		if (ret < 0)
 			return ret;
 		ret = tern_sync_send(sv[0], SYNC_HOOKS_DONE, 0, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (tern_seccomp_has_notify(c->seccomp)) {
+		ret = hand_notify_fd(c, sv[0], err);
 		if (ret < 0)
 			return ret;
 	}

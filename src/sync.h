@@ -26,13 +26,31 @@
  *  run prestart + createRuntime hooks <-------  (4) SYNC_HOOKS_REQUEST  (only with such hooks)
  *  (4) SYNC_HOOKS_DONE ----------------------->  createContainer hooks, pivot_root,
  *                                                hostname, sysctl, console, masked paths,
- *                                                rlimits, user, capabilities
+ *                                                rlimits, [seccomp A], user, capabilities,
+ *                                                [no_new_privs, seccomp B]
+ *  connect to linux.seccomp.listenerPath, <---  (4b) SYNC_SECCOMP_FD{notify fd as
+ *  send it the process state + the fd                SCM_RIGHTS} (only with SCMP_ACT_NOTIFY)
+ *  (4b) SYNC_SECCOMP_DONE -------------------->  (awaited, so nothing runs under the
+ *                                                 filter before the listener has its fd)
  *  write state.json, --pid-file  <------------  (5) SYNC_READY (parent-death signal
  *                                                    cleared just before)
  *  (5) SYNC_FINISH --------------------------->  close
  *  exit 0 (create) / start + wait (run)          the socket, block on exec.fifo
  *                                                (until `tern start`), startContainer hooks,
- *                                                no_new_privs, seccomp, execve
+ *                                                [no_new_privs, seccomp C], execve
+ *
+ * linux.seccomp is loaded at exactly one of A, B, C (init.c, seccomp_stage):
+ * C, the last step before execve, when process.noNewPrivileges is set and
+ * no rule is SCMP_ACT_NOTIFY; B when the notify fd must reach the parent,
+ * which is gone by C; A without noNewPrivileges, because loading a filter
+ * then needs CAP_SYS_ADMIN, which the user and capability change may drop
+ * (runc and crun load there too). Everything tern does after A or B runs
+ * under the filter.
+ *
+ * `tern exec` uses the same messages on its own socket: SYNC_GO to the
+ * child; with SCMP_ACT_NOTIFY, SYNC_SECCOMP_FD / SYNC_SECCOMP_DONE once it
+ * has loaded the filter; then SYNC_ERROR, or EOF when execve closed the
+ * (close-on-exec) socket.
  *
  * Until just before SYNC_READY the child has PR_SET_PDEATHSIG(SIGKILL); after
  * that it only waits on the socket, where a dead tern reads as EOF: either
@@ -56,6 +74,8 @@ typedef enum {
 	SYNC_READY,
 	SYNC_FINISH,
 	SYNC_ERROR,
+	SYNC_SECCOMP_FD,
+	SYNC_SECCOMP_DONE,
 } tern_sync_type;
 
 #define TERN_SYNC_MSG_MAX 4000
@@ -67,6 +87,15 @@ typedef struct {
 } tern_sync_msg;
 
 int tern_sync_send(int fd, tern_sync_type type, int32_t value, tern_error **err);
+
+/* Send `type` with `passfd` attached (SCM_RIGHTS); the caller keeps its
+ * copy of passfd. */
+int tern_sync_send_fd(int fd, tern_sync_type type, int passfd, tern_error **err);
+
+/* Like tern_sync_expect, for a message that carries an fd: *passfd gets
+ * it (close-on-exec), owned by the caller; a message without one is an
+ * error. */
+int tern_sync_expect_fd(int fd, tern_sync_type want, int *passfd, tern_error **err);
 
 /* Send an error (the child's way to report): errno and message of `e`. */
 void tern_sync_send_error(int fd, const tern_error *e);

@@ -144,8 +144,7 @@ load helpers
 		echo "$output" | jq -e '.linux.mountExtensions.idmap.enabled and (.mountOptions | index("ridmap") != null)'
 		# the systemd driver is there; scopes on the user bus are not
 		echo "$output" | jq -e '.linux.cgroup.systemd == true and .linux.cgroup.systemdUser == false'
-		# not implemented yet, so not claimed
-		echo "$output" | jq -e '.linux.seccomp.actions | index("SCMP_ACT_NOTIFY") == null'
+		echo "$output" | jq -e '.linux.seccomp.actions | index("SCMP_ACT_NOTIFY") != null'
 		# supported (compiled in), whether or not this host runs either LSM
 		echo "$output" | jq -e '.linux.apparmor.enabled == true and .linux.selinux.enabled == true'
 	fi
