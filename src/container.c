@@ -479,6 +479,10 @@ static void wait_gone(const oci_state *st)
 		/* our own child (run): reap it */
 		if (waitpid(st->pid, NULL, WNOHANG) == st->pid)
 			return;
+		/* someone else's zombie is as good as gone: its parent (a
+		 * subreaper, PID 1) reaps it when it gets round to it */
+		if (tern_process_is_zombie(st->pid))
+			return;
 		struct timespec ts = {0, 2 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}

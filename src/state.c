@@ -248,25 +248,6 @@ int tern_state_read(tern_container_dir *d, oci_state **out, tern_error **err)
 	return 0;
 }
 
-static bool process_is_zombie(pid_t pid)
-{
-	char path[64], buf[512];
-	cleanup_close int fd = -1;
-	ssize_t n;
-	char *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p == NULL || p[1] == '\0' || p[2] == 'Z' || p[2] == 'X';
-}
-
 void tern_state_refresh_status(tern_container_dir *d, oci_state *state)
 {
 	const char *status;
@@ -274,7 +255,7 @@ void tern_state_refresh_status(tern_container_dir *d, oci_state *state)
 	/* "creating" only while a create holds the lock; callers of this hold
 	 * it now, so that create is gone: the container is stopped. */
 	if (state->pid <= 0 || tern_process_start_time(state->pid) != state->pid_start_time ||
-	    process_is_zombie(state->pid)) {
+	    tern_process_is_zombie(state->pid)) {
 		status = "stopped";
 		state->pid = 0;
 	} else if (faccessat(d->dirfd, TERN_EXEC_FIFO, F_OK, 0) == 0) {

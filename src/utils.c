@@ -276,6 +276,25 @@ char *tern_absolute_path(const char *path)
 	return out;
 }
 
+bool tern_process_is_zombie(pid_t pid)
+{
+	char path[64], buf[512];
+	cleanup_close int fd = -1;
+	ssize_t n;
+	char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p == NULL || p[1] == '\0' || p[2] == 'Z' || p[2] == 'X';
+}
+
 unsigned long long tern_process_start_time(pid_t pid)
 {
 	char path[64], buf[1024];

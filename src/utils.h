@@ -60,6 +60,10 @@ char *tern_absolute_path(const char *path);
  * does not exist. */
 unsigned long long tern_process_start_time(pid_t pid);
 
+/* Dead, or dead and not yet reaped by its parent (state Z or X): a
+ * container whose init is a zombie has stopped, as runc sees it. */
+bool tern_process_is_zombie(pid_t pid);
+
 /* Close every fd >= first except those in keep[] (nkeep entries). Uses
  * close_range where possible. */
 int tern_close_fds_from(int first, const int *keep, size_t nkeep);
