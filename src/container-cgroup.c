@@ -1,15 +1,142 @@
 #include "container-cgroup.h"
 #include "cgroup-systemd.h"
 #include "cgroup.h"
+#include "log.h"
 #include "utils.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const oci_resources *config_resources(const tern_container *c)
 {
 	return c->config->linux_ ? c->config->linux_->resources : NULL;
+}
+
+/* Rootless cgroup handling: asked for with --rootless true, or (auto)
+ * when tern does not run as root and not through systemd, which is how
+ * runc decides it. */
+static bool rootless(const tern_container *c)
+{
+	if (c->rt->rootless == TERN_ROOTLESS_AUTO)
+		return geteuid() != 0 && !c->rt->systemd_cgroup;
+	return c->rt->rootless == TERN_ROOTLESS_ON;
+}
+
+/* The first linux.resources field that needs a cgroup to take effect.
+ * Devices are not in it: a rootless container cannot create device nodes
+ * anyway, and runc ignores its device rules there too. */
+static const char *first_limit(const oci_resources *r)
+{
+	if (r == NULL)
+		return NULL;
+	if (r->memory)
+		return "memory";
+	if (r->cpu)
+		return "cpu";
+	if (r->pids_limit.set)
+		return "pids";
+	if (r->block_io)
+		return "blockIO";
+	if (r->hugepage_limits_len > 0)
+		return "hugepageLimits";
+	if (r->network)
+		return "network";
+	if (r->rdma_len > 0)
+		return "rdma";
+	if (r->unified.len > 0)
+		return "unified";
+	return NULL;
+}
+
+static bool is_permission_error(int ret)
+{
+	return ret == -EACCES || ret == -EPERM || ret == -EROFS;
+}
+
+/* Rootless: create the container's cgroup in each hierarchy where this
+ * user may (a delegated cgroup, as systemd gives a user on a v2 host), and
+ * leave out the hierarchies where it may not, as runc does when no
+ * linux.cgroupsPath is given. An explicit cgroupsPath that cannot be made
+ * is an error, and so are limits without a cgroup to hold them (runc:
+ * "cannot set memory limit: container could not join or create cgroup"). */
+static int prepare_rootless(tern_container *c, const char *configured, tern_error **err)
+{
+	oci_map *paths = &c->cgroup_paths;
+	cleanup_free char *denied = NULL;
+	int denied_errno = 0;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < paths->len; i++) {
+		oci_map one = {.items = &paths->items[i], .len = 1};
+		cleanup_error tern_error *e = NULL;
+		cleanup_free char *dir =
+		    tern_strdup_printf("%s%s", paths->items[i].key, paths->items[i].value);
+		cleanup_free char *procs = tern_strdup_printf("%s/cgroup.procs", dir);
+		bool made = false;
+		int ret = tern_cgroup_create(&one, &made, &e);
+
+		if (ret == 0 && access(procs, W_OK) < 0) {
+			ret = tern_error_make(&e, errno, "cgroup `%s` is not writable", dir);
+			if (made)
+				rmdir(dir);
+			made = false;
+		}
+		if (made)
+			c->own_cgroup = true;
+		if (ret == 0) {
+			paths->items[kept++] = paths->items[i];
+			continue;
+		}
+		if (!is_permission_error(ret) || (configured && *configured)) {
+			/* keep the map whole for the caller's cleanup */
+			memmove(&paths->items[kept], &paths->items[i],
+				(paths->len - i) * sizeof(paths->items[0]));
+			paths->len = kept + (paths->len - i);
+			*err = e;
+			e = NULL;
+			if (is_permission_error(ret))
+				return tern_error_wrap(
+				    err,
+				    "linux.cgroupsPath `%s`: running rootless (uid %d), and this "
+				    "cgroup is not delegated to the user (leave cgroupsPath "
+				    "unset to run without a cgroup)",
+				    configured, (int)geteuid());
+			return ret;
+		}
+		tern_debug("rootless: no cgroup in %s: %s", paths->items[i].key, e->msg);
+		if (denied == NULL) {
+			denied = tern_xstrdup(dir);
+			denied_errno = -ret;
+		}
+		free(paths->items[i].key);
+		free(paths->items[i].value);
+	}
+	paths->len = kept;
+	const char *limit = first_limit(config_resources(c));
+	if (denied && limit)
+		return tern_error_make(err, denied_errno,
+				       "linux.resources.%s: cannot set this limit: running "
+				       "rootless (uid %d), the container could not create its "
+				       "cgroup `%s` (no cgroup is delegated to this user)",
+				       limit, (int)geteuid(), denied);
+	if (paths->len == 0)
+		return 0;
+	/* A cgroup we may write: limits go in, as for root. Only the device
+	 * rules may fail (v2 needs CAP_BPF for them): runc ignores that too
+	 * when rootless, and the user namespace cannot mknod anyway. */
+	cleanup_error tern_error *e = NULL;
+	int ret = tern_cgroup_apply_resources(paths, config_resources(c), false, &e);
+	if (ret < 0 && limit == NULL && is_permission_error(ret)) {
+		tern_debug("rootless: device rules not applied: %s", e->msg);
+		return 0;
+	}
+	if (ret < 0) {
+		*err = e;
+		e = NULL;
+	}
+	return ret;
 }
 
 int tern_container_cgroup_prepare(tern_container *c, tern_error **err)
@@ -36,6 +163,8 @@ int tern_container_cgroup_prepare(tern_container *c, tern_error **err)
 	ret = tern_cgroup_resolve(configured, c->id, &c->cgroup_paths, &c->cgroup_path, err);
 	if (ret < 0)
 		return ret;
+	if (rootless(c))
+		return prepare_rootless(c, configured, err);
 	ret = tern_cgroup_create(&c->cgroup_paths, &c->own_cgroup, err);
 	if (ret < 0)
 		return ret;
