@@ -24,27 +24,29 @@ static bool rootless(const tern_container *c)
 	return c->rt->rootless == TERN_ROOTLESS_ON;
 }
 
-/* The first linux.resources field that needs a cgroup to take effect.
- * Devices are not in it: a rootless container cannot create device nodes
- * anyway, and runc ignores its device rules there too. */
-static const char *first_limit(const oci_resources *r)
+/* The first linux.resources field that needs a cgroup to take effect, and
+ * the v1 controller that holds it. Devices are not in it: a rootless
+ * container cannot create device nodes anyway, and runc ignores its device
+ * rules there too. */
+static const char *first_limit(const oci_resources *r, const char **controller)
 {
+	*controller = "";
 	if (r == NULL)
 		return NULL;
 	if (r->memory)
-		return "memory";
+		return *controller = "memory", "memory";
 	if (r->cpu)
-		return "cpu";
+		return *controller = "cpu", "cpu";
 	if (r->pids_limit.set)
-		return "pids";
+		return *controller = "pids", "pids";
 	if (r->block_io)
-		return "blockIO";
+		return *controller = "blkio", "blockIO";
 	if (r->hugepage_limits_len > 0)
-		return "hugepageLimits";
+		return *controller = "hugetlb", "hugepageLimits";
 	if (r->network)
-		return "network";
+		return *controller = "net_cls", "network";
 	if (r->rdma_len > 0)
-		return "rdma";
+		return *controller = "rdma", "rdma";
 	if (r->unified.len > 0)
 		return "unified";
 	return NULL;
@@ -65,6 +67,8 @@ static int prepare_rootless(tern_container *c, const char *configured, tern_erro
 {
 	oci_map *paths = &c->cgroup_paths;
 	cleanup_free char *denied = NULL;
+	const char *ctrl;
+	const char *limit = first_limit(config_resources(c), &ctrl);
 	int denied_errno = 0;
 	size_t kept = 0;
 
@@ -106,7 +110,9 @@ static int prepare_rootless(tern_container *c, const char *configured, tern_erro
 			return ret;
 		}
 		tern_debug("rootless: no cgroup in %s: %s", paths->items[i].key, e->msg);
-		if (denied == NULL) {
+		/* the limit's own hierarchy names best what is missing */
+		if (denied == NULL || (*ctrl && strstr(paths->items[i].key, ctrl))) {
+			free(denied);
 			denied = tern_xstrdup(dir);
 			denied_errno = -ret;
 		}
@@ -114,7 +120,6 @@ static int prepare_rootless(tern_container *c, const char *configured, tern_erro
 		free(paths->items[i].value);
 	}
 	paths->len = kept;
-	const char *limit = first_limit(config_resources(c));
 	if (denied && limit)
 		return tern_error_make(err, denied_errno,
 				       "linux.resources.%s: cannot set this limit: running "

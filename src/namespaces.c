@@ -201,9 +201,17 @@ static bool own_id_only(const oci_id_mapping *maps, size_t n, unsigned own)
 /* Run newuidmap/newgidmap (shadow's setuid helpers, Debian package
  * uidmap) with the ranges: they check them against /etc/subuid and
  * /etc/subgid and write the map for us. Its stderr ends up in the error. */
-static int run_map_helper(const char *tool, pid_t pid, const char *field,
-			  const oci_id_mapping *maps, size_t n, tern_error **err)
+static int run_map_helper(const char *tool, pid_t pid, const char *field_base,
+			  const oci_id_mapping *maps, size_t n, unsigned own, tern_error **err)
 {
+	/* Name the first mapping that is not the caller's own id: that is the
+	 * one the helper has to vouch for. */
+	size_t bad = 0;
+	while (bad + 1 < n && maps[bad].host_id == own && maps[bad].size == 1)
+		bad++;
+	cleanup_free char *field =
+	    tern_strdup_printf("%s[%zu] (containerID %u, hostID %u, size %u)", field_base, bad,
+			       maps[bad].container_id, maps[bad].host_id, maps[bad].size);
 	cleanup_close_pair int pipefd[2] = {-1, -1};
 	cleanup_free char **argv = tern_xmalloc0((3 * n + 3) * sizeof(char *));
 	char **strs = tern_xmalloc0((3 * n + 1) * sizeof(char *));
@@ -309,7 +317,8 @@ int tern_ns_write_maps(pid_t pid, const oci_id_mapping *uids, size_t n_uids,
 		if (root || own_id_only(uids, n_uids, geteuid()))
 			ret = write_map(procfd, pid, "uid_map", ufield, uids, n_uids, err);
 		else
-			ret = run_map_helper("newuidmap", pid, ufield, uids, n_uids, err);
+			ret =
+			    run_map_helper("newuidmap", pid, ufield, uids, n_uids, geteuid(), err);
 		if (ret < 0)
 			return ret;
 	}
@@ -321,7 +330,8 @@ int tern_ns_write_maps(pid_t pid, const oci_id_mapping *uids, size_t n_uids,
 			if (ret == 0)
 				ret = write_map(procfd, pid, "gid_map", gfield, gids, n_gids, err);
 		} else {
-			ret = run_map_helper("newgidmap", pid, gfield, gids, n_gids, err);
+			ret =
+			    run_map_helper("newgidmap", pid, gfield, gids, n_gids, getegid(), err);
 		}
 		if (ret < 0)
 			return ret;
