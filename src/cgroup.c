@@ -399,6 +399,8 @@ int tern_cgroup_remove(const oci_map *paths, const char *systemd_unit, tern_erro
 	return tern_systemd_stop_scope(systemd_unit, err);
 }
 
+static bool hybrid_hugetlb_on_unified(const hierarchy *h);
+
 static bool v2_active(const hierarchy *h)
 {
 	load_hierarchies();
@@ -436,6 +438,18 @@ bool tern_cgroup_v2_has_controllers(void)
 		if (v2_active(&hierarchies[i]))
 			return true;
 	return false;
+}
+
+bool tern_cgroup_hierarchy_has(const char *mountpoint, const char *controller)
+{
+	load_hierarchies();
+	const hierarchy *h = hierarchy_at(mountpoint);
+	if (h == NULL)
+		return false;
+	if (h->v2)
+		return v2_host || (controller && strcmp(controller, "hugetlb") == 0 &&
+				   hybrid_hugetlb_on_unified(h));
+	return controller && has_controllers(h->controllers, controller);
 }
 
 int tern_cgroup_validate_resources(const oci_resources *r, tern_error **err)

@@ -59,6 +59,11 @@ int tern_cgroup_apply_resources(const oci_map *paths, const oci_resources *r, bo
 /* Freeze (pause) or thaw (resume) every process of the container. */
 int tern_cgroup_freeze(const oci_map *paths, bool freeze, tern_error **err);
 
+/* Does the hierarchy mounted at `mountpoint` carry `controller` (v1 name:
+ * "memory", "cpuset", "blkio"...; NULL: any v2 key, linux.resources.unified)?
+ * On a v2 host its one hierarchy carries them all. */
+bool tern_cgroup_hierarchy_has(const char *mountpoint, const char *controller);
+
 /* true when the host's cgroup v2 hierarchy has controllers (a pure v2
  * host), false on v1 and hybrid hosts. */
 bool tern_cgroup_v2_has_controllers(void);

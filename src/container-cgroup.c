@@ -24,32 +24,42 @@ static bool rootless(const tern_container *c)
 	return c->rt->rootless == TERN_ROOTLESS_ON;
 }
 
-/* The first linux.resources field that needs a cgroup to take effect, and
- * the v1 controller that holds it. Devices are not in it: a rootless
+/* The linux.resources fields that need a cgroup to take effect, with the
+ * (v1) controller that holds each. Devices are not among them: a rootless
  * container cannot create device nodes anyway, and runc ignores its device
  * rules there too. */
-static const char *first_limit(const oci_resources *r, const char **controller)
+typedef struct {
+	const char *field;
+	const char *controller; /* NULL: unified, v2 only */
+} limit;
+
+static size_t set_limits(const oci_resources *r, limit out[16])
 {
-	*controller = "";
+	size_t n = 0;
+
 	if (r == NULL)
-		return NULL;
+		return 0;
 	if (r->memory)
-		return *controller = "memory", "memory";
+		out[n++] = (limit){"memory", "memory"};
 	if (r->cpu)
-		return *controller = "cpu", "cpu";
+		out[n++] = (limit){"cpu", "cpu"};
+	if (r->cpu && ((r->cpu->cpus && *r->cpu->cpus) || (r->cpu->mems && *r->cpu->mems)))
+		out[n++] = (limit){"cpu", "cpuset"};
 	if (r->pids_limit.set)
-		return *controller = "pids", "pids";
+		out[n++] = (limit){"pids", "pids"};
 	if (r->block_io)
-		return *controller = "blkio", "blockIO";
+		out[n++] = (limit){"blockIO", "blkio"};
 	if (r->hugepage_limits_len > 0)
-		return *controller = "hugetlb", "hugepageLimits";
+		out[n++] = (limit){"hugepageLimits", "hugetlb"};
 	if (r->network)
-		return *controller = "net_cls", "network";
+		out[n++] = (limit){"network", "net_cls"};
+	if (r->network && r->network->priorities_len > 0)
+		out[n++] = (limit){"network", "net_prio"};
 	if (r->rdma_len > 0)
-		return *controller = "rdma", "rdma";
+		out[n++] = (limit){"rdma", "rdma"};
 	if (r->unified.len > 0)
-		return "unified";
-	return NULL;
+		out[n++] = (limit){"unified", NULL};
+	return n;
 }
 
 static bool is_permission_error(int ret)
@@ -66,10 +76,8 @@ static bool is_permission_error(int ret)
 static int prepare_rootless(tern_container *c, const char *configured, tern_error **err)
 {
 	oci_map *paths = &c->cgroup_paths;
-	cleanup_free char *denied = NULL;
-	const char *ctrl;
-	const char *limit = first_limit(config_resources(c), &ctrl);
-	int denied_errno = 0;
+	limit limits[16];
+	size_t n_limits = set_limits(config_resources(c), limits);
 	size_t kept = 0;
 
 	for (size_t i = 0; i < paths->len; i++) {
@@ -110,22 +118,37 @@ static int prepare_rootless(tern_container *c, const char *configured, tern_erro
 			return ret;
 		}
 		tern_debug("rootless: no cgroup in %s: %s", paths->items[i].key, e->msg);
-		/* the limit's own hierarchy names best what is missing */
-		if (denied == NULL || (*ctrl && strstr(paths->items[i].key, ctrl))) {
-			free(denied);
-			denied = tern_xstrdup(dir);
-			denied_errno = -ret;
+		for (size_t l = 0; l < n_limits; l++) {
+			if (!tern_cgroup_hierarchy_has(paths->items[i].key, limits[l].controller))
+				continue;
+			memmove(&paths->items[kept], &paths->items[i],
+				(paths->len - i) * sizeof(paths->items[0]));
+			paths->len = kept + (paths->len - i);
+			return tern_error_make(
+			    err, -ret,
+			    "linux.resources.%s: cannot set this limit: running rootless "
+			    "(uid %d), the container could not create its cgroup `%s` (no "
+			    "cgroup is delegated to this user there)",
+			    limits[l].field, (int)geteuid(), dir);
 		}
 		free(paths->items[i].key);
 		free(paths->items[i].value);
 	}
 	paths->len = kept;
-	if (denied && limit)
-		return tern_error_make(err, denied_errno,
-				       "linux.resources.%s: cannot set this limit: running "
-				       "rootless (uid %d), the container could not create its "
-				       "cgroup `%s` (no cgroup is delegated to this user)",
-				       limit, (int)geteuid(), denied);
+	/* and a limit whose controller no hierarchy here carries (rdma on a
+	 * host without it...) must not be dropped silently either */
+	for (size_t l = 0; l < n_limits; l++) {
+		bool held = false;
+		for (size_t i = 0; i < paths->len && !held; i++)
+			held = tern_cgroup_hierarchy_has(paths->items[i].key, limits[l].controller);
+		if (!held)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "linux.resources.%s: cannot set this limit: running rootless (uid "
+			    "%d), the container has no cgroup with the %s controller",
+			    limits[l].field, (int)geteuid(),
+			    limits[l].controller ? limits[l].controller : "cgroup v2");
+	}
 	if (paths->len == 0)
 		return 0;
 	/* A cgroup we may write: limits go in, as for root. Only the device
@@ -133,7 +156,7 @@ static int prepare_rootless(tern_container *c, const char *configured, tern_erro
 	 * when rootless, and the user namespace cannot mknod anyway. */
 	cleanup_error tern_error *e = NULL;
 	int ret = tern_cgroup_apply_resources(paths, config_resources(c), false, &e);
-	if (ret < 0 && limit == NULL && is_permission_error(ret)) {
+	if (ret < 0 && n_limits == 0 && is_permission_error(ret)) {
 		tern_debug("rootless: device rules not applied: %s", e->msg);
 		return 0;
 	}

@@ -63,6 +63,7 @@ setup() {
 
 teardown() {
 	teardown_bundle
+	undelegate
 	drop_subids
 }
 
@@ -297,4 +298,81 @@ made" ]
 	run rtern features
 	[ "$status" -eq 0 ]
 	[ "$output" = "$as_root" ]
+}
+
+# delegate CONTROLLER...: a cgroup below our own in each hierarchy, owned by
+# the test user (as systemd delegates one on a v2 host; chown is what
+# delegation is on v1 too). Sets DELEGATED to the directories.
+delegate() {
+	local c d
+	DELEGATED=
+	for c in "$@"; do
+		if [ "$c" = unified ]; then
+			d=/sys/fs/cgroup/unified$(sed -n 's/^0:://p' /proc/self/cgroup)
+		else
+			d=$(host_cgroup_dir $$ "$c")
+		fi
+		d=${d%/}/rldeleg-$$-${BATS_SUITE_TEST_NUMBER:-0}
+		mkdir "$d"
+		chown -R "$RL_USER:" "$d"
+		DELEGATED="$DELEGATED $d"
+	done
+	export DELEGATED
+}
+
+undelegate() {
+	local d
+	for d in ${DELEGATED:-}; do
+		[ -d "$d" ] || continue
+		xargs -r kill -9 <"$d/cgroup.procs" 2>/dev/null
+		find "$d" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null
+		rmdir "$d" 2>/dev/null || { sleep 0.2; rmdir "$d"; }
+	done
+	DELEGATED=
+}
+
+# in_delegated CMD...: CMD as the user, started from inside the delegated
+# cgroups (the container's default cgroup nests below the caller's own).
+in_delegated() {
+	local d
+	in_file sh -c 'for d in $DELEGATED; do echo $$ >"$d/cgroup.procs" || exit 1; done; exec "$@"' sh \
+		setpriv --reuid "$RL_UID" --regid "$RL_GID" --init-groups \
+		env HOME="$RL_DIR" USER="$RL_USER" XDG_RUNTIME_DIR="$XDG" "$@"
+}
+
+@test "rootless: delegated cgroups (v1 memory and pids, unified) hold the container and its limits; delete removes them" {
+	delegate memory pids unified
+	update_config '.linux.resources = {"memory": {"limit": 67108864}, "pids": {"limit": 40}}'
+	set_args sleep "$MARK"
+	run in_delegated "$TERN_BIN" run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	local pid mem pids uni
+	pid=$(rtern state "$ID" | jq -r .pid)
+	read -r mem pids uni <<<"$DELEGATED"
+	grep -qx "$pid" "$mem/$ID/cgroup.procs"
+	grep -qx "$pid" "$pids/$ID/cgroup.procs"
+	grep -qx "$pid" "$uni/$ID/cgroup.procs"
+	[ "$(cat "$mem/$ID/memory.limit_in_bytes")" = 67108864 ]
+	[ "$(cat "$pids/$ID/pids.max")" = 40 ]
+	# ps and kill --all go through the cgroup
+	run rtern ps "$ID"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"sleep $MARK"* ]]
+	run rtern kill --all "$ID" KILL
+	[ "$status" -eq 0 ]
+	run rtern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	[ ! -e "$mem/$ID" ] && [ ! -e "$pids/$ID" ] && [ ! -e "$uni/$ID" ]
+	check_nothing_left "$ID"
+	undelegate
+}
+
+@test "rootless: with a delegated memory cgroup, a cpu limit (cpu not delegated) still fails naming linux.resources.cpu" {
+	delegate memory
+	update_config '.linux.resources = {"memory": {"limit": 67108864}, "cpu": {"shares": 512}}'
+	run in_delegated "$TERN_BIN" run -b "$BUNDLE" "$ID"
+	check_fails_cleanly "linux.resources.cpu" "rootless" "Permission denied"
+	# the delegated memory cgroup it made on the way is gone again
+	[ ! -e "${DELEGATED# }/$ID" ]
+	undelegate
 }
