@@ -151,20 +151,10 @@ static int prepare_rootless(tern_container *c, const char *configured, tern_erro
 	}
 	if (paths->len == 0)
 		return 0;
-	/* A cgroup we may write: limits go in, as for root. Only the device
-	 * rules may fail (v2 needs CAP_BPF for them): runc ignores that too
-	 * when rootless, and the user namespace cannot mknod anyway. */
-	cleanup_error tern_error *e = NULL;
-	int ret = tern_cgroup_apply_resources(paths, config_resources(c), false, &e);
-	if (ret < 0 && n_limits == 0 && is_permission_error(ret)) {
-		tern_debug("rootless: device rules not applied: %s", e->msg);
-		return 0;
-	}
-	if (ret < 0) {
-		*err = e;
-		e = NULL;
-	}
-	return ret;
+	/* A cgroup we may write: limits go in, as for root, but device rules
+	 * that fail are skipped (see tern_cgroup_set_rootless). */
+	tern_cgroup_set_rootless(true);
+	return tern_cgroup_apply_resources(paths, config_resources(c), false, err);
 }
 
 int tern_container_cgroup_prepare(tern_container *c, tern_error **err)

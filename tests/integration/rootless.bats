@@ -341,14 +341,18 @@ in_delegated() {
 }
 
 @test "rootless: delegated cgroups (v1 memory and pids, unified) hold the container and its limits; delete removes them" {
-	delegate memory pids unified
+	# devices too: its rules need CAP_SYS_ADMIN, so they are skipped (runc too)
+	delegate memory pids unified devices
 	update_config '.linux.resources = {"memory": {"limit": 67108864}, "pids": {"limit": 40}}'
 	set_args sleep "$MARK"
 	run in_delegated "$TERN_BIN" run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
-	local pid mem pids uni
+	local pid mem pids uni devs
 	pid=$(rtern state "$ID" | jq -r .pid)
-	read -r mem pids uni <<<"$DELEGATED"
+	read -r mem pids uni devs <<<"$DELEGATED"
+	grep -qx "$pid" "$devs/$ID/cgroup.procs"
+	# no rule was written: the host's default "a *:* rwm" is still there
+	[ "$(cat "$devs/$ID/devices.list")" = "a *:* rwm" ]
 	grep -qx "$pid" "$mem/$ID/cgroup.procs"
 	grep -qx "$pid" "$pids/$ID/cgroup.procs"
 	grep -qx "$pid" "$uni/$ID/cgroup.procs"
@@ -362,7 +366,7 @@ in_delegated() {
 	[ "$status" -eq 0 ]
 	run rtern delete --force "$ID"
 	[ "$status" -eq 0 ]
-	[ ! -e "$mem/$ID" ] && [ ! -e "$pids/$ID" ] && [ ! -e "$uni/$ID" ]
+	[ ! -e "$mem/$ID" ] && [ ! -e "$pids/$ID" ] && [ ! -e "$uni/$ID" ] && [ ! -e "$devs/$ID" ]
 	check_nothing_left "$ID"
 	undelegate
 }
@@ -375,4 +379,24 @@ in_delegated() {
 	# the delegated memory cgroup it made on the way is gone again
 	[ ! -e "${DELEGATED# }/$ID" ]
 	undelegate
+}
+
+@test "rootless: process.terminal with --console-socket: a pty from the container's devpts (no gid=5 needed)" {
+	update_config '.process.terminal = true'
+	set_cmd 'tty; stty size >/dev/null && echo is-a-tty; echo done'
+	start_recvtty "$RL_DIR/tty.sock" "$RL_DIR/tty.out"
+	# the user connects to root's socket
+	chmod 666 "$RL_DIR/tty.sock"
+	run rtern create --console-socket "$RL_DIR/tty.sock" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	run rtern start "$ID"
+	[ "$status" -eq 0 ]
+	wait "$RECVTTY_PID"
+	out=$(tr -d '\r' <"$RL_DIR/tty.out")
+	[[ "$out" == */dev/pts/0* ]]
+	[[ "$out" == *is-a-tty* ]]
+	[[ "$out" == *done* ]]
+	run rtern delete "$ID"
+	[ "$status" -eq 0 ]
+	check_nothing_left "$ID"
 }
