@@ -95,7 +95,6 @@ int main(int argc, char **argv)
 	tern_global_opts g = {.rt = {.root = NULL, .rootless = TERN_ROOTLESS_AUTO},
 			      .log_format = "text"};
 	cleanup_free char *default_root = NULL;
-	bool root_from_xdg = false;
 	const tern_command *cmd;
 	int c, ret;
 
@@ -147,7 +146,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (g.rt.root == NULL) {
-		default_root = tern_state_default_root(&root_from_xdg);
+		default_root = tern_state_default_root();
 		g.rt.root = default_root;
 	}
 	ret = tern_log_init(g.log, g.log_format, g.debug);

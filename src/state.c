@@ -48,24 +48,23 @@ static bool honor_xdg_runtime_dir(void)
 	return user && *user && strcmp(user, "root") != 0;
 }
 
-char *tern_state_default_root(bool *from_xdg)
+char *tern_state_default_root(void)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	char *root;
 
-	*from_xdg = false;
 	if (xdg == NULL || *xdg == '\0' || !honor_xdg_runtime_dir())
 		return tern_xstrdup(TERN_DEFAULT_ROOT);
-	*from_xdg = true;
 	root = tern_strdup_printf("%s/tern", xdg);
 	/* As runc does for $XDG_RUNTIME_DIR/runc: private, and sticky so that
 	 * a cleaner of XDG_RUNTIME_DIR leaves it alone. Errors show later,
 	 * with the path, when a command uses the directory. */
 	if (mkdir(root, 0700) == 0 || errno == EEXIST) {
+		cleanup_close int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		struct stat st;
-		if (stat(root, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+		if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
 		    !(st.st_mode & S_ISVTX))
-			chmod(root, (st.st_mode & 07777) | S_ISVTX);
+			fchmod(fd, (st.st_mode & 07777) | S_ISVTX);
 	}
 	return root;
 }

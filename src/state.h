@@ -29,7 +29,7 @@ typedef struct {
  * lack the sticky bit). When XDG_RUNTIME_DIR is unset, /run/tern stays the
  * default, as with runc, and creating it fails with a message that says
  * to set XDG_RUNTIME_DIR or pass --root. Returns a malloc'd path. */
-char *tern_state_default_root(bool *from_xdg);
+char *tern_state_default_root(void);
 
 /* runc's rule: [A-Za-z0-9_+.-]+, not "." or "..". */
 int tern_state_check_id(const char *id, tern_error **err);
