@@ -285,7 +285,14 @@ int tern_container_pids(const tern_runtime *rt, const char *id, pid_t **pids, si
 		return ret;
 	*pids = NULL;
 	*n = 0;
-	if (strcmp(st->status, "stopped") != 0)
+	if (strcmp(st->status, "stopped") != 0 && st->cgroup_paths.len == 0)
+		ret =
+		    tern_error_make_quiet(err, ENOTSUP,
+					  "container `%s` has no cgroup to list processes from (a "
+					  "rootless container gets one only where a cgroup is "
+					  "delegated to the user)",
+					  id);
+	else if (strcmp(st->status, "stopped") != 0)
 		ret = tern_cgroup_pids(&st->cgroup_paths, pids, n, err);
 	oci_state_free(st);
 	return ret;

@@ -220,7 +220,7 @@ made" ]
 	[[ "$output" == *"XDG_RUNTIME_DIR"* ]]
 }
 
-@test "rootless: pause without a cgroup is a clear error, and the container keeps running" {
+@test "rootless: pause and ps without a cgroup are clear errors, and the container keeps running" {
 	set_args sleep "$MARK"
 	run rtern run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
@@ -228,6 +228,10 @@ made" ]
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"cgroup"* ]]
 	[ "$(rtern state "$ID" | jq -r .status)" = running ]
+	# ps lists a cgroup's processes: likewise a clear error
+	run rtern ps "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"has no cgroup"* ]]
 	run rtern delete --force "$ID"
 	[ "$status" -eq 0 ]
 	check_nothing_left "$ID"
