@@ -17,11 +17,16 @@ static const oci_resources *config_resources(const tern_container *c)
 /* Rootless cgroup handling: asked for with --rootless true, or (auto)
  * when tern does not run as root and not through systemd, which is how
  * runc decides it. */
+static bool rootless_rt(const tern_runtime *rt)
+{
+	if (rt->rootless == TERN_ROOTLESS_AUTO)
+		return geteuid() != 0 && !rt->systemd_cgroup;
+	return rt->rootless == TERN_ROOTLESS_ON;
+}
+
 static bool rootless(const tern_container *c)
 {
-	if (c->rt->rootless == TERN_ROOTLESS_AUTO)
-		return geteuid() != 0 && !c->rt->systemd_cgroup;
-	return c->rt->rootless == TERN_ROOTLESS_ON;
+	return rootless_rt(c->rt);
 }
 
 /* The linux.resources fields that need a cgroup to take effect, with the
@@ -62,6 +67,27 @@ static size_t set_limits(const oci_resources *r, limit out[16])
 	return n;
 }
 
+/* Every limit needs a hierarchy of the container's cgroup that carries
+ * its controller: one left out (rootless) or missing on the host (rdma...)
+ * must not make the limit vanish silently. */
+static int check_limits_held(const oci_map *paths, const limit *limits, size_t n_limits,
+			     tern_error **err)
+{
+	for (size_t l = 0; l < n_limits; l++) {
+		bool held = false;
+		for (size_t i = 0; i < paths->len && !held; i++)
+			held = tern_cgroup_hierarchy_has(paths->items[i].key, limits[l].controller);
+		if (!held)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "linux.resources.%s: cannot set this limit: running rootless (uid "
+			    "%d), the container has no cgroup with the %s controller",
+			    limits[l].field, (int)geteuid(),
+			    limits[l].controller ? limits[l].controller : "cgroup v2");
+	}
+	return 0;
+}
+
 static bool is_permission_error(int ret)
 {
 	return ret == -EACCES || ret == -EPERM || ret == -EROFS;
@@ -80,6 +106,8 @@ static int prepare_rootless(tern_container *c, const char *configured, tern_erro
 	size_t n_limits = set_limits(config_resources(c), limits);
 	size_t kept = 0;
 
+	int ret;
+
 	for (size_t i = 0; i < paths->len; i++) {
 		oci_map one = {.items = &paths->items[i], .len = 1};
 		cleanup_error tern_error *e = NULL;
@@ -87,7 +115,7 @@ static int prepare_rootless(tern_container *c, const char *configured, tern_erro
 		    tern_strdup_printf("%s%s", paths->items[i].key, paths->items[i].value);
 		cleanup_free char *procs = tern_strdup_printf("%s/cgroup.procs", dir);
 		bool made = false;
-		int ret = tern_cgroup_create(&one, &made, &e);
+		ret = tern_cgroup_create(&one, &made, &e);
 
 		if (ret == 0 && access(procs, W_OK) < 0) {
 			ret = tern_error_make(&e, errno, "cgroup `%s` is not writable", dir);
@@ -135,20 +163,9 @@ static int prepare_rootless(tern_container *c, const char *configured, tern_erro
 		free(paths->items[i].value);
 	}
 	paths->len = kept;
-	/* and a limit whose controller no hierarchy here carries (rdma on a
-	 * host without it...) must not be dropped silently either */
-	for (size_t l = 0; l < n_limits; l++) {
-		bool held = false;
-		for (size_t i = 0; i < paths->len && !held; i++)
-			held = tern_cgroup_hierarchy_has(paths->items[i].key, limits[l].controller);
-		if (!held)
-			return tern_error_make_quiet(
-			    err, ENOTSUP,
-			    "linux.resources.%s: cannot set this limit: running rootless (uid "
-			    "%d), the container has no cgroup with the %s controller",
-			    limits[l].field, (int)geteuid(),
-			    limits[l].controller ? limits[l].controller : "cgroup v2");
-	}
+	ret = check_limits_held(paths, limits, n_limits, err);
+	if (ret < 0)
+		return ret;
 	if (paths->len == 0)
 		return 0;
 	/* A cgroup we may write: limits go in, as for root, but device rules
@@ -264,6 +281,13 @@ int tern_container_update(const tern_runtime *rt, const char *id, const oci_reso
 					    "cannot update container `%s`: it is stopped", id);
 	else
 		ret = tern_cgroup_validate_resources(r, err);
+	/* a rootless container may lack the cgroup (or a hierarchy of it) */
+	limit limits[16];
+	size_t n_limits = set_limits(r, limits);
+	if (ret == 0 && !st->systemd_cgroup && rootless_rt(rt)) {
+		ret = check_limits_held(&st->cgroup_paths, limits, n_limits, err);
+		tern_cgroup_set_rootless(true);
+	}
 	if (ret == 0)
 		ret = tern_cgroup_apply_resources(&st->cgroup_paths, r, true, err);
 	/* and tell systemd, or its next daemon-reload puts the old values back */

@@ -220,7 +220,7 @@ made" ]
 	[[ "$output" == *"XDG_RUNTIME_DIR"* ]]
 }
 
-@test "rootless: pause and ps without a cgroup are clear errors, and the container keeps running" {
+@test "rootless: pause, ps and update without a cgroup are clear errors, and the container keeps running" {
 	set_args sleep "$MARK"
 	run rtern run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
@@ -232,6 +232,10 @@ made" ]
 	run rtern ps "$ID"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"has no cgroup"* ]]
+	# and update has nowhere to put a limit
+	run rtern update --memory 64m "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"linux.resources.memory"*"rootless"* ]]
 	run rtern delete --force "$ID"
 	[ "$status" -eq 0 ]
 	check_nothing_left "$ID"
@@ -264,6 +268,14 @@ made" ]
 	grep -qx "$pid" "$uni/$ID/cgroup.procs"
 	[ "$(cat "$mem/$ID/memory.limit_in_bytes")" = 67108864 ]
 	[ "$(cat "$pids/$ID/pids.max")" = 40 ]
+	# update changes the delegated cgroup; cpu is not delegated: an error
+	run rtern update --memory 32m --pids-limit 30 "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$mem/$ID/memory.limit_in_bytes")" = 33554432 ]
+	[ "$(cat "$pids/$ID/pids.max")" = 30 ]
+	run rtern update --cpu-share 100 "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"linux.resources.cpu"*"rootless"* ]]
 	# ps and kill --all go through the cgroup
 	run rtern ps "$ID"
 	[ "$status" -eq 0 ]
