@@ -318,3 +318,23 @@ made" ]
 	[ "$status" -eq 0 ]
 	check_nothing_left "$ID"
 }
+
+@test "rootless: the two-stage path (a time namespace) with subuid ranges, and exec into it" {
+	add_subids 400000 65536
+	update_config ".linux.uidMappings += [{\"containerID\": 1, \"hostID\": 400000, \"size\": 65536}]
+		| .linux.gidMappings += [{\"containerID\": 1, \"hostID\": 400000, \"size\": 65536}]
+		| .linux.namespaces += [{\"type\": \"time\"}]
+		| .linux.timeOffsets = {\"monotonic\": {\"secs\": 86400, \"nanosecs\": 0}}"
+	set_args sleep "$MARK"
+	run rtern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	# timens_offsets shows the reader's own time namespace
+	run rtern exec "$ID" sh -c 'cat /proc/self/uid_map; cat /proc/self/timens_offsets'
+	[ "$status" -eq 0 ]
+	[ "$(tr -s ' ' <<<"${lines[0]}" | sed 's/^ //')" = "0 $RL_UID 1" ]
+	[ "$(tr -s ' ' <<<"${lines[1]}" | sed 's/^ //')" = "1 400000 65536" ]
+	[[ "${lines[2]}" == "monotonic"*"86400"* ]]
+	run rtern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	check_nothing_left "$ID"
+}
