@@ -30,7 +30,7 @@ apt-get update -q </dev/null || die "apt-get update failed"
 apt-get install -y -q --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
 	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev \
-	criu busybox-static jq bats runc iproute2 procps util-linux \
+	criu busybox-static jq bats runc iproute2 procps util-linux uidmap \
 	golang-github-containers-common </dev/null ||
 	die "apt-get install failed"
 

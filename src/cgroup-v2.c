@@ -320,6 +320,13 @@ static int read_limit(int dfd, const char *file, int64_t *out)
 /* ---------------------------------------------------------------------- */
 /* delegation                                                             */
 
+static bool v2_rootless;
+
+void tern_cgroup_v2_set_rootless(bool on)
+{
+	v2_rootless = on;
+}
+
 static int enable_controllers(const char *dir, tern_error **err)
 {
 	cleanup_close int dfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
@@ -358,6 +365,12 @@ static int enable_controllers(const char *dir, tern_error **err)
 		return 0;
 
 	cleanup_close int fd = openat(dfd, "cgroup.subtree_control", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && v2_rootless) {
+		/* an ancestor above the delegated cgroup: what it hands down
+		 * is what the user gets */
+		tern_debug("rootless: cannot enable `%s` in `%s`", todo, dir);
+		return 0;
+	}
 	if (fd < 0)
 		return tern_error_make(err, errno, "open `%s/cgroup.subtree_control`", dir);
 	ret = tern_write_all(fd, todo, strlen(todo));

@@ -30,6 +30,10 @@ int tern_cgroup_v2_validate(const oci_resources *r, tern_error **err);
  * Call it after the container's directory exists and before apply. */
 int tern_cgroup_v2_prepare(const char *root, const char *path, tern_error **err);
 
+/* Rootless (tern_cgroup_set_rootless): prepare skips the levels whose
+ * cgroup.subtree_control the user may not write. */
+void tern_cgroup_v2_set_rootless(bool on);
+
 /* Write every set field of `r` into the cgroup directory `dir`. `update`
  * only changes what memory.checkBeforeUpdate does (refuse a limit below
  * memory.current). Fields v2 lacks (kernel memory, swappiness,

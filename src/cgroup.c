@@ -27,6 +27,19 @@ typedef struct {
 	bool cpuset; /* v1 cpuset: a new cgroup starts with no cpus or mems */
 } hierarchy;
 
+static bool rootless_mode;
+
+void tern_cgroup_set_rootless(bool on)
+{
+	rootless_mode = on;
+	tern_cgroup_v2_set_rootless(on);
+}
+
+bool tern_cgroup_rootless(void)
+{
+	return rootless_mode;
+}
+
 static hierarchy *hierarchies;
 static size_t n_hierarchies;
 static bool loaded;
@@ -399,6 +412,8 @@ int tern_cgroup_remove(const oci_map *paths, const char *systemd_unit, tern_erro
 	return tern_systemd_stop_scope(systemd_unit, err);
 }
 
+static bool hybrid_hugetlb_on_unified(const hierarchy *h);
+
 static bool v2_active(const hierarchy *h)
 {
 	load_hierarchies();
@@ -436,6 +451,18 @@ bool tern_cgroup_v2_has_controllers(void)
 		if (v2_active(&hierarchies[i]))
 			return true;
 	return false;
+}
+
+bool tern_cgroup_hierarchy_has(const char *mountpoint, const char *controller)
+{
+	load_hierarchies();
+	const hierarchy *h = hierarchy_at(mountpoint);
+	if (h == NULL)
+		return false;
+	if (h->v2)
+		return v2_host || (controller && strcmp(controller, "hugetlb") == 0 &&
+				   hybrid_hugetlb_on_unified(h));
+	return controller && has_controllers(h->controllers, controller);
 }
 
 int tern_cgroup_validate_resources(const oci_resources *r, tern_error **err)
@@ -526,12 +553,23 @@ int tern_cgroup_apply_resources(const oci_map *paths, const oci_resources *r, bo
 				ret = tern_cgroup_v2_apply(dir, r, update, err);
 			/* devices: v2 has no files for them, an eBPF program does it;
 			 * on create the defaults apply even with no rules */
-			if (ret == 0 && (!update || (r && r->devices_len > 0)))
+			if (ret == 0 && (!update || (r && r->devices_len > 0))) {
 				ret = tern_cgroup_v2_devices_apply(dir, r ? r->devices : NULL,
 								   r ? r->devices_len : 0, err);
+				if (ret < 0 && rootless_mode) {
+					tern_debug("rootless: device rules not applied");
+					ret = 0;
+				}
+			}
 		} else {
 			/* also without linux.resources: the device rules */
 			ret = tern_cgroup_v1_apply(dir, h->controllers, r, update, err);
+			if (ret < 0 && rootless_mode &&
+			    has_controllers(h->controllers, "devices") &&
+			    (ret == -EPERM || ret == -EACCES)) {
+				tern_debug("rootless: device rules not applied in %s", dir);
+				ret = 0;
+			}
 		}
 		if (ret < 0)
 			return ret;

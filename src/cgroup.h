@@ -59,6 +59,19 @@ int tern_cgroup_apply_resources(const oci_map *paths, const oci_resources *r, bo
 /* Freeze (pause) or thaw (resume) every process of the container. */
 int tern_cgroup_freeze(const oci_map *paths, bool freeze, tern_error **err);
 
+/* Rootless mode (set by the container's cgroup set-up): device rules that
+ * cannot be applied are skipped (an unprivileged user can neither write
+ * v1 devices.deny nor load the v2 eBPF device program; runc ignores these
+ * errors when rootless as well), and so is enabling a controller in an
+ * ancestor's cgroup.subtree_control that the user may not write. */
+void tern_cgroup_set_rootless(bool on);
+bool tern_cgroup_rootless(void);
+
+/* Does the hierarchy mounted at `mountpoint` carry `controller` (v1 name:
+ * "memory", "cpuset", "blkio"...; NULL: any v2 key, linux.resources.unified)?
+ * On a v2 host its one hierarchy carries them all. */
+bool tern_cgroup_hierarchy_has(const char *mountpoint, const char *controller);
+
 /* true when the host's cgroup v2 hierarchy has controllers (a pure v2
  * host), false on v1 and hybrid hosts. */
 bool tern_cgroup_v2_has_controllers(void);

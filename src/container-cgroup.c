@@ -1,15 +1,177 @@
 #include "container-cgroup.h"
 #include "cgroup-systemd.h"
 #include "cgroup.h"
+#include "log.h"
 #include "utils.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const oci_resources *config_resources(const tern_container *c)
 {
 	return c->config->linux_ ? c->config->linux_->resources : NULL;
+}
+
+/* Rootless cgroup handling: asked for with --rootless true, or (auto)
+ * when tern does not run as root and not through systemd, which is how
+ * runc decides it. */
+static bool rootless_rt(const tern_runtime *rt)
+{
+	if (rt->rootless == TERN_ROOTLESS_AUTO)
+		return geteuid() != 0 && !rt->systemd_cgroup;
+	return rt->rootless == TERN_ROOTLESS_ON;
+}
+
+static bool rootless(const tern_container *c)
+{
+	return rootless_rt(c->rt);
+}
+
+/* The linux.resources fields that need a cgroup to take effect, with the
+ * (v1) controller that holds each. Devices are not among them: a rootless
+ * container cannot create device nodes anyway, and runc ignores its device
+ * rules there too. */
+typedef struct {
+	const char *field;
+	const char *controller; /* NULL: unified, v2 only */
+} limit;
+
+static size_t set_limits(const oci_resources *r, limit out[16])
+{
+	size_t n = 0;
+
+	if (r == NULL)
+		return 0;
+	if (r->memory)
+		out[n++] = (limit){"memory", "memory"};
+	if (r->cpu)
+		out[n++] = (limit){"cpu", "cpu"};
+	if (r->cpu && ((r->cpu->cpus && *r->cpu->cpus) || (r->cpu->mems && *r->cpu->mems)))
+		out[n++] = (limit){"cpu", "cpuset"};
+	if (r->pids_limit.set)
+		out[n++] = (limit){"pids", "pids"};
+	if (r->block_io)
+		out[n++] = (limit){"blockIO", "blkio"};
+	if (r->hugepage_limits_len > 0)
+		out[n++] = (limit){"hugepageLimits", "hugetlb"};
+	if (r->network)
+		out[n++] = (limit){"network", "net_cls"};
+	if (r->network && r->network->priorities_len > 0)
+		out[n++] = (limit){"network", "net_prio"};
+	if (r->rdma_len > 0)
+		out[n++] = (limit){"rdma", "rdma"};
+	if (r->unified.len > 0)
+		out[n++] = (limit){"unified", NULL};
+	return n;
+}
+
+/* Every limit needs a hierarchy of the container's cgroup that carries
+ * its controller: one left out (rootless) or missing on the host (rdma...)
+ * must not make the limit vanish silently. */
+static int check_limits_held(const oci_map *paths, const limit *limits, size_t n_limits,
+			     tern_error **err)
+{
+	for (size_t l = 0; l < n_limits; l++) {
+		bool held = false;
+		for (size_t i = 0; i < paths->len && !held; i++)
+			held = tern_cgroup_hierarchy_has(paths->items[i].key, limits[l].controller);
+		if (!held)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "linux.resources.%s: cannot set this limit: running rootless (uid "
+			    "%d), the container has no cgroup with the %s controller",
+			    limits[l].field, (int)geteuid(),
+			    limits[l].controller ? limits[l].controller : "cgroup v2");
+	}
+	return 0;
+}
+
+static bool is_permission_error(int ret)
+{
+	return ret == -EACCES || ret == -EPERM || ret == -EROFS;
+}
+
+/* Rootless: create the container's cgroup in each hierarchy where this
+ * user may (a delegated cgroup, as systemd gives a user on a v2 host), and
+ * leave out the hierarchies where it may not, as runc does when no
+ * linux.cgroupsPath is given. An explicit cgroupsPath that cannot be made
+ * is an error, and so are limits without a cgroup to hold them (runc:
+ * "cannot set memory limit: container could not join or create cgroup"). */
+static int prepare_rootless(tern_container *c, const char *configured, tern_error **err)
+{
+	oci_map *paths = &c->cgroup_paths;
+	limit limits[16];
+	size_t n_limits = set_limits(config_resources(c), limits);
+	size_t kept = 0;
+
+	int ret;
+
+	for (size_t i = 0; i < paths->len; i++) {
+		oci_map one = {.items = &paths->items[i], .len = 1};
+		cleanup_error tern_error *e = NULL;
+		cleanup_free char *dir =
+		    tern_strdup_printf("%s%s", paths->items[i].key, paths->items[i].value);
+		cleanup_free char *procs = tern_strdup_printf("%s/cgroup.procs", dir);
+		bool made = false;
+		ret = tern_cgroup_create(&one, &made, &e);
+
+		if (ret == 0 && access(procs, W_OK) < 0) {
+			ret = tern_error_make(&e, errno, "cgroup `%s` is not writable", dir);
+			if (made)
+				rmdir(dir);
+			made = false;
+		}
+		if (made)
+			c->own_cgroup = true;
+		if (ret == 0) {
+			paths->items[kept++] = paths->items[i];
+			continue;
+		}
+		if (!is_permission_error(ret) || (configured && *configured)) {
+			/* keep the map whole for the caller's cleanup */
+			memmove(&paths->items[kept], &paths->items[i],
+				(paths->len - i) * sizeof(paths->items[0]));
+			paths->len = kept + (paths->len - i);
+			*err = e;
+			e = NULL;
+			if (is_permission_error(ret))
+				return tern_error_wrap(
+				    err,
+				    "linux.cgroupsPath `%s`: running rootless (uid %d), and this "
+				    "cgroup is not delegated to the user (leave cgroupsPath "
+				    "unset to run without a cgroup)",
+				    configured, (int)geteuid());
+			return ret;
+		}
+		tern_debug("rootless: no cgroup in %s: %s", paths->items[i].key, e->msg);
+		for (size_t l = 0; l < n_limits; l++) {
+			if (!tern_cgroup_hierarchy_has(paths->items[i].key, limits[l].controller))
+				continue;
+			memmove(&paths->items[kept], &paths->items[i],
+				(paths->len - i) * sizeof(paths->items[0]));
+			paths->len = kept + (paths->len - i);
+			return tern_error_make(
+			    err, -ret,
+			    "linux.resources.%s: cannot set this limit: running rootless "
+			    "(uid %d), the container could not create its cgroup `%s` (no "
+			    "cgroup is delegated to this user there)",
+			    limits[l].field, (int)geteuid(), dir);
+		}
+		free(paths->items[i].key);
+		free(paths->items[i].value);
+	}
+	paths->len = kept;
+	ret = check_limits_held(paths, limits, n_limits, err);
+	if (ret < 0)
+		return ret;
+	if (paths->len == 0)
+		return 0;
+	/* A cgroup we may write: limits go in, as for root, but device rules
+	 * that fail are skipped (see tern_cgroup_set_rootless). */
+	tern_cgroup_set_rootless(true);
+	return tern_cgroup_apply_resources(paths, config_resources(c), false, err);
 }
 
 int tern_container_cgroup_prepare(tern_container *c, tern_error **err)
@@ -36,6 +198,8 @@ int tern_container_cgroup_prepare(tern_container *c, tern_error **err)
 	ret = tern_cgroup_resolve(configured, c->id, &c->cgroup_paths, &c->cgroup_path, err);
 	if (ret < 0)
 		return ret;
+	if (rootless(c))
+		return prepare_rootless(c, configured, err);
 	ret = tern_cgroup_create(&c->cgroup_paths, &c->own_cgroup, err);
 	if (ret < 0)
 		return ret;
@@ -117,6 +281,13 @@ int tern_container_update(const tern_runtime *rt, const char *id, const oci_reso
 					    "cannot update container `%s`: it is stopped", id);
 	else
 		ret = tern_cgroup_validate_resources(r, err);
+	/* a rootless container may lack the cgroup (or a hierarchy of it) */
+	limit limits[16];
+	size_t n_limits = set_limits(r, limits);
+	if (ret == 0 && !st->systemd_cgroup && rootless_rt(rt)) {
+		ret = check_limits_held(&st->cgroup_paths, limits, n_limits, err);
+		tern_cgroup_set_rootless(true);
+	}
 	if (ret == 0)
 		ret = tern_cgroup_apply_resources(&st->cgroup_paths, r, true, err);
 	/* and tell systemd, or its next daemon-reload puts the old values back */
@@ -138,7 +309,14 @@ int tern_container_pids(const tern_runtime *rt, const char *id, pid_t **pids, si
 		return ret;
 	*pids = NULL;
 	*n = 0;
-	if (strcmp(st->status, "stopped") != 0)
+	if (strcmp(st->status, "stopped") != 0 && st->cgroup_paths.len == 0)
+		ret =
+		    tern_error_make_quiet(err, ENOTSUP,
+					  "container `%s` has no cgroup to list processes from (a "
+					  "rootless container gets one only where a cgroup is "
+					  "delegated to the user)",
+					  id);
+	else if (strcmp(st->status, "stopped") != 0)
 		ret = tern_cgroup_pids(&st->cgroup_paths, pids, n, err);
 	oci_state_free(st);
 	return ret;

@@ -30,6 +30,9 @@ typedef struct {
 typedef struct {
 	const char *root; /* --root */
 	bool systemd_cgroup;
+	/* --rootless true|false|auto (auto: rootless when not root). Rootless:
+	 * a cgroup that cannot be created is left out (container-cgroup.c). */
+	enum { TERN_ROOTLESS_AUTO = 0, TERN_ROOTLESS_ON, TERN_ROOTLESS_OFF } rootless;
 } tern_runtime;
 
 /* Everything the parent and the container child share (the child is a

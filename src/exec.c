@@ -286,8 +286,39 @@ static int load_exec_seccomp(const tern_seccomp_filter *filter, int sync_fd, ter
 	return tern_sync_expect(sync_fd, SYNC_SECCOMP_DONE, NULL, err);
 }
 
+/* Rootless exec: join the pid and time namespaces here, after the user
+ * namespace that owns them gave us the right to, and fork the exec process
+ * into them as a child of the tern parent (CLONE_PARENT), which learns its
+ * pid from SYNC_CHILD_PID. Returns in that process only. */
+static void nested_fork(exec_ns *ns, int sync_fd)
+{
+	tern_error *e = NULL;
+
+	if (ns->pid_fd >= 0 && setns(ns->pid_fd, CLONE_NEWPID) < 0) {
+		tern_error_make(&e, errno, "join the container's pid namespace");
+		child_fail(sync_fd, e);
+	}
+	if (ns->time_fd >= 0 && setns(ns->time_fd, CLONE_NEWTIME) < 0) {
+		tern_error_make(&e, errno, "join the container's time namespace");
+		child_fail(sync_fd, e);
+	}
+	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), NULL, NULL,
+				   NULL, NULL);
+	if (pid < 0) {
+		tern_error_make(&e, errno, "clone the exec process");
+		child_fail(sync_fd, e);
+	}
+	if (pid > 0) {
+		tern_sync_send(sync_fd, SYNC_CHILD_PID, pid, NULL);
+		_exit(0);
+	}
+	/* the death signal is not inherited: the tern parent is ours now */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
 __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const oci_process *p,
-						 exec_ns *ns, const tern_seccomp_filter *filter,
+						 exec_ns *ns, bool nested,
+						 const tern_seccomp_filter *filter,
 						 int console_sock, int sync_fd)
 {
 	tern_error *e = NULL;
@@ -307,6 +338,8 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 			child_fail(sync_fd, e);
 		}
 	}
+	if (nested)
+		nested_fork(ns, sync_fd);
 	/* Inside the container's root, never through a magic link to an fd
 	 * the caller passed us (CVE-2024-21626). */
 	if (tern_chdir_in_root(p->cwd, &e) < 0) {
@@ -480,26 +513,31 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 		return tern_error_make(err, errno, "socketpair");
 	}
 	/* The pid and time namespaces apply to children only: join them here,
-	 * clone, and come back, so the child starts inside them. */
+	 * clone, and come back, so the child starts inside them. Rootless,
+	 * that needs CAP_SYS_ADMIN over the container's user namespace, which
+	 * only joining it gives, for good: the child does it (nested_fork). */
+	bool nested = geteuid() != 0 && ns.fd[0] >= 0 && (ns.pid_fd >= 0 || ns.time_fd >= 0);
 	self_pid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
 	self_time = open("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
-	if (ns.pid_fd >= 0 && setns(ns.pid_fd, CLONE_NEWPID) < 0) {
+	if (nested) {
+		/* nothing to join here */
+	} else if (ns.pid_fd >= 0 && setns(ns.pid_fd, CLONE_NEWPID) < 0) {
 		exec_ns_close(&ns);
 		return tern_error_make(err, errno, "join the container's pid namespace");
 	}
-	if (ns.time_fd >= 0 && setns(ns.time_fd, CLONE_NEWTIME) < 0) {
+	if (!nested && ns.time_fd >= 0 && setns(ns.time_fd, CLONE_NEWTIME) < 0) {
 		exec_ns_close(&ns);
 		return tern_error_make(err, errno, "join the container's time namespace");
 	}
 	child = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
 	if (child == 0) {
 		close(sv[0]);
-		exec_child(o, p, &ns, filter, console_sock, sv[1]);
+		exec_child(o, p, &ns, nested, filter, console_sock, sv[1]);
 	}
 	int clone_errno = errno;
-	if (ns.pid_fd >= 0 && self_pid >= 0)
+	if (!nested && ns.pid_fd >= 0 && self_pid >= 0)
 		setns(self_pid, CLONE_NEWPID);
-	if (ns.time_fd >= 0 && self_time >= 0)
+	if (!nested && ns.time_fd >= 0 && self_time >= 0)
 		setns(self_time, CLONE_NEWTIME);
 	exec_ns_close(&ns);
 	if (child < 0)
@@ -516,6 +554,14 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 	ret = tern_sync_send(sv[0], SYNC_GO, 0, err);
 	if (ret < 0)
 		goto fail;
+	if (nested) {
+		int32_t pid = 0;
+		ret = tern_sync_expect(sv[0], SYNC_CHILD_PID, &pid, err);
+		waitpid(child, NULL, 0);
+		if (ret < 0)
+			return ret;
+		child = pid;
+	}
 	if (console_pair[0] >= 0) {
 		ret = tern_console_recv_fd(console_pair[0], &master, err);
 		if (ret < 0) {

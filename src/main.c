@@ -44,13 +44,15 @@ static const char usage[] =
     "tern is an OCI container runtime.\n"
     "\n"
     "Global options:\n"
-    "  --root DIR            state directory (default " TERN_DEFAULT_ROOT ")\n"
+    "  --root DIR            state directory (default " TERN_DEFAULT_ROOT
+    ", or $XDG_RUNTIME_DIR/tern\n"
+    "                        when not root)\n"
     "  --log FILE            log file\n"
     "  --log-format FORMAT   text or json\n"
     "  --debug               debug logging\n"
     "  --systemd-cgroup      cgroups through systemd: cgroupsPath is slice:prefix:name\n"
     "  --criu PATH           the criu binary\n"
-    "  --rootless VALUE      accepted for compatibility\n"
+    "  --rootless VALUE      true, false or auto (default): rootless cgroup handling\n"
     "  -v, --version         print the version\n"
     "  -h, --help            this help\n"
     "\n"
@@ -183,7 +185,9 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	tern_global_opts g = {.rt = {.root = TERN_DEFAULT_ROOT}, .log_format = "text"};
+	tern_global_opts g = {.rt = {.root = NULL, .rootless = TERN_ROOTLESS_AUTO},
+			      .log_format = "text"};
+	cleanup_free char *default_root = NULL;
 	const tern_command *cmd;
 	int c, ret;
 
@@ -209,6 +213,17 @@ int main(int argc, char **argv)
 			g.criu = optarg;
 			break;
 		case OPT_ROOTLESS:
+			if (strcmp(optarg, "auto") == 0) {
+				g.rt.rootless = TERN_ROOTLESS_AUTO;
+			} else if (strcmp(optarg, "true") == 0) {
+				g.rt.rootless = TERN_ROOTLESS_ON;
+			} else if (strcmp(optarg, "false") == 0) {
+				g.rt.rootless = TERN_ROOTLESS_OFF;
+			} else {
+				fprintf(stderr, "tern: --rootless `%s`: want true, false or auto\n",
+					optarg);
+				return 1;
+			}
 			break;
 		case 'v':
 			print_version();
@@ -222,6 +237,10 @@ int main(int argc, char **argv)
 			print_usage(stderr);
 			return 1;
 		}
+	}
+	if (g.rt.root == NULL) {
+		default_root = tern_state_default_root();
+		g.rt.root = default_root;
 	}
 	ret = tern_log_init(g.log, g.log_format, g.debug);
 	if (ret < 0) {

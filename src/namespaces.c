@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef PROC_SUPER_MAGIC
@@ -157,6 +158,111 @@ static int write_map(int procfd, pid_t pid, const char *file, const char *field,
 	return 0;
 }
 
+/* Rootless: the one mapping an unprivileged user may write itself is its
+ * own id, once, to one id inside (user_namespaces(7)). */
+static bool own_id_only(const oci_id_mapping *maps, size_t n, unsigned own)
+{
+	return n == 1 && maps[0].size == 1 && maps[0].host_id == own;
+}
+
+/* Run newuidmap/newgidmap (shadow's setuid helpers, Debian package
+ * uidmap) with the ranges: they check them against /etc/subuid and
+ * /etc/subgid and write the map for us. Its stderr ends up in the error. */
+static int run_map_helper(const char *tool, pid_t pid, const char *field_base,
+			  const oci_id_mapping *maps, size_t n, unsigned own, tern_error **err)
+{
+	/* Name the first mapping that is not the caller's own id: that is the
+	 * one the helper has to vouch for. */
+	size_t bad = 0;
+	while (bad + 1 < n && maps[bad].host_id == own && maps[bad].size == 1)
+		bad++;
+	cleanup_free char *field =
+	    tern_strdup_printf("%s[%zu] (containerID %u, hostID %u, size %u)", field_base, bad,
+			       maps[bad].container_id, maps[bad].host_id, maps[bad].size);
+	cleanup_close_pair int pipefd[2] = {-1, -1};
+	cleanup_free char **argv = tern_xmalloc0((3 * n + 3) * sizeof(char *));
+	char **strs = tern_xmalloc0((3 * n + 1) * sizeof(char *));
+	cleanup_free char *out = NULL;
+	size_t len = 0, k = 0;
+	int status = 0, ret = 0;
+	pid_t child;
+
+	argv[k++] = (char *)tool;
+	strs[0] = tern_strdup_printf("%d", pid);
+	argv[k++] = strs[0];
+	for (size_t i = 0; i < n; i++) {
+		strs[3 * i + 1] = tern_strdup_printf("%u", maps[i].container_id);
+		strs[3 * i + 2] = tern_strdup_printf("%u", maps[i].host_id);
+		strs[3 * i + 3] = tern_strdup_printf("%u", maps[i].size);
+		argv[k++] = strs[3 * i + 1];
+		argv[k++] = strs[3 * i + 2];
+		argv[k++] = strs[3 * i + 3];
+	}
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		ret = tern_error_make(err, errno, "%s: pipe for %s", field, tool);
+		goto out;
+	}
+	child = fork();
+	if (child < 0) {
+		ret = tern_error_make(err, errno, "%s: fork %s", field, tool);
+		goto out;
+	}
+	if (child == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0)
+			dup2(null, STDIN_FILENO);
+		dup2(pipefd[1], STDOUT_FILENO);
+		dup2(pipefd[1], STDERR_FILENO);
+		execvp(tool, argv);
+		dprintf(STDERR_FILENO, "%s", strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	close(pipefd[1]);
+	pipefd[1] = -1;
+	tern_read_fd_all(pipefd[0], &out, &len, 4096);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		goto out;
+	if (out)
+		out[strcspn(out, "\n")] = '\0';
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		ret = tern_error_make_quiet(
+		    err, ENOENT,
+		    "%s: running rootless, a mapping other than your own id alone needs %s "
+		    "(Debian package uidmap) and ranges in /etc/sub%cid, but %s is not in "
+		    "PATH: No such file or directory",
+		    field, tool, tool[3] == 'u' ? 'u' : 'g', tool);
+	else
+		ret = tern_error_make_quiet(
+		    err, EPERM,
+		    "%s: running rootless, %s refused the mapping (are the ranges in "
+		    "/etc/sub%cid for this user?): %s: Operation not permitted",
+		    field, tool, tool[3] == 'u' ? 'u' : 'g', out && *out ? out : "no message");
+out:
+	for (size_t i = 0; i < 3 * n + 1; i++)
+		free(strs[i]);
+	free(strs);
+	return ret;
+}
+
+/* An unprivileged writer: gid_map only after "deny" in setgroups, which
+ * the kernel demands so that dropping a group with setgroups(2) stays
+ * impossible; the container then cannot call setgroups (proc-attrs.c). */
+static int deny_setgroups(int procfd, pid_t pid, const char *field, tern_error **err)
+{
+	char path[64];
+	cleanup_close int fd = -1;
+
+	snprintf(path, sizeof(path), "%d/setgroups", pid);
+	fd = tern_procfs_openat(procfd, path, O_WRONLY, true, err);
+	if (fd < 0)
+		return tern_error_wrap(err, "%s", field);
+	if (write(fd, "deny", 4) != 4)
+		return tern_error_make(err, errno, "%s: write /proc/%s", field, path);
+	return 0;
+}
+
 int tern_ns_write_maps(pid_t pid, const oci_id_mapping *uids, size_t n_uids,
 		       const oci_id_mapping *gids, size_t n_gids, const char *field_prefix,
 		       tern_error **err)
@@ -164,20 +270,36 @@ int tern_ns_write_maps(pid_t pid, const oci_id_mapping *uids, size_t n_uids,
 	cleanup_close int procfd = tern_procfs_open(err);
 	cleanup_free char *ufield = tern_strdup_printf("%suidMappings", field_prefix);
 	cleanup_free char *gfield = tern_strdup_printf("%sgidMappings", field_prefix);
+	bool root = geteuid() == 0;
 	int ret;
 
 	if (procfd < 0)
 		return procfd;
-	/* tern writes these as real root in the parent user namespace, which
-	 * has CAP_SETGID there: gid_map needs no "deny" in setgroups, and the
-	 * container keeps setgroups(2) (process.user.additionalGids need it). */
+	/* As root, tern writes these in the parent user namespace, where it
+	 * has CAP_SETGID: gid_map needs no "deny" in setgroups, and the
+	 * container keeps setgroups(2) (process.user.additionalGids need it).
+	 * Rootless, only the caller's own id can be written directly; any
+	 * other range goes through newuidmap/newgidmap. */
 	if (n_uids > 0) {
-		ret = write_map(procfd, pid, "uid_map", ufield, uids, n_uids, err);
+		if (root || own_id_only(uids, n_uids, geteuid()))
+			ret = write_map(procfd, pid, "uid_map", ufield, uids, n_uids, err);
+		else
+			ret =
+			    run_map_helper("newuidmap", pid, ufield, uids, n_uids, geteuid(), err);
 		if (ret < 0)
 			return ret;
 	}
 	if (n_gids > 0) {
-		ret = write_map(procfd, pid, "gid_map", gfield, gids, n_gids, err);
+		if (root) {
+			ret = write_map(procfd, pid, "gid_map", gfield, gids, n_gids, err);
+		} else if (own_id_only(gids, n_gids, getegid())) {
+			ret = deny_setgroups(procfd, pid, gfield, err);
+			if (ret == 0)
+				ret = write_map(procfd, pid, "gid_map", gfield, gids, n_gids, err);
+		} else {
+			ret =
+			    run_map_helper("newgidmap", pid, gfield, gids, n_gids, getegid(), err);
+		}
 		if (ret < 0)
 			return ret;
 	}

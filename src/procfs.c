@@ -74,6 +74,14 @@ int tern_procfs_open(tern_error **err)
 		tern_closep(&fd);
 	if (fd < 0)
 		fd = cloned_procfs();
+	/* Both need CAP_SYS_ADMIN. Without it (a rootless parent writing its
+	 * child's id maps) the caller's own /proc is the host's, which the
+	 * container's config cannot mount over; it is still checked below. */
+	if (fd == -EPERM) {
+		fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+	}
 	if (fd < 0)
 		return tern_error_make(err, -fd,
 				       "open a private procfs (fsopen: %s; clone of /proc)",

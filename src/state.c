@@ -15,6 +15,75 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Root in a user namespace other than the host's: its uid_map is not the
+ * identity map of the whole range. */
+static bool in_user_namespace(void)
+{
+	cleanup_close int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	char buf[128];
+	unsigned long a, b, n;
+	ssize_t len;
+
+	if (fd < 0)
+		return false;
+	len = read(fd, buf, sizeof(buf) - 1);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	return !(sscanf(buf, "%lu %lu %lu", &a, &b, &n) == 3 && a == 0 && b == 0 &&
+		 n == 4294967295UL);
+}
+
+/* runc's rule for honouring XDG_RUNTIME_DIR: always for a non-root user;
+ * for root only inside a user namespace (rootlesskit, `podman unshare`)
+ * when $USER says it is somebody else. */
+static bool honor_xdg_runtime_dir(void)
+{
+	const char *user = getenv("USER");
+
+	if (geteuid() != 0)
+		return true;
+	if (!in_user_namespace())
+		return false;
+	return user && *user && strcmp(user, "root") != 0;
+}
+
+char *tern_state_default_root(void)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char *root;
+
+	if (xdg == NULL || *xdg == '\0' || !honor_xdg_runtime_dir())
+		return tern_xstrdup(TERN_DEFAULT_ROOT);
+	root = tern_strdup_printf("%s/tern", xdg);
+	/* As runc does for $XDG_RUNTIME_DIR/runc: private, and sticky so that
+	 * a cleaner of XDG_RUNTIME_DIR leaves it alone. Errors show later,
+	 * with the path, when a command uses the directory. */
+	if (mkdir(root, 0700) == 0 || errno == EEXIST) {
+		cleanup_close int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+		    !(st.st_mode & S_ISVTX))
+			fchmod(fd, (st.st_mode & 07777) | S_ISVTX);
+	}
+	return root;
+}
+
+/* " (...)": what a rootless caller missed, for errors about the state root. */
+static const char *root_hint(const char *root, int e)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if ((e != EACCES && e != EPERM && e != EROFS) || geteuid() == 0 ||
+	    strcmp(root, TERN_DEFAULT_ROOT) != 0)
+		return "";
+	if (xdg == NULL || *xdg == '\0')
+		return " (running rootless with XDG_RUNTIME_DIR unset: set it, or pass "
+		       "--root DIR)";
+	return " (running rootless: pass --root DIR, or leave it to the default "
+	       "$XDG_RUNTIME_DIR/tern)";
+}
+
 int tern_state_check_id(const char *id, tern_error **err)
 {
 	if (id == NULL || *id == '\0')
@@ -136,14 +205,15 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 	if (mkdir(root, 0700) < 0 && errno != EEXIST) {
 		ret = tern_mkdir_p(root, 0700, err);
 		if (ret < 0)
-			return tern_error_wrap(err, "create state root");
+			return tern_error_wrap(err, "create state root%s", root_hint(root, -ret));
 	}
 	d = dir_new(root, id);
 	if (mkdir(d->dir, 0711) < 0) {
 		int e = errno;
 		if (e != EEXIST) {
 			tern_state_dir_free(d);
-			return tern_error_make(err, e, "create state directory `%s/%s`", root, id);
+			return tern_error_make(err, e, "create state directory `%s/%s`%s", root, id,
+					       root_hint(root, e));
 		}
 		/* A create that was killed leaves an unlocked directory with no
 		 * state.json, or one still saying "creating": reclaim it (and the
@@ -183,7 +253,7 @@ int tern_state_dir_open(const char *root, const char *id, tern_container_dir **o
 		if (e == ENOENT)
 			return tern_error_make_quiet(err, ENOENT, "container `%s` does not exist",
 						     id);
-		return tern_error_make(err, e, "container `%s`", id);
+		return tern_error_make(err, e, "container `%s`%s", id, root_hint(root, e));
 	}
 	if (flock(d->dirfd, LOCK_EX) < 0) {
 		int e = errno;
@@ -286,7 +356,8 @@ int tern_state_list_ids(const char *root, char ***ids, tern_error **err)
 			*ids = tern_xmalloc0(sizeof(char *));
 			return 0;
 		}
-		return tern_error_make(err, errno, "open state root `%s`", root);
+		int e = errno;
+		return tern_error_make(err, e, "open state root `%s`%s", root, root_hint(root, e));
 	}
 	out = tern_xmalloc0(cap * sizeof(char *));
 	while ((de = readdir(dir)) != NULL) {

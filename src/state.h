@@ -22,6 +22,15 @@ typedef struct {
 	int dirfd; /* O_DIRECTORY|O_CLOEXEC, flock'ed */
 } tern_container_dir;
 
+/* The default --root. As root: /run/tern. Rootless (an unprivileged
+ * user, or root inside a user namespace that is not the host's and whose
+ * $USER is not root, as runc decides it): $XDG_RUNTIME_DIR/tern, created
+ * 0700 and sticky (the XDG spec lets a cleaner remove runtime files that
+ * lack the sticky bit). When XDG_RUNTIME_DIR is unset, /run/tern stays the
+ * default, as with runc, and creating it fails with a message that says
+ * to set XDG_RUNTIME_DIR or pass --root. Returns a malloc'd path. */
+char *tern_state_default_root(void);
+
 /* runc's rule: [A-Za-z0-9_+.-]+, not "." or "..". */
 int tern_state_check_id(const char *id, tern_error **err);
 
