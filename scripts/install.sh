@@ -18,6 +18,7 @@ apt-get install -y -q --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
 	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev \
 	criu busybox-static jq </dev/null
+./scripts/install-criu.sh # a criu that works on this kernel (see the script)
 
 echo "== building"
 ./autogen.sh

@@ -32,6 +32,7 @@ apt-get install -y -q --no-install-recommends \
 	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev \
 	criu busybox-static jq bats runc iproute2 procps util-linux </dev/null ||
 	die "apt-get install failed"
+./scripts/install-criu.sh </dev/null || die "installing criu failed"
 
 echo "== building"
 { ./autogen.sh && ./configure && make -j"$(nproc)"; } </dev/null || die "build failed"
