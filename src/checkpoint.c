@@ -1068,8 +1068,10 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 	 * yard in its work dir) would fail with EINVAL. */
 	if (unshare(CLONE_NEWNS) < 0)
 		return tern_error_make(err, errno, "unshare the mount namespace for restore");
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return tern_error_make(err, errno, "make / private for restore");
+	/* slave, not private: nothing goes back to the host, yet CRIU can
+	 * still copy a shared mount's peer group onto the restored mounts */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return tern_error_make(err, errno, "make / a slave mount for restore");
 	ret = do_restore(&r, criu, images, o, err);
 	if (ret < 0)
 		rollback_restore(&r);
