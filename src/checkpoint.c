@@ -564,6 +564,10 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 	criu_local_set_leave_running(s->opts, o->leave_running || o->pre_dump);
 	if (freezer_dir(&st->cgroup_paths, &freezer))
 		criu_local_set_freeze_cgroup(s->opts, freezer);
+	/* CRIU skips the pages unchanged since the parent only when it
+	 * tracks memory (soft-dirty bits) in both dumps */
+	if (o->pre_dump || o->parent_path)
+		criu_local_set_track_mem(s->opts, true);
 	if (o->parent_path)
 		criu_local_set_parent_images(s->opts, (char *)o->parent_path);
 	if (o->page_server) {

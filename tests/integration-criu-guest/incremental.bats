@@ -65,7 +65,7 @@ pages_mib() {
 }
 
 @test "incremental: pages written after the pre-dump are in the final dump" {
-	set_cmd "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/count; sleep 0.1; done"
+	set_cmd "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/.c; mv /tmp/.c /tmp/count; sleep 0.1; done"
 	tern run -d -b "$BUNDLE" "$ID" >/dev/null
 	wait_for_file "$BUNDLE/rootfs/tmp/count"
 	mkdir -p images

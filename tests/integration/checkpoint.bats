@@ -22,6 +22,12 @@ start_detached() {
 	wait_status "$1" running
 }
 
+# counter NAME: a shell loop that counts in /tmp/NAME every 0.1 s (written
+# to a temporary file and renamed, so a reader never sees it half written).
+counter() {
+	echo "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/.c; mv /tmp/.c /tmp/$1; sleep 0.1; done; sleep $MARK"
+}
+
 # in_ct ID CMD: run a shell command inside the container.
 in_ct() {
 	local id=$1
@@ -30,7 +36,7 @@ in_ct() {
 }
 
 @test "checkpoint: a counter goes on from where it was after restore" {
-	set_cmd "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/count; sleep 0.1; done; sleep $MARK"
+	set_cmd "$(counter count)"
 	start_detached "$ID"
 	sleep 1
 	run tern checkpoint --image-path "$IMG" "$ID"
@@ -202,7 +208,7 @@ in_ct() {
 }
 
 @test "checkpoint: --leave-running keeps it running; restore under a new id runs a copy" {
-	set_cmd "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/count-\$(hostname); sleep 0.1; done; sleep $MARK"
+	set_cmd "$(counter "count-\$(hostname)")"
 	start_detached "$ID"
 	sleep 0.5
 	tern checkpoint --leave-running --image-path "$IMG" "$ID"
@@ -222,7 +228,7 @@ in_ct() {
 }
 
 @test "checkpoint: restore on another --root from another bundle path" {
-	set_cmd "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/count; sleep 0.1; done; sleep $MARK"
+	set_cmd "$(counter count)"
 	start_detached "$ID"
 	sleep 0.5
 	tern checkpoint --image-path "$IMG" "$ID"
@@ -410,4 +416,46 @@ in_ct() {
 	[[ "$output" != *"unknown option"* ]]
 	run tern checkpoint --manage-cgroups-mode bogus "$ID"
 	[ "$status" -ne 0 ]
+}
+
+@test "checkpoint: --page-server sends the memory pages to a criu page server" {
+	set_cmd "$(counter count)"
+	start_detached "$ID"
+	criu=${TERN_CRIU:-/opt/tern-criu/bin/criu}
+	mkdir -p "$BATS_TEST_TMPDIR/remote"
+	port=$((20000 + RANDOM % 20000))
+	"$criu" page-server --images-dir "$BATS_TEST_TMPDIR/remote" --port "$port" \
+		-o ps.log 3>&- &
+	EXTRA_PIDS=$!
+	sleep 0.5
+	run tern checkpoint --page-server "127.0.0.1:$port" --image-path "$IMG" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	wait "$EXTRA_PIDS"
+	# the pages went to the server, not into the image directory
+	ls "$BATS_TEST_TMPDIR"/remote/pages-*.img
+	! ls "$IMG"/pages-*.img
+	before=$(cat "$BUNDLE/rootfs/tmp/count")
+	tern delete "$ID"
+	cp "$BATS_TEST_TMPDIR"/remote/*.img "$IMG"/
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	sleep 0.5
+	[ "$(cat "$BUNDLE/rootfs/tmp/count")" -gt "$before" ]
+}
+
+@test "checkpoint: --status-fd gets a byte once the images are complete" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	"$TERN_BIN" --root "$ROOT" checkpoint --status-fd 7 --image-path "$IMG" "$ID" 7>"$BATS_TEST_TMPDIR/status" </dev/null 3>&-
+	[ "$(od -An -tx1 "$BATS_TEST_TMPDIR/status" | tr -d ' ')" = 00 ]
+	[ -f "$IMG/inventory.img" ]
+}
+
+@test "checkpoint: --lazy-pages is refused clearly (libcriu 3.17 cannot ask for it)" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	run tern checkpoint --lazy-pages --image-path "$IMG" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--lazy-pages"* ]]
+	[ ! -e "$IMG" ]
+	[ "$(state_field "$ID" status)" = running ]
 }
