@@ -8,7 +8,7 @@
 # the memory is checksummed again and compared, so a fast but wrong restore
 # does not count.
 #
-#   sudo bench/checkpoint-bench.sh [-n RUNS]
+#   sudo bench/checkpoint-bench.sh [-n RUNS] [-w WARMUP]
 #
 # TERN_BIN, RUNC_BIN and CRIU choose the binaries (default: ./tern, runc
 # from PATH, the criu scripts/install-criu.sh installs).
@@ -16,9 +16,11 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=5
-while getopts n:h opt; do
+WARMUP=1
+while getopts n:w:h opt; do
 	case $opt in
 	n) RUNS=$OPTARG ;;
+	w) WARMUP=$OPTARG ;;
 	*)
 		sed -n '2,15p' "$0"
 		exit 2
@@ -108,6 +110,13 @@ one() {
 runtimes=(tern)
 [ -n "$RUNC_BIN" ] && runtimes+=(runc)
 echo "criu: $CRIU ($("$CRIU" --version | head -1)); runs: $RUNS; $(nproc) cpus"
+# warm-up cycles (page cache, criu's kernel feature probing), not counted
+for n in $(seq "$WARMUP"); do
+	for r in "${runtimes[@]}"; do
+		one "$r" 16 "w$n" || echo "checkpoint-bench.sh: $r warm-up failed" >&2
+		rm -f "$WORK/res-$r-16"
+	done
+done
 for mib in 16 256; do
 	for n in $(seq "$RUNS"); do
 		for r in "${runtimes[@]}"; do
