@@ -459,3 +459,65 @@ in_ct() {
 	[ ! -e "$IMG" ]
 	[ "$(state_field "$ID" status)" = running ]
 }
+
+@test "checkpoint: a socket to the outside needs --ext-unix-sk, and then keeps sending" {
+	mkdir -p "$BATS_TEST_TMPDIR/sock"
+	# mounted at the same path inside: CRIU reconnects the socket by the
+	# name the outside end was bound to, from inside the container
+	update_config '.mounts += [{"destination": "'"$BATS_TEST_TMPDIR"'/sock", "type": "bind", "source": "'"$BATS_TEST_TMPDIR"'/sock", "options": ["rbind", "rw"]}]'
+	set_args /bin/unixdgram "$BATS_TEST_TMPDIR/sock/s"
+	# CRIU finds the outside peer through sock_diag, which sees only its
+	# own network namespace: the container shares the host's here
+	remove_namespace network
+	# the outside end: a datagram socket bound on the host that writes
+	# down the last number it got
+	python3 -c '
+import socket, sys, os
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+while True:
+    n = s.recv(64)
+    with open(sys.argv[2] + ".tmp", "wb") as f:
+        f.write(n)
+    os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+' "$BATS_TEST_TMPDIR/sock/s" "$BATS_TEST_TMPDIR/last" 3>&- &
+	EXTRA_PIDS=$!
+	start_detached "$ID"
+	wait_for_file "$BATS_TEST_TMPDIR/last"
+	run tern checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"criu dump failed"* ]]
+	[ "$(state_field "$ID" status)" = running ]
+	run tern checkpoint --ext-unix-sk --image-path "$IMG" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	before=$(cat "$BATS_TEST_TMPDIR/last")
+	tern delete "$ID"
+	tern restore -d --ext-unix-sk --image-path "$IMG" -b "$BUNDLE" "$ID"
+	sleep 1
+	after=$(cat "$BATS_TEST_TMPDIR/last")
+	echo "before $before after $after"
+	# the same sender goes on counting into the same outside socket
+	[ "$after" -gt "$before" ]
+	[ "$after" -lt $((before + 40)) ]
+}
+
+@test "checkpoint: a held file lock needs --file-locks and is held again after restore" {
+	touch "$BUNDLE/rootfs/lockfile"
+	set_args /bin/holdlock /lockfile
+	start_detached "$ID"
+	for _ in $(seq 50); do
+		flock -n "$BUNDLE/rootfs/lockfile" true || break
+		sleep 0.1
+	done
+	! flock -n "$BUNDLE/rootfs/lockfile" true
+	run tern checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"criu dump failed"* ]]
+	[ "$(state_field "$ID" status)" = running ]
+	tern checkpoint --file-locks --image-path "$IMG" "$ID"
+	# nobody holds it while the container is checkpointed
+	flock -n "$BUNDLE/rootfs/lockfile" true
+	tern delete "$ID"
+	tern restore -d --file-locks --image-path "$IMG" -b "$BUNDLE" "$ID"
+	! flock -n "$BUNDLE/rootfs/lockfile" true
+}
