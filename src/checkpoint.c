@@ -103,9 +103,11 @@ static void session_clear(criu_session *s)
 	free(s->work_dir);
 }
 
-/* The last error lines of criu's log, so the user sees why without
- * opening it. */
-static char *log_tail(const criu_session *s)
+/* The first error lines of criu's log, so the user sees why without
+ * opening it. With `keep_in`, the log is copied there first (the image
+ * directory it was written to is about to be removed) and that copy is the
+ * one named. */
+static char *log_tail(const criu_session *s, const char *keep_in)
 {
 	cleanup_free char *path = tern_strdup_printf("%s/%s", s->work_dir, s->log_name);
 	cleanup_free char *data = NULL;
@@ -115,22 +117,27 @@ static char *log_tail(const criu_session *s)
 
 	if (tern_read_file(path, &data, &len, 64 << 20, NULL) < 0)
 		return tern_strdup_printf("(see %s)", path);
-	const char *lines[3] = {0};
-	for (char *save = NULL, *l = strtok_r(data, "\n", &save); l;
-	     l = strtok_r(NULL, "\n", &save)) {
-		/* criu cannot raise its own RLIMIT_NOFILE without
-		 * CAP_SYS_RESOURCE and says so, harmlessly, every time */
-		if (strstr(l, "RLIMIT_NOFILE"))
-			continue;
-		if (strstr(l, "Error") || strstr(l, "error") || strstr(l, "Unable") ||
-		    strstr(l, "fail")) {
-			lines[n % 3] = l;
-			n++;
+	if (keep_in) {
+		cleanup_free char *copy = tern_strdup_printf("%s/criu-%s", keep_in, s->log_name);
+		if (tern_write_file(copy, data, len, 0600, NULL) == 0) {
+			free(path);
+			path = steal_pointer(&copy);
 		}
 	}
+	const char *lines[2] = {0};
+	for (char *save = NULL, *l = strtok_r(data, "\n", &save); l && n < 2;
+	     l = strtok_r(NULL, "\n", &save)) {
+		/* criu cannot raise its own RLIMIT_NOFILE without
+		 * CAP_SYS_RESOURCE and says so, harmlessly, every time; the
+		 * summary lines say nothing of the cause */
+		if (strstr(l, "RLIMIT_NOFILE") || strstr(l, "FAILED") || strstr(l, "cgroupd"))
+			continue;
+		if (strstr(l, "Error") || strstr(l, "Unable") || strstr(l, "fail"))
+			lines[n++] = l;
+	}
 	FILE *f = open_memstream(&out, &len);
-	for (size_t i = n > 3 ? n - 3 : 0; i < n; i++)
-		fprintf(f, "%s%s", i == (n > 3 ? n - 3 : 0) ? "" : "; ", lines[i % 3]);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%s", i ? "; " : "", lines[i]);
 	fprintf(f, "%s(log: %s)", n ? " " : "", path);
 	fclose(f);
 	return out;
@@ -674,7 +681,10 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 		goto out;
 	ret = o->pre_dump ? criu_local_pre_dump(s.opts) : criu_local_dump(s.opts);
 	if (ret < 0) {
-		cleanup_free char *why = log_tail(&s);
+		/* the image directory tern made goes; the log stays with the
+		 * container's state (delete removes it) */
+		cleanup_free char *why =
+		    log_tail(&s, created_images && !o->work_path ? dir->dir : NULL);
 		ret =
 		    tern_error_make_quiet(err, ECANCELED, "checkpoint of `%s`: criu %s failed: %s",
 					  id, o->pre_dump ? "pre-dump" : "dump", why);
@@ -987,7 +997,7 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 			*err = steal_pointer(&notify_ctx.hook_err);
 			return tern_error_wrap(err, "restore of `%s`", r->c.id);
 		}
-		cleanup_free char *why = log_tail(&r->s);
+		cleanup_free char *why = log_tail(&r->s, NULL);
 		return tern_error_make_quiet(
 		    err, ECANCELED, "restore of `%s`: criu restore failed: %s", r->c.id, why);
 	}

@@ -178,8 +178,10 @@ in_ct() {
 	run tern checkpoint --image-path "$IMG" "$ID"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"criu dump failed"* ]]
-	[[ "$output" == *"dump.log"* ]]
-	# the container goes on and the image directory tern made is gone
+	# the container goes on and the image directory tern made is gone;
+	# criu's log is kept in the container's state directory
+	[[ "$output" == *"(log: $ROOT/$ID/criu-dump.log)"* ]]
+	[ -s "$ROOT/$ID/criu-dump.log" ]
 	[ "$(state_field "$ID" status)" = running ]
 	[ ! -e "$IMG" ]
 }
