@@ -61,10 +61,11 @@ in_ct() {
 	start_detached "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
 	tern delete "$ID"
-	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	tern restore -d --pid-file "$BATS_TEST_TMPDIR/pid" --image-path "$IMG" -b "$BUNDLE" "$ID"
 	[ "$(state_field "$ID" status)" = running ]
 	pid=$(state_field "$ID" pid)
 	[ "$pid" -gt 0 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/pid")" = "$pid" ]
 	# the state's pid is the restored sleep itself
 	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "sleep $MARK"
 	run tern exec "$ID" cat /tmp/mark
@@ -77,6 +78,17 @@ in_ct() {
 	tern kill "$ID" KILL
 	wait_status "$ID" stopped
 	tern delete "$ID"
+	check_nothing_left "$ID"
+}
+
+@test "checkpoint: restore without --detach waits, exits with the status and deletes" {
+	set_cmd "sleep 2; exit 7"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	run tern restore --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 7 ]
+	[ ! -e "$ROOT/$ID" ]
 	check_nothing_left "$ID"
 }
 
