@@ -8,6 +8,7 @@
 #include "utils.h"
 
 #include <criu/criu.h>
+#include <criu/rpc.pb-c.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -181,6 +182,19 @@ static int session_open(criu_session *s, const char *criu, const char *images, c
 	return 0;
 }
 
+/* libcriu 3.17 has no setter for CRIU's empty_ns RPC option (runc's
+ * --empty-ns). Its criu_opts begins with the CriuOpts message it sends, so
+ * the field is set there, but only once the message's protobuf descriptor
+ * proves that this is what the first member is. */
+static CriuOpts *rpc_opts(criu_opts *opts)
+{
+	CriuOpts *rpc = *(CriuOpts **)opts;
+
+	if (rpc == NULL || rpc->base.descriptor != &criu_opts__descriptor)
+		return NULL;
+	return rpc;
+}
+
 static int apply_common(criu_session *s, const tern_ckpt_opts *o, tern_error **err)
 {
 	criu_local_set_tcp_established(s->opts, o->tcp_established);
@@ -217,7 +231,13 @@ static int apply_common(criu_session *s, const tern_ckpt_opts *o, tern_error **e
 		if (strcmp(*ns, "network") != 0 && strcmp(*ns, "net") != 0)
 			return tern_error_make_quiet(
 			    err, EINVAL, "--empty-ns `%s`: only `network` is supported", *ns);
-		criu_local_add_external(s->opts, "empty-ns:net");
+		CriuOpts *rpc = rpc_opts(s->opts);
+		if (rpc == NULL)
+			return tern_error_make_quiet(err, ENOTSUP,
+						     "--empty-ns: this libcriu's options are not "
+						     "laid out as tern expects");
+		rpc->has_empty_ns = true;
+		rpc->empty_ns |= CLONE_NEWNET;
 	}
 	if (o->lazy_pages)
 		/* bookworm's libcriu has no setter for CRIU's lazy_pages RPC

@@ -543,3 +543,24 @@ while True:
 	tern restore -d --file-locks --image-path "$IMG" -b "$BUNDLE" "$ID"
 	! flock -n "$BUNDLE/rootfs/lockfile" true
 }
+
+@test "checkpoint: --empty-ns network leaves the network namespace out, restore gets an empty one" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	nsenter -t "$(state_field "$ID" pid)" -n ip addr add 10.99.0.1/24 dev lo
+	run tern exec "$ID" ip addr show lo
+	[[ "$output" == *10.99.0.1* ]]
+	tern checkpoint --empty-ns network --image-path "$IMG" "$ID"
+	# no network images: links, addresses, routes were not dumped
+	! ls "$IMG"/netdev-*.img
+	! ls "$IMG"/ifaddr-*.img
+	tern delete "$ID"
+	tern restore -d --empty-ns network --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$(state_field "$ID" status)" = running ]
+	# a new, empty network namespace: lo only, without the address
+	run tern exec "$ID" ip addr show lo
+	[ "$status" -eq 0 ]
+	[[ "$output" != *10.99.0.1* ]]
+	run tern exec "$ID" ls /sys/class/net
+	[ "$output" = lo ]
+}
