@@ -87,10 +87,12 @@ in_ct() {
 }
 
 @test "checkpoint: restore without --detach waits, exits with the status and deletes" {
-	set_cmd "sleep 2; exit 7"
+	set_cmd "while [ ! -e /tmp/go ]; do sleep 0.1; done; exit 7"
 	start_detached "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
 	tern delete "$ID"
+	# the restored loop sees it and exits
+	touch "$BUNDLE/rootfs/tmp/go"
 	run tern restore --image-path "$IMG" -b "$BUNDLE" "$ID"
 	[ "$status" -eq 7 ]
 	[ ! -e "$ROOT/$ID" ]
