@@ -500,16 +500,7 @@ in_ct() {
 	remove_namespace network
 	# the outside end: a datagram socket bound on the host that writes
 	# down the last number it got
-	python3 -c '
-import socket, sys, os
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-while True:
-    n = s.recv(64)
-    with open(sys.argv[2] + ".tmp", "wb") as f:
-        f.write(n)
-    os.rename(sys.argv[2] + ".tmp", sys.argv[2])
-' "$BATS_TEST_TMPDIR/sock/s" "$BATS_TEST_TMPDIR/last" 3>&- &
+	"$BASE_ROOTFS/bin/unixrecv" "$BATS_TEST_TMPDIR/sock/s" "$BATS_TEST_TMPDIR/last" 3>&- &
 	EXTRA_PIDS=$!
 	start_detached "$ID"
 	wait_for_file "$BATS_TEST_TMPDIR/last"
