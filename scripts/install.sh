@@ -16,8 +16,9 @@ echo "== installing build and runtime dependencies"
 apt-get update -q
 apt-get install -y -q --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
-	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev \
+	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev libprotobuf-c-dev \
 	criu busybox-static jq </dev/null
+./scripts/install-criu.sh # a criu that works on this kernel (see the script)
 
 echo "== building"
 ./autogen.sh

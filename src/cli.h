@@ -67,3 +67,5 @@ int tern_cmd_ps(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_update(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_events(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_features(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_checkpoint(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_restore(tern_global_opts *g, int argc, char **argv);

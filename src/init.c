@@ -291,6 +291,11 @@ static int setup_container(init_ctx *ic, tern_error **err)
 		ret = setup_terminal(ic, err);
 		if (ret < 0)
 			return ret;
+	} else {
+		/* As runc: the init leads a session of its own, so that no
+		 * session leader lives outside the container's pid namespace
+		 * (CRIU cannot checkpoint such a tree). */
+		setsid();
 	}
 	ret = tern_rootfs_finalize(&rctx, err);
 	if (ret < 0)

@@ -33,6 +33,8 @@ const tern_command tern_commands[] = {
     {"update", tern_cmd_update, "change a container's resource limits"},
     {"list", tern_cmd_list, "list the containers"},
     {"spec", tern_cmd_spec, "write a default config.json"},
+    {"checkpoint", tern_cmd_checkpoint, "checkpoint a running container with CRIU"},
+    {"restore", tern_cmd_restore, "restore a container from a CRIU checkpoint"},
     {"features", tern_cmd_features, "print the features this tern supports"},
     {"help", NULL, "show this help, or a command's with `help COMMAND`"},
     {NULL, NULL, NULL},
@@ -148,7 +150,7 @@ static void print_usage(FILE *out)
 {
 	fputs(usage, out);
 	for (const tern_command *c = tern_commands; c->name; c++)
-		fprintf(out, "  %-8s %s\n", c->name, c->summary);
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
 }
 
 static void print_version(void)

@@ -1,0 +1,1136 @@
+/* Checkpoint and restore with CRIU (see checkpoint.h for the layout of a
+ * checkpoint directory and how criu is found). */
+#include "checkpoint.h"
+#include "container-cgroup.h"
+#include "hooks.h"
+#include "log.h"
+#include "terminal.h"
+#include "utils.h"
+
+#include <criu/criu.h>
+#include <criu/rpc.pb-c.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* CRIU's key for a network namespace the container joined from a path
+ * (runc uses the same one, so images are interchangeable). */
+#define NETNS_KEY "extRootNetNS"
+
+/* ---- finding criu ---- */
+
+static bool executable(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+static char *search_path(const char *name)
+{
+	const char *p = getenv("PATH");
+	cleanup_free char *copy = tern_xstrdup(p ? p : "/usr/sbin:/usr/bin:/sbin:/bin");
+	char *save = NULL;
+
+	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		char *full = tern_strdup_printf("%s/%s", *d ? d : ".", name);
+		if (executable(full))
+			return full;
+		free(full);
+	}
+	return NULL;
+}
+
+int tern_criu_find(const char *flag, char **path, tern_error **err)
+{
+	const char *env = getenv("TERN_CRIU");
+
+	/* an explicit choice that is wrong is an error, not a fallback */
+	if (flag) {
+		if (!executable(flag))
+			return tern_error_make(err, access(flag, X_OK) < 0 ? errno : EACCES,
+					       "--criu `%s`", flag);
+		*path = tern_xstrdup(flag);
+		return 0;
+	}
+	if (env && *env) {
+		if (!executable(env))
+			return tern_error_make(err, access(env, X_OK) < 0 ? errno : EACCES,
+					       "$TERN_CRIU `%s`", env);
+		*path = tern_xstrdup(env);
+		return 0;
+	}
+	if (executable(TERN_CRIU_PRIVATE)) {
+		*path = tern_xstrdup(TERN_CRIU_PRIVATE);
+		return 0;
+	}
+	*path = search_path("criu");
+	if (*path)
+		return 0;
+	return tern_error_make_quiet(err, ENOENT,
+				     "no criu found: tried --criu, $TERN_CRIU, " TERN_CRIU_PRIVATE
+				     " and `criu` in PATH; run scripts/install-criu.sh to install "
+				     "one that works on this kernel");
+}
+
+/* ---- criu options ---- */
+
+typedef struct {
+	criu_opts *opts;
+	int images_fd;
+	int work_fd;
+	char *work_dir;
+	const char *log_name;
+} criu_session;
+
+static void session_clear(criu_session *s)
+{
+	if (s->opts)
+		criu_local_free_opts(s->opts);
+	if (s->images_fd >= 0)
+		close(s->images_fd);
+	if (s->work_fd >= 0)
+		close(s->work_fd);
+	free(s->work_dir);
+}
+
+/* The first error lines of criu's log, so the user sees why without
+ * opening it. With `keep_in`, the log is copied there first (the image
+ * directory it was written to is about to be removed) and that copy is the
+ * one named. */
+static char *log_tail(const criu_session *s, const char *keep_in)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/%s", s->work_dir, s->log_name);
+	cleanup_free char *data = NULL;
+	size_t len;
+	char *out = NULL;
+	size_t n = 0;
+
+	if (tern_read_file(path, &data, &len, 64 << 20, NULL) < 0)
+		return tern_strdup_printf("(see %s)", path);
+	if (keep_in) {
+		cleanup_free char *copy = tern_strdup_printf("%s/criu-%s", keep_in, s->log_name);
+		if (tern_write_file(copy, data, len, 0600, NULL) == 0) {
+			free(path);
+			path = steal_pointer(&copy);
+		}
+	}
+	const char *lines[2] = {0};
+	for (char *save = NULL, *l = strtok_r(data, "\n", &save); l && n < 2;
+	     l = strtok_r(NULL, "\n", &save)) {
+		/* criu cannot raise its own RLIMIT_NOFILE without
+		 * CAP_SYS_RESOURCE and says so, harmlessly, every time; the
+		 * summary lines say nothing of the cause */
+		if (strstr(l, "RLIMIT_NOFILE") || strstr(l, "FAILED") || strstr(l, "cgroupd"))
+			continue;
+		if (strstr(l, "Error") || strstr(l, "Unable") || strstr(l, "fail"))
+			lines[n++] = l;
+	}
+	FILE *f = open_memstream(&out, &len);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%s", i ? "; " : "", lines[i]);
+	fprintf(f, "%s(log: %s)", n ? " " : "", path);
+	fclose(f);
+	return out;
+}
+
+static int session_open(criu_session *s, const char *criu, const char *images, const char *work,
+			const char *log_name, tern_error **err)
+{
+	int v;
+
+	s->log_name = log_name;
+	if (criu_local_init_opts(&s->opts) < 0)
+		return tern_error_make(err, ENOMEM, "libcriu options");
+	criu_local_set_service_binary(s->opts, criu);
+	s->images_fd = open(images, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (s->images_fd < 0)
+		return tern_error_make(err, errno, "--image-path `%s`", images);
+	s->work_dir = realpath(work ? work : images, NULL);
+	if (s->work_dir == NULL)
+		return tern_error_make(err, errno, "--work-path `%s`", work ? work : images);
+	s->work_fd = open(s->work_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (s->work_fd < 0)
+		return tern_error_make(err, errno, "--work-path `%s`", s->work_dir);
+	/* libcriu hands these fds to criu, which must inherit them */
+	fcntl(s->images_fd, F_SETFD, 0);
+	fcntl(s->work_fd, F_SETFD, 0);
+	criu_local_set_images_dir_fd(s->opts, s->images_fd);
+	criu_local_set_work_dir_fd(s->opts, s->work_fd);
+	criu_local_set_log_file(s->opts, (char *)log_name);
+	criu_local_set_log_level(s->opts, 4);
+	v = criu_local_get_version(s->opts);
+	if (v <= 0)
+		return tern_error_make_quiet(
+		    err, ENOEXEC,
+		    "criu `%s` does not work (it did not answer a version request); run "
+		    "scripts/install-criu.sh, or pass a working one with --criu or $TERN_CRIU",
+		    criu);
+	if (v < 31100)
+		return tern_error_make_quiet(
+		    err, ENOTSUP, "criu `%s` is version %d; tern needs 3.11 or later", criu, v);
+	return 0;
+}
+
+/* libcriu 3.17 has no setter for CRIU's empty_ns RPC option (runc's
+ * --empty-ns). Its criu_opts begins with the CriuOpts message it sends, so
+ * the field is set there, but only once the message's protobuf descriptor
+ * proves that this is what the first member is. */
+static CriuOpts *rpc_opts(criu_opts *opts)
+{
+	CriuOpts *rpc = *(CriuOpts **)opts;
+
+	if (rpc == NULL || rpc->base.descriptor != &criu_opts__descriptor)
+		return NULL;
+	return rpc;
+}
+
+static int apply_common(criu_session *s, const tern_ckpt_opts *o, tern_error **err)
+{
+	criu_local_set_tcp_established(s->opts, o->tcp_established);
+	criu_local_set_ext_unix_sk(s->opts, o->ext_unix_sk);
+	criu_local_set_shell_job(s->opts, o->shell_job);
+	criu_local_set_file_locks(s->opts, o->file_locks);
+	criu_local_set_auto_dedup(s->opts, o->auto_dedup);
+	criu_local_set_link_remap(s->opts, o->link_remap);
+	if (o->manage_cgroups_mode) {
+		static const struct {
+			const char *name;
+			enum criu_cg_mode mode;
+		} modes[] = {{"soft", CRIU_CG_MODE_SOFT},
+			     {"full", CRIU_CG_MODE_FULL},
+			     {"strict", CRIU_CG_MODE_STRICT},
+			     {"ignore", CRIU_CG_MODE_IGNORE}};
+		size_t i;
+		for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+			if (strcmp(modes[i].name, o->manage_cgroups_mode) == 0)
+				break;
+		if (i == sizeof(modes) / sizeof(modes[0]))
+			return tern_error_make_quiet(
+			    err, EINVAL,
+			    "--manage-cgroups-mode `%s`: must be soft, full, strict or ignore",
+			    o->manage_cgroups_mode);
+		criu_local_set_manage_cgroups(s->opts, modes[i].mode != CRIU_CG_MODE_IGNORE);
+		criu_local_set_manage_cgroups_mode(s->opts, modes[i].mode);
+	} else {
+		criu_local_set_manage_cgroups(s->opts, true);
+		criu_local_set_manage_cgroups_mode(s->opts, CRIU_CG_MODE_SOFT);
+	}
+	for (char **ns = o->empty_ns; ns && *ns; ns++) {
+		/* as runc: only the network namespace can be left empty */
+		if (strcmp(*ns, "network") != 0 && strcmp(*ns, "net") != 0)
+			return tern_error_make_quiet(
+			    err, EINVAL, "--empty-ns `%s`: only `network` is supported", *ns);
+		CriuOpts *rpc = rpc_opts(s->opts);
+		if (rpc == NULL)
+			return tern_error_make_quiet(err, ENOTSUP,
+						     "--empty-ns: this libcriu's options are not "
+						     "laid out as tern expects");
+		rpc->has_empty_ns = true;
+		rpc->empty_ns |= CLONE_NEWNET;
+	}
+	if (o->lazy_pages)
+		/* bookworm's libcriu has no setter for CRIU's lazy_pages RPC
+		 * option, and tern drives criu only through libcriu */
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "--lazy-pages: the libcriu tern is built with (3.17) "
+					     "cannot ask criu for lazy pages");
+	return 0;
+}
+
+/* ---- the descriptor ---- */
+
+typedef struct {
+	char *id;
+	char **ext_mounts; /* destinations */
+	char **cg_mounts;  /* "DESTINATION HOST-HIERARCHY-MOUNTPOINT" */
+	char *stdio[3];	   /* CRIU's key of the init's fd 0-2 when it is outside */
+	bool netns_external;
+	bool terminal;
+} descriptor;
+
+static void descriptor_clear(descriptor *d)
+{
+	free(d->id);
+	for (char **m = d->ext_mounts; m && *m; m++)
+		free(*m);
+	free(d->ext_mounts);
+	for (char **m = d->cg_mounts; m && *m; m++)
+		free(*m);
+	free(d->cg_mounts);
+	for (int i = 0; i < 3; i++)
+		free(d->stdio[i]);
+}
+
+static bool is_bind(const oci_mount *m)
+{
+	if (m->type && strcmp(m->type, "bind") == 0)
+		return true;
+	for (char **o = m->options; o && *o; o++)
+		if (strcmp(*o, "bind") == 0 || strcmp(*o, "rbind") == 0)
+			return true;
+	return false;
+}
+
+static int descriptor_write(int dirfd, const descriptor *d, tern_error **err)
+{
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	fprintf(f, "version 1\nid %s\n", d->id);
+	for (char **m = d->ext_mounts; m && *m; m++)
+		fprintf(f, "mount %s\n", *m);
+	for (char **m = d->cg_mounts; m && *m; m++)
+		fprintf(f, "cgroup %s\n", *m);
+	for (int i = 0; i < 3; i++)
+		if (d->stdio[i])
+			fprintf(f, "stdio%d %s\n", i, d->stdio[i]);
+	fprintf(f, "netns-external %d\nterminal %d\n", d->netns_external, d->terminal);
+	fclose(f);
+	cleanup_close int fd =
+	    openat(dirfd, TERN_CKPT_DESCRIPTOR, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || tern_write_all(fd, buf, len) < 0)
+		return tern_error_make(err, errno, "write %s", TERN_CKPT_DESCRIPTOR);
+	return 0;
+}
+
+static int descriptor_read(const char *images, descriptor *d, tern_error **err)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/%s", images, TERN_CKPT_DESCRIPTOR);
+	cleanup_free char *data = NULL;
+	size_t len;
+	int ret = tern_read_file(path, &data, &len, 1 << 20, err);
+
+	if (ret < 0)
+		return tern_error_wrap(err, "--image-path `%s` is not a tern checkpoint", images);
+	for (char *save = NULL, *l = strtok_r(data, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		char *v = strchr(l, ' ');
+		if (v == NULL)
+			continue;
+		*v++ = '\0';
+		if (strcmp(l, "id") == 0)
+			d->id = tern_xstrdup(v);
+		else if (strcmp(l, "mount") == 0)
+			d->ext_mounts = tern_cli_strv_add(d->ext_mounts, tern_xstrdup(v));
+		else if (strcmp(l, "cgroup") == 0 && strchr(v, ' '))
+			d->cg_mounts = tern_cli_strv_add(d->cg_mounts, tern_xstrdup(v));
+		else if (strncmp(l, "stdio", 5) == 0 && l[5] >= '0' && l[5] <= '2' && !l[6])
+			d->stdio[l[5] - '0'] = tern_xstrdup(v);
+		else if (strcmp(l, "netns-external") == 0)
+			d->netns_external = atoi(v) != 0;
+		else if (strcmp(l, "terminal") == 0)
+			d->terminal = atoi(v) != 0;
+	}
+	if (d->id == NULL)
+		return tern_error_make_quiet(err, EINVAL, "%s: corrupted (no id)", path);
+	return 0;
+}
+
+static const oci_namespace *config_ns(const oci_config *c, oci_namespace_type t)
+{
+	if (c->linux_ == NULL)
+		return NULL;
+	for (size_t i = 0; i < c->linux_->namespaces_len; i++)
+		if (c->linux_->namespaces[i].type == t)
+			return &c->linux_->namespaces[i];
+	return NULL;
+}
+
+static const char *freezer_dir(const oci_map *paths, char **out)
+{
+	for (size_t i = 0; i < paths->len; i++) {
+		const char *k = paths->items[i].key;
+		const char *b = strrchr(k, '/');
+		if (b && strcmp(b + 1, "freezer") == 0) {
+			*out = tern_strdup_printf("%s%s", k, paths->items[i].value);
+			return *out;
+		}
+	}
+	return NULL;
+}
+
+/* ---- cgroup mounts ---- */
+
+/* One line of mountinfo: the fields we need (pointers into the line). */
+typedef struct {
+	char *dev;
+	char *root;
+	char *mountpoint;
+	char *fstype;
+} mountinfo_line;
+
+static bool parse_mountinfo(char *line, mountinfo_line *m)
+{
+	char *f[6] = {0};
+	char *save = NULL;
+	int i = 0;
+
+	/* no strtok_r past the sixth field: the next one may be the "-" */
+	for (char *t = strtok_r(line, " ", &save); t; t = i < 6 ? strtok_r(NULL, " ", &save) : NULL)
+		f[i++] = t;
+	if (i < 6)
+		return false;
+	m->dev = f[2];
+	m->root = f[3];
+	m->mountpoint = f[4];
+	/* after the optional fields, "-" then fstype */
+	for (char *t = strtok_r(NULL, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		if (strcmp(t, "-") == 0) {
+			m->fstype = strtok_r(NULL, " ", &save);
+			return m->fstype != NULL;
+		}
+	return false;
+}
+
+static bool is_cgroupfs(const char *fstype)
+{
+	return strcmp(fstype, "cgroup") == 0 || strcmp(fstype, "cgroup2") == 0;
+}
+
+/* The host's mount point of the cgroup hierarchy on device `dev`. */
+static char *host_hierarchy(const char *dev)
+{
+	cleanup_free char *data = NULL;
+	size_t len;
+
+	if (tern_read_file("/proc/self/mountinfo", &data, &len, 0, NULL) < 0)
+		return NULL;
+	for (char *save = NULL, *l = strtok_r(data, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		mountinfo_line m;
+		if (parse_mountinfo(l, &m) && is_cgroupfs(m.fstype) && strcmp(m.dev, dev) == 0 &&
+		    strcmp(m.root, "/") == 0)
+			return tern_xstrdup(m.mountpoint);
+	}
+	return NULL;
+}
+
+/* The container's cgroup mounts (binds of its own cgroup directory, or
+ * cgroupns mounts rooted there) cannot be dumped as such: CRIU wants the
+ * root of a mount's filesystem to be visible. They become external
+ * mounts, and restore binds the new cgroup's directory there. */
+static int external_cgroup_mounts(criu_session *s, pid_t pid, descriptor *d, tern_error **err)
+{
+	cleanup_free char *path = tern_strdup_printf("/proc/%d/mountinfo", pid);
+	cleanup_free char *data = NULL;
+	size_t len;
+	int ret = tern_read_file(path, &data, &len, 0, err);
+
+	if (ret < 0)
+		return ret;
+	for (char *save = NULL, *l = strtok_r(data, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		mountinfo_line m;
+		if (!parse_mountinfo(l, &m) || !is_cgroupfs(m.fstype))
+			continue;
+		cleanup_free char *host = host_hierarchy(m.dev);
+		if (host == NULL)
+			return tern_error_make_quiet(err, ENOENT,
+						     "cgroup mount `%s` of the container: no host "
+						     "hierarchy on device %s",
+						     m.mountpoint, m.dev);
+		criu_local_add_ext_mount(s->opts, m.mountpoint, m.mountpoint);
+		d->cg_mounts = tern_cli_strv_add(d->cg_mounts,
+						 tern_strdup_printf("%s %s", m.mountpoint, host));
+	}
+	return 0;
+}
+
+/* ---- stdio ---- */
+
+static int fd_mnt_id(pid_t pid, int fd)
+{
+	cleanup_free char *path = tern_strdup_printf("/proc/%d/fdinfo/%d", pid, fd);
+	cleanup_free char *data = NULL;
+	size_t len;
+	char *p;
+
+	if (tern_read_file(path, &data, &len, 0, NULL) < 0)
+		return -1;
+	p = strstr(data, "mnt_id:");
+	return p ? atoi(p + 7) : -1;
+}
+
+static bool mount_in(const char *mountinfo, int mnt_id)
+{
+	char want[32];
+	size_t n = (size_t)snprintf(want, sizeof(want), "%d ", mnt_id);
+
+	for (const char *l = mountinfo; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (strncmp(l, want, n) == 0)
+			return true;
+	return false;
+}
+
+/* The init's stdin, stdout and stderr usually come from outside the
+ * container (the pipes or files `tern run -d` was given). A pipe is dumped
+ * by CRIU; a file on a mount the container does not have is declared
+ * external. Either way restore hands the same slot its own fd 0-2, as runc
+ * does. */
+static int external_stdio(criu_session *s, pid_t pid, descriptor *d)
+{
+	cleanup_free char *mi_path = tern_strdup_printf("/proc/%d/mountinfo", pid);
+	cleanup_free char *mountinfo = NULL;
+	size_t len;
+
+	if (tern_read_file(mi_path, &mountinfo, &len, 0, NULL) < 0)
+		return 0;
+	for (int fd = 0; fd < 3; fd++) {
+		cleanup_free char *link = tern_strdup_printf("/proc/%d/fd/%d", pid, fd);
+		char target[PATH_MAX];
+		struct stat st;
+		ssize_t n = readlink(link, target, sizeof(target) - 1);
+		if (n < 0 || stat(link, &st) < 0)
+			continue;
+		target[n] = '\0';
+		if (strncmp(target, "pipe:", 5) == 0) {
+			d->stdio[fd] = tern_xstrdup(target);
+			continue;
+		}
+		if (target[0] != '/')
+			continue; /* sockets, anon inodes: --ext-unix-sk and friends */
+		int mnt = fd_mnt_id(pid, fd);
+		if (mnt < 0 || mount_in(mountinfo, mnt))
+			continue;
+		d->stdio[fd] =
+		    tern_strdup_printf("file[%x:%lx]", (unsigned)mnt, (unsigned long)st.st_ino);
+		bool seen = false;
+		for (int j = 0; j < fd; j++)
+			seen = seen || (d->stdio[j] && strcmp(d->stdio[j], d->stdio[fd]) == 0);
+		if (!seen)
+			criu_local_add_external(s->opts, d->stdio[fd]);
+	}
+	return 0;
+}
+
+/* ---- checkpoint ---- */
+
+static int check_dirty_tracking(criu_session *s, tern_error **err)
+{
+	struct criu_feature_check f = {.mem_track = true};
+
+	if (criu_local_feature_check(s->opts, &f, sizeof(f)) < 0 || !f.mem_track)
+		return tern_error_make_quiet(
+		    err, ENOTSUP,
+		    "--pre-dump: this kernel lacks memory dirty tracking (soft-dirty page bits, "
+		    "CONFIG_MEM_SOFT_DIRTY), which CRIU needs to pre-dump and to write "
+		    "incremental images; checkpoint without --pre-dump");
+	return 0;
+}
+
+static int make_image_dir(const char *path, bool *created, tern_error **err)
+{
+	struct stat st;
+
+	*created = false;
+	if (stat(path, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return tern_error_make(err, ENOTDIR, "--image-path `%s`", path);
+		return 0;
+	}
+	if (mkdir(path, 0700) < 0)
+		return tern_error_make(err, errno, "--image-path `%s`", path);
+	*created = true;
+	return 0;
+}
+
+static void remove_tree(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) < 0 && errno == EISDIR) {
+			cleanup_free char *sub = tern_strdup_printf("%s/%s", path, e->d_name);
+			remove_tree(sub);
+		}
+	}
+	closedir(d);
+	rmdir(path);
+}
+
+static int copy_file_into(int dirfd, const char *name, const char *src, tern_error **err)
+{
+	cleanup_free char *data = NULL;
+	size_t len;
+	int ret = tern_read_file(src, &data, &len, 0, err);
+
+	if (ret < 0)
+		return ret;
+	cleanup_close int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || tern_write_all(fd, data, len) < 0)
+		return tern_error_make(err, errno, "write %s", name);
+	return 0;
+}
+
+static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *config,
+			const tern_ckpt_opts *o, tern_container_dir *dir, tern_error **err)
+{
+	descriptor d = {.id = tern_xstrdup(st->id)};
+	cleanup_free char *freezer = NULL;
+	int ret;
+
+	criu_local_set_pid(s->opts, st->pid);
+	criu_local_set_root(s->opts, st->rootfs);
+	criu_local_set_leave_running(s->opts, o->leave_running || o->pre_dump);
+	if (freezer_dir(&st->cgroup_paths, &freezer))
+		criu_local_set_freeze_cgroup(s->opts, freezer);
+	/* CRIU skips the pages unchanged since the parent only when it
+	 * tracks memory (soft-dirty bits) in both dumps */
+	if (o->pre_dump || o->parent_path)
+		criu_local_set_track_mem(s->opts, true);
+	if (o->parent_path)
+		criu_local_set_parent_images(s->opts, (char *)o->parent_path);
+	if (o->page_server) {
+		cleanup_free char *addr = tern_xstrdup(o->page_server);
+		char *colon = strrchr(addr, ':');
+		if (colon == NULL || colon == addr || !colon[1])
+			return tern_error_make_quiet(
+			    err, EINVAL, "--page-server `%s`: expected IP:PORT", o->page_server);
+		*colon = '\0';
+		criu_local_set_page_server_address_port(
+		    s->opts, addr, tern_cli_parse_int("page-server", colon + 1));
+	}
+	/* bind mounts from outside the rootfs are not the container's to
+	 * dump: CRIU records them by destination, restore binds the new
+	 * config's source there */
+	for (size_t i = 0; i < config->mounts_len; i++) {
+		const oci_mount *m = &config->mounts[i];
+		if (!is_bind(m))
+			continue;
+		criu_local_add_ext_mount(s->opts, m->destination, m->destination);
+		d.ext_mounts = tern_cli_strv_add(d.ext_mounts, tern_xstrdup(m->destination));
+	}
+	const oci_namespace *net = config_ns(config, OCI_NS_NETWORK);
+	if (net && net->path) {
+		cleanup_free char *nspath = tern_strdup_printf("/proc/%d/ns/net", st->pid);
+		struct stat nst;
+		if (stat(nspath, &nst) < 0) {
+			descriptor_clear(&d);
+			return tern_error_make(err, errno, "%s", nspath);
+		}
+		cleanup_free char *ext =
+		    tern_strdup_printf("net[%lu]:%s", (unsigned long)nst.st_ino, NETNS_KEY);
+		criu_local_add_external(s->opts, ext);
+		d.netns_external = true;
+	}
+	ret = external_cgroup_mounts(s, st->pid, &d, err);
+	if (ret < 0) {
+		descriptor_clear(&d);
+		return ret;
+	}
+	external_stdio(s, st->pid, &d);
+	d.terminal = config->process && config->process->terminal;
+	if (d.terminal)
+		/* the pty master is held outside the container (by whoever got
+		 * it from --console-socket): the slave is restored as an
+		 * orphan and a new master handed to restore's console socket */
+		criu_local_set_orphan_pts_master(s->opts, true);
+	ret = apply_common(s, o, err);
+	if (ret == 0)
+		ret = descriptor_write(s->images_fd, &d, err);
+	if (ret == 0) {
+		cleanup_free char *cfg = tern_strdup_printf("%s/%s", dir->dir, TERN_CONFIG_COPY);
+		ret = copy_file_into(s->images_fd, TERN_CKPT_CONFIG, cfg, err);
+	}
+	descriptor_clear(&d);
+	return ret;
+}
+
+int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const char *id,
+			      const tern_ckpt_opts *o, tern_error **err)
+{
+	cleanup_state_dir tern_container_dir *dir = NULL;
+	criu_session s = {.images_fd = -1, .work_fd = -1};
+	const char *images = o->image_path ? o->image_path : "checkpoint";
+	oci_state *st = NULL;
+	oci_config *config = NULL;
+	bool created_images = false;
+	int ret;
+
+	ret = tern_container_load(rt, id, &dir, &st, &config, err);
+	if (ret < 0)
+		return ret;
+	if (strcmp(st->status, "running") != 0 && strcmp(st->status, "paused") != 0) {
+		ret = tern_error_make_quiet(
+		    err, EINVAL, "cannot checkpoint container `%s`: it is %s, not running", id,
+		    st->status);
+		goto out;
+	}
+	if (config == NULL) {
+		ret = tern_error_make_quiet(err, EINVAL,
+					    "cannot checkpoint container `%s`: its config copy in "
+					    "`%s` is unreadable",
+					    id, dir->dir);
+		goto out;
+	}
+	if (o->work_path && tern_mkdir_p(o->work_path, 0700, err) < 0) {
+		ret = tern_error_wrap(err, "--work-path");
+		goto out;
+	}
+	ret = make_image_dir(images, &created_images, err);
+	if (ret < 0)
+		goto out;
+	ret = session_open(&s, criu, images, o->work_path,
+			   o->pre_dump ? "pre-dump.log" : "dump.log", err);
+	if (ret < 0)
+		goto out;
+	if (o->pre_dump) {
+		ret = check_dirty_tracking(&s, err);
+		if (ret < 0)
+			goto out;
+	}
+	ret = prepare_dump(&s, st, config, o, dir, err);
+	if (ret < 0)
+		goto out;
+	ret = o->pre_dump ? criu_local_pre_dump(s.opts) : criu_local_dump(s.opts);
+	if (ret < 0) {
+		/* the image directory tern made goes; the log stays with the
+		 * container's state (delete removes it) */
+		cleanup_free char *why =
+		    log_tail(&s, created_images && !o->work_path ? dir->dir : NULL);
+		ret =
+		    tern_error_make_quiet(err, ECANCELED, "checkpoint of `%s`: criu %s failed: %s",
+					  id, o->pre_dump ? "pre-dump" : "dump", why);
+		goto out;
+	}
+	if (o->status_fd >= 0) {
+		/* runc writes a byte when the images are complete */
+		char zero = 0;
+		if (write(o->status_fd, &zero, 1) < 0)
+			tern_debug("--status-fd %d: %s", o->status_fd, strerror(errno));
+		close(o->status_fd);
+	}
+out:
+	if (ret < 0 && created_images)
+		remove_tree(images);
+	session_clear(&s);
+	oci_state_free(st);
+	oci_config_free(config);
+	return ret;
+}
+
+/* ---- restore ---- */
+
+/* libcriu's notify callback has no user argument */
+static struct {
+	const oci_config *config;
+	oci_state *state;
+	tern_error *hook_err;
+} notify_ctx;
+
+/* runc runs the prestart and createRuntime hooks when CRIU has set up the
+ * namespaces of the restored tree, before its processes resume: we do
+ * the same, with the new config's hooks. */
+static int restore_notify(char *action, criu_notify_arg_t na)
+{
+	const oci_hooks *h = notify_ctx.config->hooks;
+
+	if (strcmp(action, "setup-namespaces") != 0 || h == NULL)
+		return 0;
+	cleanup_free char *json = NULL;
+	notify_ctx.state->pid = criu_notify_pid(na);
+	notify_ctx.state->status = "creating";
+	if (oci_state_to_json(notify_ctx.state, OCI_STATE_HOOK, &json, NULL) < 0)
+		return -1;
+	if (tern_hooks_run(&h->prestart, "prestart", json, &notify_ctx.hook_err) < 0 ||
+	    tern_hooks_run(&h->create_runtime, "createRuntime", json, &notify_ctx.hook_err) < 0)
+		return -1;
+	return 0;
+}
+
+static const oci_mount *find_bind(const oci_config *c, const char *dest)
+{
+	for (size_t i = 0; i < c->mounts_len; i++)
+		if (is_bind(&c->mounts[i]) && strcmp(c->mounts[i].destination, dest) == 0)
+			return &c->mounts[i];
+	return NULL;
+}
+
+typedef struct {
+	tern_container c;
+	descriptor d;
+	criu_session s;
+	int netns_fd;
+} restore_ctx;
+
+static int restore_mounts(restore_ctx *r, tern_error **err)
+{
+	for (char **m = r->d.ext_mounts; m && *m; m++) {
+		const oci_mount *bind = find_bind(r->c.config, *m);
+		if (bind == NULL || bind->source == NULL)
+			return tern_error_make_quiet(
+			    err, EINVAL,
+			    "mounts: the checkpoint has a bind mount at `%s`, the new "
+			    "config.json has none there",
+			    *m);
+		cleanup_free char *src =
+		    bind->source[0] == '/' ? tern_xstrdup(bind->source)
+					   : tern_strdup_printf("%s/%s", r->c.bundle, bind->source);
+		if (access(src, F_OK) < 0)
+			return tern_error_make(err, errno, "mounts: bind source `%s` for `%s`", src,
+					       *m);
+		criu_local_add_ext_mount(r->s.opts, *m, src);
+	}
+	for (char **m = r->d.cg_mounts; m && *m; m++) {
+		cleanup_free char *key = tern_xstrdup(*m);
+		char *host = strchr(key, ' ');
+		*host++ = '\0';
+		const char *cg = NULL;
+		for (size_t i = 0; i < r->c.cgroup_paths.len; i++)
+			if (strcmp(r->c.cgroup_paths.items[i].key, host) == 0)
+				cg = r->c.cgroup_paths.items[i].value;
+		if (cg == NULL)
+			return tern_error_make_quiet(
+			    err, ENOENT,
+			    "the checkpoint has a cgroup mount of the "
+			    "hierarchy `%s`, which this host does not have",
+			    host);
+		cleanup_free char *src = tern_strdup_printf("%s%s", host, cg);
+		criu_local_add_ext_mount(r->s.opts, key, src);
+	}
+	/* CRIU mounts the restored tree below --root, which must be a mount
+	 * point (we are in a mount namespace of our own, see
+	 * tern_container_restore) */
+	if (mount(r->c.rootfs, r->c.rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return tern_error_make(err, errno, "bind the rootfs `%s` onto itself", r->c.rootfs);
+	criu_local_set_root(r->s.opts, r->c.rootfs);
+	return 0;
+}
+
+static int restore_cgroup_roots(restore_ctx *r)
+{
+	const oci_map *p = &r->c.cgroup_paths;
+	bool same = true;
+
+	for (size_t i = 1; i < p->len; i++)
+		if (strcmp(p->items[i].value, p->items[0].value) != 0)
+			same = false;
+	if (p->len && same)
+		return criu_local_add_cg_root(r->s.opts, NULL, p->items[0].value);
+	for (size_t i = 0; i < p->len; i++) {
+		const char *b = strrchr(p->items[i].key, '/');
+		b = b ? b + 1 : p->items[i].key;
+		if (strcmp(b, "unified") == 0)
+			continue;
+		cleanup_free char *ctrl =
+		    strcmp(b, "systemd") == 0 ? tern_xstrdup("name=systemd") : tern_xstrdup(b);
+		criu_local_add_cg_root(r->s.opts, ctrl, p->items[i].value);
+	}
+	return 0;
+}
+
+static int load_new_bundle(restore_ctx *r, const char *images, tern_error **err)
+{
+	cleanup_free char *config_path = NULL;
+	char *msg = NULL;
+	int ret;
+
+	r->c.bundle = tern_absolute_path(r->c.opts->bundle ? r->c.opts->bundle : ".");
+	config_path = tern_strdup_printf("%s/config.json", r->c.bundle);
+	ret = oci_config_parse_file(config_path, &r->c.config, &msg);
+	if (ret < 0) {
+		tern_error_make_literal(err, -ret, msg ? msg : "config.json: invalid");
+		free(msg);
+		return ret;
+	}
+	cleanup_free char *joined =
+	    r->c.config->root->path[0] == '/'
+		? tern_xstrdup(r->c.config->root->path)
+		: tern_strdup_printf("%s/%s", r->c.bundle, r->c.config->root->path);
+	r->c.rootfs = realpath(joined, NULL);
+	if (r->c.rootfs == NULL)
+		return tern_error_make(err, errno, "root.path: rootfs `%s`", joined);
+	if (r->d.terminal && r->c.opts->console_socket == NULL)
+		return tern_error_make_quiet(err, EINVAL,
+					     "the checkpoint in `%s` has a terminal: restore needs "
+					     "--console-socket to send the new pty master to",
+					     images);
+	if (r->d.netns_external) {
+		const oci_namespace *net = config_ns(r->c.config, OCI_NS_NETWORK);
+		if (net == NULL || net->path == NULL)
+			return tern_error_make_quiet(
+			    err, EINVAL,
+			    "linux.namespaces: the checkpointed container joined a network "
+			    "namespace by path; the new config.json must name one too");
+		r->netns_fd = open(net->path, O_RDONLY | O_CLOEXEC);
+		if (r->netns_fd < 0)
+			return tern_error_make(err, errno, "linux.namespaces: network path `%s`",
+					       net->path);
+	}
+	if (r->c.rt->systemd_cgroup)
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "restore with --systemd-cgroup is not supported");
+	return 0;
+}
+
+static int check_images(const char *images, tern_error **err)
+{
+	struct stat st;
+	cleanup_free char *inv = tern_strdup_printf("%s/inventory.img", images);
+
+	if (stat(images, &st) < 0)
+		return tern_error_make(err, errno, "--image-path `%s`", images);
+	if (!S_ISDIR(st.st_mode))
+		return tern_error_make(err, ENOTDIR, "--image-path `%s`", images);
+	if (stat(inv, &st) < 0)
+		return tern_error_make_quiet(err, ENOENT,
+					     "--image-path `%s` holds no checkpoint (no "
+					     "inventory.img): No such file or directory",
+					     images);
+	return 0;
+}
+
+static void fill_restored_state(oci_state *s, const restore_ctx *r)
+{
+	memset(s, 0, sizeof(*s));
+	s->oci_version = r->c.config->oci_version;
+	s->id = (char *)r->c.id;
+	s->status = "running";
+	s->pid = r->c.pid;
+	s->bundle = r->c.bundle;
+	s->annotations = r->c.config->annotations;
+	s->rootfs = r->c.rootfs;
+	s->created = r->c.created;
+	s->owner = "";
+	s->cgroup_path = r->c.cgroup_path;
+	s->cgroup_paths = r->c.cgroup_paths;
+	s->own_cgroup = r->c.own_cgroup;
+	s->config_path = TERN_CONFIG_COPY;
+}
+
+static int send_pty_master(restore_ctx *r, tern_error **err)
+{
+	int master = criu_get_orphan_pts_master_fd();
+
+	if (master < 0)
+		return tern_error_make_quiet(err, EIO, "criu sent no pty master for the terminal");
+	fcntl(master, F_SETFD, FD_CLOEXEC);
+	int ret = tern_console_send_fd(r->c.console_sock, master, "console", err);
+	close(master);
+	return ret < 0 ? tern_error_wrap(err, "--console-socket `%s`", r->c.opts->console_socket)
+		       : 0;
+}
+
+static int do_restore(restore_ctx *r, const char *criu, const char *images, const tern_ckpt_opts *o,
+		      tern_error **err)
+{
+	oci_state s;
+	int ret;
+
+	ret = check_images(images, err);
+	if (ret < 0)
+		return ret;
+	ret = descriptor_read(images, &r->d, err);
+	if (ret < 0)
+		return ret;
+	ret = load_new_bundle(r, images, err);
+	if (ret < 0)
+		return ret;
+	if (r->c.opts->console_socket) {
+		r->c.console_sock = tern_console_socket_connect(r->c.opts->console_socket, err);
+		if (r->c.console_sock < 0)
+			return tern_error_wrap(err, "--console-socket `%s`",
+					       r->c.opts->console_socket);
+	}
+	if (o->work_path && tern_mkdir_p(o->work_path, 0700, err) < 0)
+		return tern_error_wrap(err, "--work-path");
+	ret = session_open(&r->s, criu, images, o->work_path, "restore.log", err);
+	if (ret < 0)
+		return ret;
+	ret = apply_common(&r->s, o, err);
+	if (ret < 0)
+		return ret;
+	criu_local_set_tcp_close(r->s.opts, o->tcp_close);
+	if (o->parent_path)
+		criu_local_set_parent_images(r->s.opts, (char *)o->parent_path);
+	if (o->lsm_profile)
+		criu_local_set_lsm_profile(r->s.opts, (char *)o->lsm_profile);
+	if (o->lsm_mount_context)
+		criu_local_set_lsm_mount_context(r->s.opts, (char *)o->lsm_mount_context);
+	if (r->d.terminal)
+		criu_local_set_orphan_pts_master(r->s.opts, true);
+	for (int fd = 0; fd < 3; fd++) {
+		bool seen = false;
+		if (r->d.stdio[fd] == NULL)
+			continue;
+		for (int j = 0; j < fd; j++)
+			seen =
+			    seen || (r->d.stdio[j] && strcmp(r->d.stdio[j], r->d.stdio[fd]) == 0);
+		if (!seen)
+			criu_local_add_inherit_fd(r->s.opts, fd, r->d.stdio[fd]);
+	}
+	if (r->netns_fd >= 0) {
+		fcntl(r->netns_fd, F_SETFD, 0);
+		criu_local_add_inherit_fd(r->s.opts, r->netns_fd, NETNS_KEY);
+	}
+
+	ret = tern_state_dir_create(r->c.rt->root, r->c.id, &r->c.dir, err);
+	if (ret < 0)
+		return ret;
+	r->c.created = tern_state_now_rfc3339();
+	{
+		cleanup_free char *src = tern_strdup_printf("%s/config.json", r->c.bundle);
+		ret = copy_file_into(r->c.dir->dirfd, TERN_CONFIG_COPY, src, err);
+		if (ret < 0)
+			return ret;
+	}
+	/* the cgroup of the *new* config, with its limits, before any
+	 * restored process runs; CRIU puts the tree there (cgroup root) */
+	ret = tern_container_cgroup_prepare(&r->c, err);
+	if (ret < 0)
+		return ret;
+	fill_restored_state(&s, r);
+	s.status = "creating";
+	ret = tern_state_write(r->c.dir, &s, err);
+	if (ret < 0)
+		return ret;
+	restore_cgroup_roots(r);
+	ret = restore_mounts(r, err);
+	if (ret < 0)
+		return ret;
+
+	notify_ctx.config = r->c.config;
+	notify_ctx.state = &s;
+	criu_local_set_notify_cb(r->s.opts, restore_notify);
+	ret = criu_local_restore_child(r->s.opts);
+	s.pid = 0;
+	if (ret <= 0) {
+		if (notify_ctx.hook_err) {
+			tern_error_free(*err);
+			*err = steal_pointer(&notify_ctx.hook_err);
+			return tern_error_wrap(err, "restore of `%s`", r->c.id);
+		}
+		cleanup_free char *why = log_tail(&r->s, NULL);
+		return tern_error_make_quiet(
+		    err, ECANCELED, "restore of `%s`: criu restore failed: %s", r->c.id, why);
+	}
+	r->c.pid = ret;
+	/* with --manage-cgroups-mode ignore CRIU leaves the tree where it
+	 * was: at least the init goes into the container's cgroup */
+	tern_cgroup_enter(&r->c.cgroup_paths, r->c.pid, NULL);
+	if (r->d.terminal) {
+		ret = send_pty_master(r, err);
+		if (ret < 0)
+			return ret;
+	}
+	fill_restored_state(&s, r);
+	s.pid_start_time = tern_process_start_time(r->c.pid);
+	ret = tern_state_write(r->c.dir, &s, err);
+	if (ret < 0)
+		return ret;
+	if (r->c.opts->pid_file) {
+		char buf[32];
+		int len = snprintf(buf, sizeof(buf), "%d", r->c.pid);
+		ret = tern_write_file(r->c.opts->pid_file, buf, (size_t)len, 0644, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "--pid-file");
+	}
+	return 0;
+}
+
+static void rollback_restore(restore_ctx *r)
+{
+	if (r->c.pid > 0) {
+		kill(r->c.pid, SIGKILL);
+		waitpid(r->c.pid, NULL, 0);
+		r->c.pid = 0;
+	}
+	if (r->c.own_cgroup)
+		tern_cgroup_remove(&r->c.cgroup_paths, NULL, NULL);
+	if (r->c.dir) {
+		tern_state_dir_remove(r->c.dir, NULL);
+		r->c.dir = NULL;
+	}
+}
+
+static int wait_exit(pid_t pid)
+{
+	int status;
+
+	for (;;) {
+		pid_t w = waitpid(-1, &status, 0);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return 255;
+		if (w != pid)
+			continue;
+		if (WIFEXITED(status))
+			return WEXITSTATUS(status);
+		return 128 + WTERMSIG(status);
+	}
+}
+
+int tern_container_restore(const tern_runtime *rt, const char *criu, const char *id,
+			   const tern_create_opts *copts, const tern_ckpt_opts *o, int *exit_status,
+			   tern_error **err)
+{
+	restore_ctx r = {
+	    .c = {.rt = rt, .opts = copts, .id = id, .console_sock = -1, .console_recv = -1},
+	    .s = {.images_fd = -1, .work_fd = -1},
+	    .netns_fd = -1};
+	const char *images = o->image_path ? o->image_path : "checkpoint";
+	int ret;
+
+	*exit_status = 0;
+	ret = tern_state_check_id(id, err);
+	if (ret < 0)
+		return ret;
+	if (!copts->detach && !copts->no_subreaper)
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* Everything restore mounts (the rootfs bind CRIU wants as --root)
+	 * goes in a mount namespace of our own, so nothing is left on the host
+	 * whatever happens. First of all: a directory opened before would
+	 * belong to the old namespace, and CRIU's mounts below it (the cgroup
+	 * yard in its work dir) would fail with EINVAL. */
+	if (unshare(CLONE_NEWNS) < 0)
+		return tern_error_make(err, errno, "unshare the mount namespace for restore");
+	/* slave, not private: nothing goes back to the host, yet CRIU can
+	 * still copy a shared mount's peer group onto the restored mounts */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return tern_error_make(err, errno, "make / a slave mount for restore");
+	ret = do_restore(&r, criu, images, o, err);
+	if (ret < 0)
+		rollback_restore(&r);
+	pid_t pid = r.c.pid;
+	session_clear(&r.s);
+	descriptor_clear(&r.d);
+	if (r.netns_fd >= 0)
+		close(r.netns_fd);
+	if (r.c.console_sock >= 0)
+		close(r.c.console_sock);
+	oci_config_free(r.c.config);
+	tern_state_dir_free(r.c.dir);
+	free(r.c.bundle);
+	free(r.c.rootfs);
+	free(r.c.cgroup_path);
+	oci_map_clear(&r.c.cgroup_paths);
+	free(r.c.created);
+	if (ret < 0 || copts->detach)
+		return ret;
+	/* foreground: wait as `run` does, then delete */
+	*exit_status = wait_exit(pid);
+	tern_error *derr = NULL;
+	if (tern_container_delete(rt, id, true, &derr) < 0) {
+		tern_warn("%s", derr->msg);
+		tern_error_free(derr);
+	}
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* Checkpoint and restore with CRIU, through libcriu.
+ *
+ * libcriu speaks CRIU's RPC protocol to a criu binary it starts itself
+ * (swrk mode), so tern links the system's libcriu yet drives whichever criu
+ * works on this kernel: `--criu PATH`, then $TERN_CRIU, then the private
+ * install of scripts/install-criu.sh, then `criu` in PATH.
+ *
+ * A checkpoint directory holds CRIU's images plus two files of tern's own,
+ * so that it can be restored under another --root, id and bundle path:
+ *   tern-config.json      the config.json the container was created with
+ *   tern-checkpoint.txt   "key value" lines: the id, the external mounts
+ *                         (key = mount destination), whether the netns was
+ *                         joined from a path, whether there was a terminal.
+ *
+ * External mounts: bind mounts from the bundle (and cgroup binds) are not
+ * dumped; their destination is their key, and restore maps each key to the
+ * source named by the *new* config.
+ */
+#pragma once
+
+#include "cli.h"
+#include "container.h"
+
+#include <stdbool.h>
+
+#define TERN_CRIU_PRIVATE    "/opt/tern-criu/bin/criu"
+#define TERN_CKPT_CONFIG     "tern-config.json"
+#define TERN_CKPT_DESCRIPTOR "tern-checkpoint.txt"
+
+typedef struct {
+	const char *image_path;	 /* default ./checkpoint */
+	const char *work_path;	 /* logs; default: the image path */
+	const char *parent_path; /* previous (pre-)dump, relative to image_path */
+	const char *manage_cgroups_mode;
+	const char *page_server; /* IP:PORT */
+	const char *lsm_profile;
+	const char *lsm_mount_context;
+	char **empty_ns;
+	int status_fd; /* -1 */
+	bool leave_running;
+	bool tcp_established;
+	bool tcp_close;
+	bool ext_unix_sk;
+	bool shell_job;
+	bool file_locks;
+	bool pre_dump;
+	bool auto_dedup;
+	bool lazy_pages;
+	bool link_remap;
+} tern_ckpt_opts;
+
+/* The criu to use (malloc'd path), or a clear error naming every place
+ * looked at. `flag` is --criu (may be NULL). */
+int tern_criu_find(const char *flag, char **path, tern_error **err);
+
+int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const char *id,
+			      const tern_ckpt_opts *o, tern_error **err);
+
+/* Restore into a new container `id` from the bundle in copts->bundle.
+ * Without --detach, wait for it as `run` does: *exit_status. */
+int tern_container_restore(const tern_runtime *rt, const char *criu, const char *id,
+			   const tern_create_opts *copts, const tern_ckpt_opts *o, int *exit_status,
+			   tern_error **err);

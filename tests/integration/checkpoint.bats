@@ -1,0 +1,564 @@
+#!/usr/bin/env bats
+# checkpoint and restore with CRIU (criu 4.2.1 from scripts/install-criu.sh,
+# driven through libcriu). Incremental dumps need soft-dirty tracking, which
+# this kernel lacks: those run in the qemu guest (tests/integration-criu-guest).
+
+load helpers
+
+setup() {
+	if is_runc; then
+		# runc deletes a container after its checkpoint and has no
+		# tern-checkpoint.txt; bench/checkpoint-bench.sh compares the two
+		skip "checkpoint.bats checks tern's own checkpoint state and files"
+	fi
+	setup_bundle
+	IMG=$BATS_TEST_TMPDIR/img
+	# runc takes the same images; checkpoints must not depend on the cwd
+	cd "$BATS_TEST_TMPDIR"
+}
+
+teardown() {
+	teardown_bundle
+}
+
+# start_detached ID [BUNDLE]: run -d in the bundle and wait until running.
+start_detached() {
+	tern run -d -b "${2:-$BUNDLE}" "$1" >/dev/null
+	wait_status "$1" running
+}
+
+# counter NAME: a shell loop that counts in /tmp/NAME every 0.1 s (written
+# to a temporary file and renamed, so a reader never sees it half written).
+counter() {
+	echo "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/.c; mv /tmp/.c /tmp/$1; sleep 0.1; done; sleep $MARK"
+}
+
+# in_ct ID CMD: run a shell command inside the container.
+in_ct() {
+	local id=$1
+	shift
+	tern exec "$id" /bin/sh -c "$*"
+}
+
+@test "checkpoint: a counter goes on from where it was after restore" {
+	set_cmd "$(counter count)"
+	start_detached "$ID"
+	sleep 1
+	run tern checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(state_field "$ID" status)" = stopped ]
+	[ -f "$IMG/inventory.img" ]
+	before=$(cat "$BUNDLE/rootfs/tmp/count")
+	tern delete "$ID"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(state_field "$ID" status)" = running ]
+	sleep 1
+	after=$(cat "$BUNDLE/rootfs/tmp/count")
+	echo "before=$before after=$after"
+	[ "$after" -gt "$before" ]
+	# the same process went on: its count did not start over from 1
+	[ "$after" -lt $((before + 40)) ]
+}
+
+@test "checkpoint: the restored container works with exec, pause, resume, kill and delete" {
+	set_cmd "echo started > /tmp/mark; sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	tern restore -d --pid-file "$BATS_TEST_TMPDIR/pid" --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$(state_field "$ID" status)" = running ]
+	pid=$(state_field "$ID" pid)
+	[ "$pid" -gt 0 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/pid")" = "$pid" ]
+	# the state's pid is the restored sleep itself
+	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "sleep $MARK"
+	run tern exec "$ID" cat /tmp/mark
+	[ "$status" -eq 0 ]
+	[ "$output" = started ]
+	tern pause "$ID"
+	[ "$(state_field "$ID" status)" = paused ]
+	tern resume "$ID"
+	[ "$(state_field "$ID" status)" = running ]
+	tern kill "$ID" KILL
+	wait_status "$ID" stopped
+	tern delete "$ID"
+	check_nothing_left "$ID"
+}
+
+@test "checkpoint: restore without --detach waits, exits with the status and deletes" {
+	set_cmd "while [ ! -e /tmp/go ]; do sleep 0.1; done; exit 7"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	# the restored loop sees it and exits
+	touch "$BUNDLE/rootfs/tmp/go"
+	run tern restore --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 7 ]
+	[ ! -e "$ROOT/$ID" ]
+	check_nothing_left "$ID"
+}
+
+@test "checkpoint: 256 MiB of memory come back byte for byte" {
+	set_args /bin/memhash 256 /tmp/hash
+	start_detached "$ID"
+	wait_for_file "$BUNDLE/rootfs/tmp/hash"
+	read -r what before <"$BUNDLE/rootfs/tmp/hash"
+	[ "$what" = first ]
+	tern checkpoint --image-path "$IMG" "$ID"
+	# the pages are in the image: at least 256 MiB of it
+	size=$(du -sm "$IMG" | cut -f1)
+	echo "image: $size MiB"
+	[ "$size" -ge 256 ]
+	tern delete "$ID"
+	rm "$BUNDLE/rootfs/tmp/hash"
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	tern kill "$ID" USR1
+	wait_for_file "$BUNDLE/rootfs/tmp/hash"
+	read -r what after <"$BUNDLE/rootfs/tmp/hash"
+	echo "before $before after $after"
+	[ "$what" = again ]
+	[ "$after" = "$before" ]
+}
+
+@test "checkpoint: a shell on a pty from --console-socket is typed into after restore" {
+	update_config '.process.terminal = true | .process.args = ["/bin/sh"]'
+	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out" $'KEPT=remembered\n'
+	tern run -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" -b "$BUNDLE" "$ID"
+	wait_status "$ID" running
+	sleep 0.5
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	wait "$RECVTTY_PID" || true
+	# a new console socket gets a new pty master, and the same shell
+	# (it still has KEPT) reads what is typed into it
+	start_recvtty "$BATS_TEST_TMPDIR/tty2.sock" "$BATS_TEST_TMPDIR/tty2.out" $'echo "$KEPT-$((6*7))"\n'
+	tern restore -d --console-socket "$BATS_TEST_TMPDIR/tty2.sock" --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$(state_field "$ID" status)" = running ]
+	for _ in $(seq 50); do
+		grep -q remembered-42 "$BATS_TEST_TMPDIR/tty2.out" && break
+		sleep 0.1
+	done
+	cat "$BATS_TEST_TMPDIR/tty2.out"
+	grep -q remembered-42 "$BATS_TEST_TMPDIR/tty2.out"
+}
+
+@test "checkpoint: a terminal checkpoint cannot be restored without --console-socket" {
+	update_config '.process.terminal = true | .process.args = ["/bin/sh"]'
+	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out"
+	tern run -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" -b "$BUNDLE" "$ID"
+	wait_status "$ID" running
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	check_fails_cleanly "has a terminal" "--console-socket"
+}
+
+@test "checkpoint: an established TCP connection survives with --tcp-established" {
+	NETNS=tern-ckpt-$$-$RANDOM
+	ip netns add "$NETNS"
+	ip -n "$NETNS" link set lo up
+	add_namespace network "/var/run/netns/$NETNS"
+	set_args /bin/tcpecho 5555
+	start_detached "$ID"
+	# the client lives outside the container, in the same netns
+	mkfifo "$BATS_TEST_TMPDIR/go"
+	ip netns exec "$NETNS" bash -c '
+		for i in $(seq 50); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
+		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1"
+		read -r _ <"$1/go"
+		echo two >&5; read -r -t 10 -u 5 l; echo "$l" >"$1/r2"' _ "$BATS_TEST_TMPDIR" 3>&- &
+	EXTRA_PIDS=$!
+	wait_for_file "$BATS_TEST_TMPDIR/r1"
+	[ "$(cat "$BATS_TEST_TMPDIR/r1")" = "1 one" ]
+	run tern checkpoint --tcp-established --image-path "$IMG" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	tern delete "$ID"
+	run tern restore -d --tcp-established --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	echo go >"$BATS_TEST_TMPDIR/go"
+	wait "$EXTRA_PIDS"
+	# the restored server answers on the same connection, still counting
+	[ "$(cat "$BATS_TEST_TMPDIR/r2")" = "2 two" ]
+}
+
+@test "checkpoint: without --tcp-established an established connection is refused clearly" {
+	NETNS=tern-ckpt-$$-$RANDOM
+	ip netns add "$NETNS"
+	ip -n "$NETNS" link set lo up
+	add_namespace network "/var/run/netns/$NETNS"
+	set_args /bin/tcpecho 5555
+	start_detached "$ID"
+	ip netns exec "$NETNS" bash -c '
+		for i in $(seq 50); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
+		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1"; sleep 30' _ "$BATS_TEST_TMPDIR" 3>&- &
+	EXTRA_PIDS=$!
+	wait_for_file "$BATS_TEST_TMPDIR/r1"
+	run tern checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"criu dump failed"* ]]
+	# the container goes on and the image directory tern made is gone;
+	# criu's log is kept in the container's state directory
+	[[ "$output" == *"(log: $ROOT/$ID/criu-dump.log)"* ]]
+	[ -s "$ROOT/$ID/criu-dump.log" ]
+	[ "$(state_field "$ID" status)" = running ]
+	[ ! -e "$IMG" ]
+}
+
+@test "checkpoint: a bind mount from the bundle and a tmpfs with contents" {
+	mkdir -p "$BATS_TEST_TMPDIR/shared"
+	echo from-host >"$BATS_TEST_TMPDIR/shared/in"
+	update_config '.mounts += [{"destination": "/shared", "type": "bind", "source": "'"$BATS_TEST_TMPDIR"'/shared", "options": ["rbind", "rw"]},
+		{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=8m"]}]'
+	set_cmd "echo in-tmpfs-$MARK > /scratch/data; sleep $MARK"
+	start_detached "$ID"
+	tern exec "$ID" cat /scratch/data
+	tern checkpoint --image-path "$IMG" "$ID"
+	grep -q "mount /shared" "$IMG/tern-checkpoint.txt"
+	tern delete "$ID"
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	run tern exec "$ID" cat /scratch/data
+	[ "$output" = "in-tmpfs-$MARK" ]
+	run tern exec "$ID" cat /shared/in
+	[ "$output" = from-host ]
+	# the bind is live again: a write inside shows on the host
+	tern exec "$ID" sh -c 'echo from-restored > /shared/out'
+	[ "$(cat "$BATS_TEST_TMPDIR/shared/out")" = from-restored ]
+	# the tmpfs is the container's own, not on the host's disk
+	[ ! -e "$BUNDLE/rootfs/scratch/data" ]
+}
+
+@test "checkpoint: --leave-running keeps it running; restore under a new id runs a copy" {
+	set_cmd "$(counter "count-\$(hostname)")"
+	start_detached "$ID"
+	sleep 0.5
+	tern checkpoint --leave-running --image-path "$IMG" "$ID"
+	[ "$(state_field "$ID" status)" = running ]
+	a=$(cat "$BUNDLE/rootfs/tmp/count-tern")
+	sleep 0.5
+	b=$(cat "$BUNDLE/rootfs/tmp/count-tern")
+	[ "$b" -gt "$a" ]
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID-copy"
+	[ "$(state_field "$ID-copy" status)" = running ]
+	[ "$(state_field "$ID" status)" = running ]
+	[ "$(state_field "$ID-copy" pid)" != "$(state_field "$ID" pid)" ]
+	tern delete --force "$ID-copy"
+	[ ! -e "$ROOT/$ID-copy" ]
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
+
+@test "checkpoint: restore on another --root from another bundle path" {
+	set_cmd "$(counter count)"
+	start_detached "$ID"
+	sleep 0.5
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	# move the whole bundle and the images
+	mv "$BUNDLE" "$BATS_TEST_TMPDIR/moved"
+	mv "$IMG" "$BATS_TEST_TMPDIR/img-moved"
+	NEWROOT=$BATS_TEST_TMPDIR/other-root
+	# (criu checks that an inherited stdout file has the mode it had:
+	# mktemp makes it 0600 like the first one)
+	out=$(mktemp "$BATS_TEST_TMPDIR/out.XXXXXX")
+	"$TERN_BIN" --root "$NEWROOT" restore -d --image-path "$BATS_TEST_TMPDIR/img-moved" \
+		-b "$BATS_TEST_TMPDIR/moved" "$ID" >"$out" 2>&1 </dev/null ||
+		{ cat "$out"; false; }
+	st=$("$TERN_BIN" --root "$NEWROOT" state "$ID")
+	echo "$st"
+	[ "$(jq -r .status <<<"$st")" = running ]
+	[ "$(jq -r .bundle <<<"$st")" = "$BATS_TEST_TMPDIR/moved" ]
+	a=$(cat "$BATS_TEST_TMPDIR/moved/rootfs/tmp/count")
+	sleep 0.5
+	b=$(cat "$BATS_TEST_TMPDIR/moved/rootfs/tmp/count")
+	[ "$b" -gt "$a" ]
+	"$TERN_BIN" --root "$NEWROOT" delete --force "$ID"
+	[ ! -e "$NEWROOT/$ID" ]
+	BUNDLE=$BATS_TEST_TMPDIR/moved check_nothing_left "$ID"
+}
+
+@test "checkpoint: restore goes into the cgroup of the new config, with its limits" {
+	update_config ".linux.cgroupsPath = \"/$ID-old\""
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	update_config ".linux.cgroupsPath = \"/$ID-new\" | .linux.resources.memory.limit = 104857600 | .linux.resources.pids.limit = 77"
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	pid=$(state_field "$ID" pid)
+	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+		# pure cgroup v2 (the qemu guest)
+		grep -qx "0::/$ID-new" "/proc/$pid/cgroup"
+		[ "$(cat "/sys/fs/cgroup/$ID-new/memory.max")" = 104857600 ]
+		[ "$(cat "/sys/fs/cgroup/$ID-new/pids.max")" = 77 ]
+		[ ! -e "/sys/fs/cgroup/$ID-old" ]
+		run tern exec "$ID" cat /sys/fs/cgroup/pids.max
+	else
+		for c in memory pids cpu freezer; do
+			grep -qx "$pid" "/sys/fs/cgroup/$c/$ID-new/cgroup.procs"
+		done
+		[ "$(cat "/sys/fs/cgroup/memory/$ID-new/memory.limit_in_bytes")" = 104857600 ]
+		[ "$(cat "/sys/fs/cgroup/pids/$ID-new/pids.max")" = 77 ]
+		[ ! -e "/sys/fs/cgroup/memory/$ID-old" ]
+		# and the container's own /sys/fs/cgroup is the new cgroup
+		run tern exec "$ID" cat /sys/fs/cgroup/pids/pids.max
+	fi
+	[ "$output" = 77 ]
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
+
+@test "checkpoint: restore runs the new config's prestart and createRuntime hooks" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	hook=$BATS_TEST_TMPDIR/hook.sh
+	printf '#!/bin/sh\ncat > "%s/$1.json"\n' "$BATS_TEST_TMPDIR" >"$hook"
+	chmod +x "$hook"
+	update_config '.hooks = {"prestart": [{"path": "'"$hook"'", "args": ["hook", "prestart"]}],
+		"createRuntime": [{"path": "'"$hook"'", "args": ["hook", "createRuntime"]}]}'
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	pid=$(state_field "$ID" pid)
+	for h in prestart createRuntime; do
+		[ "$(jq -r .id "$BATS_TEST_TMPDIR/$h.json")" = "$ID" ]
+		[ "$(jq -r .pid "$BATS_TEST_TMPDIR/$h.json")" = "$pid" ]
+	done
+}
+
+@test "checkpoint: a failing prestart hook on restore fails it cleanly" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	update_config '.hooks = {"prestart": [{"path": "/bin/false"}]}'
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	check_fails_cleanly "prestart hook" "/bin/false"
+}
+
+# ---- bad input ----
+
+@test "checkpoint: restore from a missing image path fails cleanly" {
+	run tern restore -d --image-path "$BATS_TEST_TMPDIR/nope" -b "$BUNDLE" "$ID"
+	check_fails_cleanly "--image-path" "nope" "No such file or directory"
+}
+
+@test "checkpoint: restore from an empty image path fails cleanly" {
+	mkdir "$IMG"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	check_fails_cleanly "holds no checkpoint" "$IMG"
+}
+
+@test "checkpoint: restore from a corrupted image fails cleanly" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	for f in "$IMG"/core-*.img; do
+		head -c 64 /dev/urandom >"$f"
+	done
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	check_fails_cleanly "criu restore failed" "restore.log"
+}
+
+@test "checkpoint: restore to an id that exists fails and leaves it alone" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --leave-running --image-path "$IMG" "$ID"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"already exists"* ]]
+	[ "$(state_field "$ID" status)" = running ]
+	[ "$(pgrep -fc "sleep $MARK")" -eq 1 ]
+}
+
+@test "checkpoint: a stopped container cannot be checkpointed" {
+	tern run -d -b "$BUNDLE" "$ID"
+	wait_status "$ID" stopped
+	run tern checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"cannot checkpoint container \`$ID\`: it is stopped"* ]]
+	[ ! -e "$IMG" ]
+}
+
+@test "checkpoint: no criu found is a clear error (--criu, \$TERN_CRIU, a broken criu)" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	run tern --criu /nonexistent/criu checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--criu \`/nonexistent/criu\`: No such file or directory"* ]]
+	TERN_CRIU=/nonexistent/criu run tern checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"\$TERN_CRIU \`/nonexistent/criu\`"* ]]
+	TERN_CRIU=/bin/false run tern checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"criu \`/bin/false\` does not work"*"scripts/install-criu.sh"* ]]
+	[ ! -e "$IMG" ]
+	[ "$(state_field "$ID" status)" = running ]
+	# restore says the same, and leaves nothing
+	run tern --criu /nonexistent/criu restore -d --image-path "$IMG" -b "$BUNDLE" "$ID-r"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--criu"* ]]
+	[ ! -e "$ROOT/$ID-r" ]
+}
+
+@test "checkpoint: no criu anywhere names every place tried (private prefix hidden)" {
+	# a private mount namespace hides the private install and PATH has no criu
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	run unshare -m sh -c 'mount -t tmpfs none /opt 2>/dev/null; PATH=/nonexistent "$@"' _ \
+		"$TERN_BIN" --root "$ROOT" checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"no criu found"*"--criu"*"TERN_CRIU"*"/opt/tern-criu/bin/criu"*"PATH"*"scripts/install-criu.sh"* ]]
+	[ "$(state_field "$ID" status)" = running ]
+}
+
+@test "checkpoint: --pre-dump says this kernel lacks memory dirty tracking (no soft-dirty here)" {
+	if "${TERN_CRIU:-/opt/tern-criu/bin/criu}" check --feature mem_dirty_track >/dev/null 2>&1; then
+		skip "this kernel has soft-dirty tracking: tests/integration-criu-guest tests pre-dump instead"
+	fi
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	run tern checkpoint --pre-dump --image-path "$IMG" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--pre-dump: this kernel lacks memory dirty tracking"* ]]
+	[ ! -e "$IMG" ]
+	[ "$(state_field "$ID" status)" = running ]
+}
+
+@test "checkpoint/restore: --help exits 0, options as runc spells them" {
+	run tern checkpoint --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--tcp-established"* ]]
+	run tern restore --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--lsm-mount-context"* ]]
+	run tern restore --lsm-mount-context
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"requires an argument"* ]]
+	run tern checkpoint --manage-cgroups-mode
+	[[ "$output" == *"requires an argument"* ]]
+	# containerd's single-dash spelling
+	run tern restore -no-subreaper --image-path "$BATS_TEST_TMPDIR/none" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--image-path"* ]]
+	[[ "$output" != *"unknown option"* ]]
+	run tern checkpoint --manage-cgroups-mode bogus "$ID"
+	[ "$status" -ne 0 ]
+}
+
+@test "checkpoint: --page-server sends the memory pages to a criu page server" {
+	set_cmd "$(counter count)"
+	start_detached "$ID"
+	criu=${TERN_CRIU:-/opt/tern-criu/bin/criu}
+	mkdir -p "$BATS_TEST_TMPDIR/remote"
+	port=$((20000 + RANDOM % 20000))
+	"$criu" page-server --images-dir "$BATS_TEST_TMPDIR/remote" --port "$port" \
+		-o ps.log 3>&- &
+	EXTRA_PIDS=$!
+	sleep 0.5
+	run tern checkpoint --page-server "127.0.0.1:$port" --image-path "$IMG" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	wait "$EXTRA_PIDS"
+	# the pages went to the server, not into the image directory
+	ls "$BATS_TEST_TMPDIR"/remote/pages-*.img
+	! ls "$IMG"/pages-*.img
+	before=$(cat "$BUNDLE/rootfs/tmp/count")
+	tern delete "$ID"
+	cp "$BATS_TEST_TMPDIR"/remote/*.img "$IMG"/
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	sleep 0.5
+	[ "$(cat "$BUNDLE/rootfs/tmp/count")" -gt "$before" ]
+}
+
+@test "checkpoint: --status-fd gets a byte once the images are complete" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	"$TERN_BIN" --root "$ROOT" checkpoint --status-fd 7 --image-path "$IMG" "$ID" 7>"$BATS_TEST_TMPDIR/status" </dev/null 3>&-
+	[ "$(od -An -tx1 "$BATS_TEST_TMPDIR/status" | tr -d ' ')" = 00 ]
+	[ -f "$IMG/inventory.img" ]
+}
+
+@test "checkpoint: --lazy-pages is refused clearly (libcriu 3.17 cannot ask for it)" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	run tern checkpoint --lazy-pages --image-path "$IMG" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--lazy-pages"* ]]
+	[ ! -e "$IMG" ]
+	[ "$(state_field "$ID" status)" = running ]
+}
+
+@test "checkpoint: a socket to the outside needs --ext-unix-sk, and then keeps sending" {
+	mkdir -p "$BATS_TEST_TMPDIR/sock"
+	# mounted at the same path inside: CRIU reconnects the socket by the
+	# name the outside end was bound to, from inside the container
+	update_config '.mounts += [{"destination": "'"$BATS_TEST_TMPDIR"'/sock", "type": "bind", "source": "'"$BATS_TEST_TMPDIR"'/sock", "options": ["rbind", "rw"]}]'
+	set_args /bin/unixdgram "$BATS_TEST_TMPDIR/sock/s"
+	# CRIU finds the outside peer through sock_diag, which sees only its
+	# own network namespace: the container shares the host's here
+	remove_namespace network
+	# the outside end: a datagram socket bound on the host that writes
+	# down the last number it got
+	"$BASE_ROOTFS/bin/unixrecv" "$BATS_TEST_TMPDIR/sock/s" "$BATS_TEST_TMPDIR/last" 3>&- &
+	EXTRA_PIDS=$!
+	start_detached "$ID"
+	wait_for_file "$BATS_TEST_TMPDIR/last"
+	run tern checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"criu dump failed"* ]]
+	[ "$(state_field "$ID" status)" = running ]
+	run tern checkpoint --ext-unix-sk --image-path "$IMG" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	before=$(cat "$BATS_TEST_TMPDIR/last")
+	tern delete "$ID"
+	tern restore -d --ext-unix-sk --image-path "$IMG" -b "$BUNDLE" "$ID"
+	sleep 1
+	after=$(cat "$BATS_TEST_TMPDIR/last")
+	echo "before $before after $after"
+	# the same sender goes on counting into the same outside socket
+	[ "$after" -gt "$before" ]
+	[ "$after" -lt $((before + 40)) ]
+}
+
+@test "checkpoint: a held file lock needs --file-locks and is held again after restore" {
+	touch "$BUNDLE/rootfs/lockfile"
+	set_args /bin/holdlock /lockfile
+	start_detached "$ID"
+	for _ in $(seq 50); do
+		flock -n "$BUNDLE/rootfs/lockfile" true || break
+		sleep 0.1
+	done
+	! flock -n "$BUNDLE/rootfs/lockfile" true
+	run tern checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"criu dump failed"* ]]
+	[ "$(state_field "$ID" status)" = running ]
+	tern checkpoint --file-locks --image-path "$IMG" "$ID"
+	# nobody holds it while the container is checkpointed
+	flock -n "$BUNDLE/rootfs/lockfile" true
+	tern delete "$ID"
+	tern restore -d --file-locks --image-path "$IMG" -b "$BUNDLE" "$ID"
+	! flock -n "$BUNDLE/rootfs/lockfile" true
+}
+
+@test "checkpoint: --empty-ns network leaves the network namespace out, restore gets an empty one" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	nsenter -t "$(state_field "$ID" pid)" -n ip addr add 10.99.0.1/24 dev lo
+	run tern exec "$ID" ip addr show lo
+	[[ "$output" == *10.99.0.1* ]]
+	tern checkpoint --empty-ns network --image-path "$IMG" "$ID"
+	# no network images: links, addresses, routes were not dumped
+	! ls "$IMG"/netdev-*.img
+	! ls "$IMG"/ifaddr-*.img
+	tern delete "$ID"
+	tern restore -d --empty-ns network --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$(state_field "$ID" status)" = running ]
+	# a new, empty network namespace: lo only, without the address
+	run tern exec "$ID" ip addr show lo
+	[ "$status" -eq 0 ]
+	[[ "$output" != *10.99.0.1* ]]
+	run tern exec "$ID" ls /sys/class/net
+	[ "$output" = lo ]
+}
