@@ -52,6 +52,14 @@ RUNC_BIN=${RUNC_BIN:-$(command -v runc || true)}
 WORK=$(mktemp -d /tmp/tern-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
+# tern as installed (scripts/install.sh strips it): the build's debug info
+# would otherwise be copied into the sealed memfd on every run (about 2 ms).
+if [ -z "${TERN_NO_STRIP:-}" ]; then
+	cp "$TERN_BIN" "$WORK/tern"
+	strip "$WORK/tern"
+	TERN_BIN=$WORK/tern
+fi
+
 # The bundle: busybox-static and /bin/true, no terminal, config from runc's
 # (or crun's) spec so that no runtime's own defaults are favoured.
 BUNDLE=$WORK/bundle

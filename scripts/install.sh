@@ -24,7 +24,8 @@ echo "== building"
 ./autogen.sh
 ./configure
 make -j"$(nproc)"
-make install
+# stripped: create/run/exec copy the binary into a sealed memfd every time
+make install-strip
 
 TERN=$(command -v tern || echo /usr/local/bin/tern)
 echo "== installed $TERN: $("$TERN" --version | head -1)"
