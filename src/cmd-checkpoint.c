@@ -1,6 +1,7 @@
 /* tern checkpoint [options] ID: dump a running container with CRIU. */
 #include "checkpoint.h"
 #include "cli.h"
+#include "cmd-criu-opts.h"
 #include "utils.h"
 
 #include <stdio.h>
@@ -38,39 +39,18 @@ static const char usage[] =
 int tern_cmd_checkpoint(tern_global_opts *g, int argc, char **argv)
 {
 	enum {
-		OPT_IMAGE = 256,
-		OPT_WORK,
-		OPT_PARENT,
-		OPT_LEAVE,
+		OPT_LEAVE = CKPT_OPT_NEXT,
 		OPT_PREDUMP,
-		OPT_TCP,
-		OPT_EXTUNIX,
-		OPT_SHELL,
-		OPT_LOCKS,
 		OPT_LINKREMAP,
-		OPT_CGMODE,
-		OPT_EMPTYNS,
-		OPT_DEDUP,
 		OPT_PAGESERVER,
-		OPT_LAZY,
 		OPT_STATUSFD
 	};
 	static const struct option longopts[] = {
-	    {"image-path", required_argument, NULL, OPT_IMAGE},
-	    {"work-path", required_argument, NULL, OPT_WORK},
-	    {"parent-path", required_argument, NULL, OPT_PARENT},
+	    CKPT_COMMON_LONGOPTS,
 	    {"leave-running", no_argument, NULL, OPT_LEAVE},
 	    {"pre-dump", no_argument, NULL, OPT_PREDUMP},
-	    {"tcp-established", no_argument, NULL, OPT_TCP},
-	    {"ext-unix-sk", no_argument, NULL, OPT_EXTUNIX},
-	    {"shell-job", no_argument, NULL, OPT_SHELL},
-	    {"file-locks", no_argument, NULL, OPT_LOCKS},
 	    {"link-remap", no_argument, NULL, OPT_LINKREMAP},
-	    {"manage-cgroups-mode", required_argument, NULL, OPT_CGMODE},
-	    {"empty-ns", required_argument, NULL, OPT_EMPTYNS},
-	    {"auto-dedup", no_argument, NULL, OPT_DEDUP},
 	    {"page-server", required_argument, NULL, OPT_PAGESERVER},
-	    {"lazy-pages", no_argument, NULL, OPT_LAZY},
 	    {"status-fd", required_argument, NULL, OPT_STATUSFD},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -82,51 +62,20 @@ int tern_cmd_checkpoint(tern_global_opts *g, int argc, char **argv)
 
 	tern_cli_reset();
 	while ((c = tern_cli_next(argc, argv, "+:h", longopts, usage)) != -1) {
+		if (tern_ckpt_common_opt(c, optarg, &o))
+			continue;
 		switch (c) {
-		case OPT_IMAGE:
-			o.image_path = optarg;
-			break;
-		case OPT_WORK:
-			o.work_path = optarg;
-			break;
-		case OPT_PARENT:
-			o.parent_path = optarg;
-			break;
 		case OPT_LEAVE:
 			o.leave_running = true;
 			break;
 		case OPT_PREDUMP:
 			o.pre_dump = true;
 			break;
-		case OPT_TCP:
-			o.tcp_established = true;
-			break;
-		case OPT_EXTUNIX:
-			o.ext_unix_sk = true;
-			break;
-		case OPT_SHELL:
-			o.shell_job = true;
-			break;
-		case OPT_LOCKS:
-			o.file_locks = true;
-			break;
 		case OPT_LINKREMAP:
 			o.link_remap = true;
 			break;
-		case OPT_CGMODE:
-			o.manage_cgroups_mode = optarg;
-			break;
-		case OPT_EMPTYNS:
-			o.empty_ns = tern_cli_strv_add(o.empty_ns, optarg);
-			break;
-		case OPT_DEDUP:
-			o.auto_dedup = true;
-			break;
 		case OPT_PAGESERVER:
 			o.page_server = optarg;
-			break;
-		case OPT_LAZY:
-			o.lazy_pages = true;
 			break;
 		case OPT_STATUSFD:
 			o.status_fd = tern_cli_parse_int("status-fd", optarg);
@@ -141,4 +90,44 @@ int tern_cmd_checkpoint(tern_global_opts *g, int argc, char **argv)
 	if (ret < 0)
 		return tern_error_report(err);
 	return 0;
+}
+
+bool tern_ckpt_common_opt(int c, char *arg, tern_ckpt_opts *o)
+{
+	switch (c) {
+	case CKPT_OPT_IMAGE:
+		o->image_path = arg;
+		return true;
+	case CKPT_OPT_WORK:
+		o->work_path = arg;
+		return true;
+	case CKPT_OPT_PARENT:
+		o->parent_path = arg;
+		return true;
+	case CKPT_OPT_TCP:
+		o->tcp_established = true;
+		return true;
+	case CKPT_OPT_EXTUNIX:
+		o->ext_unix_sk = true;
+		return true;
+	case CKPT_OPT_SHELL:
+		o->shell_job = true;
+		return true;
+	case CKPT_OPT_LOCKS:
+		o->file_locks = true;
+		return true;
+	case CKPT_OPT_CGMODE:
+		o->manage_cgroups_mode = arg;
+		return true;
+	case CKPT_OPT_EMPTYNS:
+		o->empty_ns = tern_cli_strv_add(o->empty_ns, arg);
+		return true;
+	case CKPT_OPT_DEDUP:
+		o->auto_dedup = true;
+		return true;
+	case CKPT_OPT_LAZY:
+		o->lazy_pages = true;
+		return true;
+	}
+	return false;
 }

@@ -1,6 +1,7 @@
 /* tern restore [options] ID: a new container from a CRIU checkpoint. */
 #include "checkpoint.h"
 #include "cli.h"
+#include "cmd-criu-opts.h"
 #include "utils.h"
 
 #include <stdio.h>
@@ -42,44 +43,23 @@ static const char usage[] =
 int tern_cmd_restore(tern_global_opts *g, int argc, char **argv)
 {
 	enum {
-		OPT_IMAGE = 256,
-		OPT_WORK,
-		OPT_PARENT,
-		OPT_PIDFILE,
+		OPT_PIDFILE = CKPT_OPT_NEXT,
 		OPT_CONSOLE,
 		OPT_NOSUBREAPER,
 		OPT_NOPIVOT,
-		OPT_TCP,
 		OPT_TCPCLOSE,
-		OPT_EXTUNIX,
-		OPT_SHELL,
-		OPT_LOCKS,
-		OPT_CGMODE,
-		OPT_EMPTYNS,
-		OPT_DEDUP,
-		OPT_LAZY,
 		OPT_LSMPROFILE,
 		OPT_LSMMOUNT
 	};
 	static const struct option longopts[] = {
+	    CKPT_COMMON_LONGOPTS,
 	    {"bundle", required_argument, NULL, 'b'},
-	    {"image-path", required_argument, NULL, OPT_IMAGE},
-	    {"work-path", required_argument, NULL, OPT_WORK},
-	    {"parent-path", required_argument, NULL, OPT_PARENT},
 	    {"detach", no_argument, NULL, 'd'},
 	    {"pid-file", required_argument, NULL, OPT_PIDFILE},
 	    {"console-socket", required_argument, NULL, OPT_CONSOLE},
 	    {"no-subreaper", no_argument, NULL, OPT_NOSUBREAPER},
 	    {"no-pivot", no_argument, NULL, OPT_NOPIVOT},
-	    {"tcp-established", no_argument, NULL, OPT_TCP},
 	    {"tcp-close", no_argument, NULL, OPT_TCPCLOSE},
-	    {"ext-unix-sk", no_argument, NULL, OPT_EXTUNIX},
-	    {"shell-job", no_argument, NULL, OPT_SHELL},
-	    {"file-locks", no_argument, NULL, OPT_LOCKS},
-	    {"manage-cgroups-mode", required_argument, NULL, OPT_CGMODE},
-	    {"empty-ns", required_argument, NULL, OPT_EMPTYNS},
-	    {"auto-dedup", no_argument, NULL, OPT_DEDUP},
-	    {"lazy-pages", no_argument, NULL, OPT_LAZY},
 	    {"lsm-profile", required_argument, NULL, OPT_LSMPROFILE},
 	    {"lsm-mount-context", required_argument, NULL, OPT_LSMMOUNT},
 	    {"help", no_argument, NULL, 'h'},
@@ -93,21 +73,14 @@ int tern_cmd_restore(tern_global_opts *g, int argc, char **argv)
 
 	tern_cli_reset();
 	while ((c = tern_cli_next(argc, argv, "+:b:dh", longopts, usage)) != -1) {
+		if (tern_ckpt_common_opt(c, optarg, &o))
+			continue;
 		switch (c) {
 		case 'b':
 			copts.bundle = optarg;
 			break;
 		case 'd':
 			copts.detach = true;
-			break;
-		case OPT_IMAGE:
-			o.image_path = optarg;
-			break;
-		case OPT_WORK:
-			o.work_path = optarg;
-			break;
-		case OPT_PARENT:
-			o.parent_path = optarg;
 			break;
 		case OPT_PIDFILE:
 			copts.pid_file = optarg;
@@ -121,32 +94,8 @@ int tern_cmd_restore(tern_global_opts *g, int argc, char **argv)
 		case OPT_NOPIVOT:
 			copts.no_pivot = true;
 			break;
-		case OPT_TCP:
-			o.tcp_established = true;
-			break;
 		case OPT_TCPCLOSE:
 			o.tcp_close = true;
-			break;
-		case OPT_EXTUNIX:
-			o.ext_unix_sk = true;
-			break;
-		case OPT_SHELL:
-			o.shell_job = true;
-			break;
-		case OPT_LOCKS:
-			o.file_locks = true;
-			break;
-		case OPT_CGMODE:
-			o.manage_cgroups_mode = optarg;
-			break;
-		case OPT_EMPTYNS:
-			o.empty_ns = tern_cli_strv_add(o.empty_ns, optarg);
-			break;
-		case OPT_DEDUP:
-			o.auto_dedup = true;
-			break;
-		case OPT_LAZY:
-			o.lazy_pages = true;
 			break;
 		case OPT_LSMPROFILE:
 			o.lsm_profile = optarg;
