@@ -456,19 +456,11 @@ static void exec_forward(int sig)
 static int hand_notify_fd(int sync_fd, const oci_state *st, const oci_seccomp *seccomp, pid_t pid,
 			  tern_error **err)
 {
-	cleanup_close int notify_fd = -1;
 	cleanup_free char *state = NULL;
-	int ret;
 
-	ret = tern_sync_expect_fd(sync_fd, SYNC_SECCOMP_FD, &notify_fd, err);
-	if (ret < 0)
-		return ret;
 	if (oci_state_to_json(st, OCI_STATE_HOOK, &state, NULL) < 0)
 		return tern_error_make(err, ENOMEM, "linux.seccomp: building the container state");
-	ret = tern_seccomp_send_to_listener(seccomp, notify_fd, pid, state, err);
-	if (ret < 0)
-		return ret;
-	return tern_sync_send(sync_fd, SYNC_SECCOMP_DONE, 0, err);
+	return tern_seccomp_relay_notify_fd(sync_fd, seccomp, pid, state, err);
 }
 
 static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_process *p,

@@ -47,19 +47,9 @@ static bool has_parent_hooks(const tern_container *c)
  * container process state, and the child waits until it has. */
 static int hand_notify_fd(tern_container *c, int sync_fd, tern_error **err)
 {
-	cleanup_close int notify_fd = -1;
-	cleanup_free char *state = NULL;
-	int ret;
-
-	ret = tern_sync_expect_fd(sync_fd, SYNC_SECCOMP_FD, &notify_fd, err);
-	if (ret < 0)
-		return ret;
-	state = tern_container_hook_state(c, "creating");
-	ret = tern_seccomp_send_to_listener(c->config->linux_->seccomp, notify_fd, c->pid, state,
+	cleanup_free char *state = tern_container_hook_state(c, "creating");
+	return tern_seccomp_relay_notify_fd(sync_fd, c->config->linux_->seccomp, c->pid, state,
 					    err);
-	if (ret < 0)
-		return ret;
-	return tern_sync_send(sync_fd, SYNC_SECCOMP_DONE, 0, err);
 }
 
 int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
