@@ -276,9 +276,12 @@ char *tern_absolute_path(const char *path)
 	return out;
 }
 
-bool tern_process_is_zombie(pid_t pid)
+/* /proc/PID/stat from field 3 (the state) on: comm, field 2, may hold
+ * spaces and parentheses, so the fields restart after the last ')'. NULL
+ * when the process does not exist. */
+static char *proc_stat_fields(pid_t pid, char *buf, size_t size)
 {
-	char path[64], buf[512];
+	char path[64];
 	cleanup_close int fd = -1;
 	ssize_t n;
 	char *p;
@@ -286,48 +289,38 @@ bool tern_process_is_zombie(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return NULL;
+	n = read(fd, buf, size - 1);
 	if (n <= 0)
-		return true;
+		return NULL;
 	buf[n] = '\0';
 	p = strrchr(buf, ')');
-	return p == NULL || p[1] == '\0' || p[2] == 'Z' || p[2] == 'X';
+	if (p == NULL || p[1] != ' ' || p[2] == '\0')
+		return NULL;
+	return p + 2;
+}
+
+bool tern_process_is_zombie(pid_t pid)
+{
+	char buf[1024];
+	const char *p = proc_stat_fields(pid, buf, sizeof(buf));
+	return p == NULL || *p == 'Z' || *p == 'X';
 }
 
 unsigned long long tern_process_start_time(pid_t pid)
 {
-	char path[64], buf[1024];
-	cleanup_close int fd = -1;
-	ssize_t n;
-	char *p;
-	unsigned long long start = 0;
+	char buf[1024];
+	char *p = proc_stat_fields(pid, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* comm may contain spaces and parentheses: fields restart after the last ')' */
-	p = strrchr(buf, ')');
-	if (p == NULL)
-		return 0;
-	p++;
-	/* after ')' come fields 3.. ; starttime is field 22 */
-	for (int field = 3; field <= 22 && p; field++) {
+	/* starttime is field 22; a zombie still has one, as callers want */
+	for (int field = 3; p; field++) {
 		while (*p == ' ')
 			p++;
-		if (field == 22) {
-			start = strtoull(p, NULL, 10);
-			break;
-		}
-		/* a zombie (state Z) still has a start time; that is what callers want */
+		if (field == 22)
+			return strtoull(p, NULL, 10);
 		p = strchr(p, ' ');
 	}
-	return start;
+	return 0;
 }
 
 int tern_close_fds_from(int first, const int *keep, size_t nkeep)
