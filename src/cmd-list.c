@@ -159,7 +159,7 @@ int tern_cmd_list(tern_global_opts *g, int argc, char **argv)
 		tern_container_dir *dir = NULL;
 		oci_state *st = NULL;
 		/* a container deleted meanwhile is simply not listed */
-		if (tern_container_load(&g->rt, *id, &dir, &st, NULL, NULL) < 0)
+		if (tern_container_peek(&g->rt, *id, &dir, &st, NULL) < 0)
 			continue;
 		tern_state_dir_free(dir);
 		rows[n].st = st;

@@ -368,10 +368,10 @@ static void run_poststart(const oci_config *config, const oci_state *st)
 	}
 }
 
-int tern_container_load(const tern_runtime *rt, const char *id, tern_container_dir **dir,
-			oci_state **state, oci_config **config, tern_error **err)
+static int load(const tern_runtime *rt, const char *id, bool peek, tern_container_dir **dir,
+		oci_state **state, oci_config **config, tern_error **err)
 {
-	int ret = tern_state_dir_open(rt->root, id, dir, err);
+	int ret = tern_state_dir_open(rt->root, id, peek, dir, err);
 	if (ret < 0)
 		return ret;
 	ret = tern_state_read(*dir, state, err);
@@ -392,6 +392,18 @@ int tern_container_load(const tern_runtime *rt, const char *id, tern_container_d
 		free(msg);
 	}
 	return 0;
+}
+
+int tern_container_load(const tern_runtime *rt, const char *id, tern_container_dir **dir,
+			oci_state **state, oci_config **config, tern_error **err)
+{
+	return load(rt, id, false, dir, state, config, err);
+}
+
+int tern_container_peek(const tern_runtime *rt, const char *id, tern_container_dir **dir,
+			oci_state **state, tern_error **err)
+{
+	return load(rt, id, true, dir, state, NULL, err);
 }
 
 int tern_container_start(const tern_runtime *rt, const char *id, tern_error **err)
@@ -423,7 +435,7 @@ int tern_container_state_json(const tern_runtime *rt, const char *id, char **jso
 {
 	cleanup_state_dir tern_container_dir *dir = NULL;
 	oci_state *st = NULL;
-	int ret = tern_container_load(rt, id, &dir, &st, NULL, err);
+	int ret = tern_container_peek(rt, id, &dir, &st, err);
 
 	if (ret < 0)
 		return ret;

@@ -81,3 +81,7 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 /* Load state (with refreshed status) and the config copy. */
 int tern_container_load(const tern_runtime *rt, const char *id, tern_container_dir **dir,
 			oci_state **state, oci_config **config, tern_error **err);
+/* The same for reading only (state, list): does not wait for a command
+ * that holds the container (see tern_state_dir_open). */
+int tern_container_peek(const tern_runtime *rt, const char *id, tern_container_dir **dir,
+			oci_state **state, tern_error **err);

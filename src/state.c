@@ -236,7 +236,7 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 	return 0;
 }
 
-int tern_state_dir_open(const char *root, const char *id, tern_container_dir **out,
+int tern_state_dir_open(const char *root, const char *id, bool peek, tern_container_dir **out,
 			tern_error **err)
 {
 	tern_container_dir *d;
@@ -255,7 +255,10 @@ int tern_state_dir_open(const char *root, const char *id, tern_container_dir **o
 						     id);
 		return tern_error_make(err, e, "container `%s`%s", id, root_hint(root, e));
 	}
-	if (flock(d->dirfd, LOCK_EX) < 0) {
+	if (peek && flock(d->dirfd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+		/* state.json is replaced by rename: reading it unlocked is safe */
+		d->busy = true;
+	} else if (!peek && flock(d->dirfd, LOCK_EX) < 0) {
 		int e = errno;
 		tern_state_dir_free(d);
 		return tern_error_make(err, e, "lock state directory of `%s`", id);
@@ -322,8 +325,10 @@ void tern_state_refresh_status(tern_container_dir *d, oci_state *state)
 {
 	const char *status;
 
-	/* "creating" only while a create holds the lock; callers of this hold
-	 * it now, so that create is gone: the container is stopped. */
+	/* "creating" only while a create (or restore) holds the lock */
+	if (d->busy && state->status && strcmp(state->status, "creating") == 0)
+		return;
+	/* otherwise that create is gone: the container is stopped */
 	if (state->pid <= 0 || tern_process_start_time(state->pid) != state->pid_start_time ||
 	    tern_process_is_zombie(state->pid)) {
 		status = "stopped";

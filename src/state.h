@@ -20,6 +20,7 @@ typedef struct {
 	char *id;
 	char *dir; /* root/id */
 	int dirfd; /* O_DIRECTORY|O_CLOEXEC, flock'ed */
+	bool busy; /* opened to read while another command held the lock */
 } tern_container_dir;
 
 /* The default --root. As root: /run/tern. Rootless (an unprivileged
@@ -41,8 +42,10 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 			  tern_error **err);
 
 /* Open and lock an existing container directory ("container `id` does not
- * exist" otherwise). */
-int tern_state_dir_open(const char *root, const char *id, tern_container_dir **out,
+ * exist" otherwise). With `peek` (state, list), a directory another command
+ * holds is opened without its lock, marked busy, instead of waiting: a
+ * lazy checkpoint holds its container for as long as the migration takes. */
+int tern_state_dir_open(const char *root, const char *id, bool peek, tern_container_dir **out,
 			tern_error **err);
 
 /* Remove the directory and everything in it, then free. */
