@@ -30,7 +30,7 @@ apt-get update -q </dev/null || die "apt-get update failed"
 apt-get install -y -q --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
 	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev libprotobuf-c-dev \
-	criu busybox-static jq bats runc iproute2 procps util-linux uidmap \
+	criu busybox-static jq bats runc iproute2 procps util-linux uidmap libcap2-bin \
 	golang-github-containers-common </dev/null ||
 	die "apt-get install failed"
 ./scripts/install-criu.sh </dev/null || die "installing criu failed"

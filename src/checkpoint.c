@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -239,12 +240,24 @@ static int apply_common(criu_session *s, const tern_ckpt_opts *o, tern_error **e
 		rpc->has_empty_ns = true;
 		rpc->empty_ns |= CLONE_NEWNET;
 	}
-	if (o->lazy_pages)
-		/* bookworm's libcriu has no setter for CRIU's lazy_pages RPC
-		 * option, and tern drives criu only through libcriu */
-		return tern_error_make_quiet(err, ENOTSUP,
-					     "--lazy-pages: the libcriu tern is built with (3.17) "
-					     "cannot ask criu for lazy pages");
+	if (o->lazy_pages) {
+		/* memory is left behind and fetched on demand through
+		 * userfaultfd: ask criu whether this kernel can */
+		struct criu_feature_check f = {.lazy_pages = true};
+		if (criu_local_feature_check(s->opts, &f, sizeof(f)) < 0 || !f.lazy_pages)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "--lazy-pages: criu says this kernel cannot restore memory lazily "
+			    "(no usable userfaultfd)");
+		/* libcriu 3.17 has no setter for lazy_pages either */
+		CriuOpts *rpc = rpc_opts(s->opts);
+		if (rpc == NULL)
+			return tern_error_make_quiet(err, ENOTSUP,
+						     "--lazy-pages: this libcriu's options are not "
+						     "laid out as tern expects");
+		rpc->has_lazy_pages = true;
+		rpc->lazy_pages = true;
+	}
 	return 0;
 }
 
@@ -653,6 +666,80 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 	return ret;
 }
 
+/* --status-fd (-1 once written; libcriu's notify callback has no user
+ * argument) */
+static int dump_status_fd = -1;
+
+static void signal_status_fd(void)
+{
+	char zero = 0;
+
+	if (dump_status_fd < 0)
+		return;
+	if (write(dump_status_fd, &zero, 1) < 0)
+		tern_debug("--status-fd %d: %s", dump_status_fd, strerror(errno));
+	close(dump_status_fd);
+	dump_status_fd = -1;
+}
+
+/* A lazy dump does not return until the restoring side has fetched every
+ * page; whoever waits on --status-fd learns when the images (all but the
+ * memory) are written and the page server listens, so it can start the
+ * restore. */
+static int dump_notify(char *action, criu_notify_arg_t na)
+{
+	(void)na;
+	if (strcmp(action, "status-ready") == 0)
+		signal_status_fd();
+	return 0;
+}
+
+/* criu 4.2's lazy page server sizes a pipe to 1024 pages (4 MiB) and does
+ * not check that it got it: without CAP_SYS_RESOURCE the kernel caps
+ * pipes at fs.pipe-max-size (1 MiB by default), and the dump then fails
+ * only when the first page is asked for ("page-pipe: splice: Bad file
+ * descriptor"), with the restore already under way. */
+#define CRIU_LAZY_PIPE_BYTES (4L << 20)
+
+static bool has_effective_cap(cap_value_t cap)
+{
+	cap_t caps = cap_get_proc();
+	cap_flag_value_t v = CAP_CLEAR;
+
+	if (caps == NULL)
+		return false;
+	cap_get_flag(caps, cap, CAP_EFFECTIVE, &v);
+	cap_free(caps);
+	return v == CAP_SET;
+}
+
+static int check_lazy_dump(const tern_ckpt_opts *o, tern_error **err)
+{
+	cleanup_free char *data = NULL;
+	size_t len;
+
+	if (o->page_server == NULL)
+		return tern_error_make_quiet(err, EINVAL,
+					     "--lazy-pages needs --page-server IP:PORT: the "
+					     "restoring side fetches the memory from there");
+	if (o->pre_dump)
+		return tern_error_make_quiet(err, EINVAL,
+					     "--lazy-pages cannot be combined with --pre-dump");
+	if (has_effective_cap(CAP_SYS_RESOURCE))
+		return 0;
+	if (tern_read_file("/proc/sys/fs/pipe-max-size", &data, &len, 64, NULL) < 0)
+		return 0; /* let criu try */
+	long max = strtol(data, NULL, 10);
+	if (max >= CRIU_LAZY_PIPE_BYTES)
+		return 0;
+	return tern_error_make_quiet(
+	    err, EPERM,
+	    "--lazy-pages: criu's page server needs 4 MiB pipes, but fs.pipe-max-size is "
+	    "%ld bytes and tern runs without CAP_SYS_RESOURCE to exceed it; raise it "
+	    "(sysctl fs.pipe-max-size=%ld) or run with CAP_SYS_RESOURCE",
+	    max, CRIU_LAZY_PIPE_BYTES);
+}
+
 int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const char *id,
 			      const tern_ckpt_opts *o, tern_error **err)
 {
@@ -684,6 +771,11 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 		ret = tern_error_wrap(err, "--work-path");
 		goto out;
 	}
+	if (o->lazy_pages) {
+		ret = check_lazy_dump(o, err);
+		if (ret < 0)
+			goto out;
+	}
 	ret = make_image_dir(images, &created_images, err);
 	if (ret < 0)
 		goto out;
@@ -699,6 +791,9 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	ret = prepare_dump(&s, st, config, o, dir, err);
 	if (ret < 0)
 		goto out;
+	dump_status_fd = o->status_fd;
+	if (o->lazy_pages)
+		criu_local_set_notify_cb(s.opts, dump_notify);
 	ret = o->pre_dump ? criu_local_pre_dump(s.opts) : criu_local_dump(s.opts);
 	if (ret < 0) {
 		/* the image directory tern made goes; the log stays with the
@@ -710,13 +805,9 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 					  id, o->pre_dump ? "pre-dump" : "dump", why);
 		goto out;
 	}
-	if (o->status_fd >= 0) {
-		/* runc writes a byte when the images are complete */
-		char zero = 0;
-		if (write(o->status_fd, &zero, 1) < 0)
-			tern_debug("--status-fd %d: %s", o->status_fd, strerror(errno));
-		close(o->status_fd);
-	}
+	/* runc writes a byte when the images are complete (with lazy pages
+	 * it was written when the page server came up) */
+	signal_status_fd();
 out:
 	if (ret < 0 && created_images)
 		remove_tree(images);
@@ -957,6 +1048,13 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	ret = apply_common(&r->s, o, err);
 	if (ret < 0)
 		return ret;
+	if (o->lazy_pages && faccessat(r->s.work_fd, "lazy-pages.socket", F_OK, 0) < 0)
+		return tern_error_make_quiet(
+		    err, ENOENT,
+		    "--lazy-pages: no `criu lazy-pages` daemon listens in `%s` (no "
+		    "lazy-pages.socket there); start `criu lazy-pages --page-server --address IP "
+		    "--port PORT -D %s` first, or pass its directory as --work-path",
+		    r->s.work_dir, images);
 	criu_local_set_tcp_close(r->s.opts, o->tcp_close);
 	if (o->parent_path)
 		criu_local_set_parent_images(r->s.opts, (char *)o->parent_path);

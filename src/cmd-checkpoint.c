@@ -31,9 +31,11 @@ static const char usage[] =
     "  --empty-ns NS                do not dump namespace NS (network)\n"
     "  --auto-dedup                 deduplicate against the parent images\n"
     "  --page-server IP:PORT        send memory pages to a criu page server\n"
-    "  --lazy-pages                 leave memory to be fetched on demand (not\n"
-    "                               available with this libcriu)\n"
+    "  --lazy-pages                 leave memory behind, served on demand from\n"
+    "                               --page-server until the restore has it all\n"
+    "                               (the command returns only then)\n"
     "  --status-fd FD               write a byte to FD when the dump is complete\n"
+    "                               (with --lazy-pages: when the restore may start)\n"
     "  -h, --help                   this help\n";
 
 int tern_cmd_checkpoint(tern_global_opts *g, int argc, char **argv)

@@ -35,7 +35,8 @@ static const char usage[] =
     "  --manage-cgroups-mode MODE   soft (default), full, strict or ignore\n"
     "  --empty-ns NS                namespace NS was not dumped (network)\n"
     "  --auto-dedup                 deduplicate images while restoring\n"
-    "  --lazy-pages                 (not available with this libcriu)\n"
+    "  --lazy-pages                 fetch memory on demand from `criu lazy-pages`,\n"
+    "                               which must already listen in --work-path\n"
     "  --lsm-profile TYPE:NAME      LSM profile for the restored processes\n"
     "  --lsm-mount-context CTX      LSM mount context for the restored mounts\n"
     "  -h, --help                   this help\n";
