@@ -1158,24 +1158,6 @@ static void rollback_restore(restore_ctx *r)
 	}
 }
 
-static int wait_exit(pid_t pid)
-{
-	int status;
-
-	for (;;) {
-		pid_t w = waitpid(-1, &status, 0);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return 255;
-		if (w != pid)
-			continue;
-		if (WIFEXITED(status))
-			return WEXITSTATUS(status);
-		return 128 + WTERMSIG(status);
-	}
-}
-
 int tern_container_restore(const tern_runtime *rt, const char *criu, const char *id,
 			   const tern_create_opts *copts, const tern_ckpt_opts *o, int *exit_status,
 			   tern_error **err)
@@ -1224,7 +1206,9 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 	if (ret < 0 || copts->detach)
 		return ret;
 	/* foreground: wait as `run` does, then delete */
-	*exit_status = wait_exit(pid);
+	tern_forward_signals(pid);
+	*exit_status = tern_wait_exit_status(pid);
+	tern_forward_signals(0);
 	tern_error *derr = NULL;
 	if (tern_container_delete(rt, id, true, &derr) < 0) {
 		tern_warn("%s", derr->msg);

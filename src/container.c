@@ -568,7 +568,7 @@ static void forward_signal(int sig)
 		kill(forward_to, sig);
 }
 
-static void install_forwarding(pid_t pid)
+void tern_forward_signals(pid_t pid)
 {
 	static const int sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH};
 	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
@@ -579,7 +579,7 @@ static void install_forwarding(pid_t pid)
 		sigaction(sigs[i], &sa, NULL);
 }
 
-static int wait_exit_status(pid_t pid)
+int tern_wait_exit_status(pid_t pid)
 {
 	int status;
 
@@ -635,7 +635,7 @@ int tern_container_run(const tern_runtime *rt, const char *id, const tern_create
 		goto out;
 	}
 	if (!opts->detach)
-		install_forwarding(c.pid);
+		tern_forward_signals(c.pid);
 	/* start takes the directory lock itself: let go of create's */
 	tern_state_dir_free(c.dir);
 	c.dir = NULL;
@@ -655,8 +655,8 @@ int tern_container_run(const tern_runtime *rt, const char *id, const tern_create
 			tern_error_free(perr);
 		}
 	}
-	*exit_status = wait_exit_status(c.pid);
-	forward_to = 0;
+	*exit_status = tern_wait_exit_status(c.pid);
+	tern_forward_signals(0);
 	if (!opts->keep) {
 		tern_error *derr = NULL;
 		if (tern_container_delete(rt, id, true, &derr) < 0) {

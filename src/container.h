@@ -78,6 +78,13 @@ int tern_container_kill(const tern_runtime *rt, const char *id, int sig, bool al
 			tern_error **err);
 int tern_container_delete(const tern_runtime *rt, const char *id, bool force, tern_error **err);
 
+/* From now on, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1/2 and SIGWINCH
+ * sent to tern go to `pid` (0: to nobody), as for a foreground run. */
+void tern_forward_signals(pid_t pid);
+/* Wait for our child `pid` (reaping any other, reparented, child on the
+ * way): its exit status, or 128 + the signal that killed it. */
+int tern_wait_exit_status(pid_t pid);
+
 /* Load state (with refreshed status) and the config copy. */
 int tern_container_load(const tern_runtime *rt, const char *id, tern_container_dir **dir,
 			oci_state **state, oci_config **config, tern_error **err);

@@ -120,6 +120,29 @@ in_ct() {
 	check_nothing_left "$ID"
 }
 
+@test "checkpoint: a foreground restore forwards signals to the container, as run does" {
+	# the shell is PID 1 of its namespace: only a signal it traps reaches it
+	set_cmd "trap 'exit 9' USR1; trap 'exit 15' TERM; echo up > /tmp/up; while :; do sleep 0.1; done"
+	start_detached "$ID"
+	wait_for_file "$BUNDLE/rootfs/tmp/up"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	# stdout: an empty 0600 file, like the one the container had at the
+	# dump (criu checks the size and mode of a regular file it hands over)
+	out=$(mktemp "$BATS_TEST_TMPDIR/restore.XXXXXX")
+	"$TERN_BIN" --root "$ROOT" restore --image-path "$IMG" -b "$BUNDLE" "$ID" </dev/null \
+		>"$out" 2>&1 &
+	pid=$!
+	wait_status "$ID" running 10 || { cat "$out"; false; }
+	kill -USR1 "$pid"
+	rc=0
+	timeout 20 tail --pid="$pid" -f /dev/null
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 9 ] || { cat "$out"; false; }
+	[ ! -e "$ROOT/$ID" ]
+	check_nothing_left "$ID"
+}
+
 @test "checkpoint: 256 MiB of memory come back byte for byte" {
 	set_args /bin/memhash 256 /tmp/hash
 	start_detached "$ID"
