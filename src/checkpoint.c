@@ -767,14 +767,14 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 					    id, dir->dir);
 		goto out;
 	}
-	if (o->work_path && tern_mkdir_p(o->work_path, 0700, err) < 0) {
-		ret = tern_error_wrap(err, "--work-path");
-		goto out;
-	}
 	if (o->lazy_pages) {
 		ret = check_lazy_dump(o, err);
 		if (ret < 0)
 			goto out;
+	}
+	if (o->work_path && tern_mkdir_p(o->work_path, 0700, err) < 0) {
+		ret = tern_error_wrap(err, "--work-path");
+		goto out;
 	}
 	ret = make_image_dir(images, &created_images, err);
 	if (ret < 0)
