@@ -342,6 +342,21 @@ static int read_pids(const char *dir, pid_t **pids, size_t *n)
 	return 0;
 }
 
+void tern_cgroup_return_self(void)
+{
+	char pid[32];
+
+	load_hierarchies();
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	for (size_t i = 0; i < n_hierarchies; i++) {
+		const hierarchy *h = &hierarchies[i];
+		cleanup_free char *procs = tern_strdup_printf(
+		    "%s%s/cgroup.procs", h->mountpoint, strcmp(h->own, "/") == 0 ? "" : h->own);
+		if (tern_write_file(procs, pid, strlen(pid), 0644, NULL) < 0)
+			tern_debug("back to %s: %s", procs, strerror(errno));
+	}
+}
+
 int tern_cgroup_pids(const oci_map *paths, pid_t **pids, size_t *n, tern_error **err)
 {
 	*pids = NULL;

@@ -30,6 +30,9 @@ int tern_cgroup_create(const oci_map *paths, bool *created, tern_error **err);
 
 /* Move `pid` into it in every hierarchy. */
 int tern_cgroup_enter(const oci_map *paths, pid_t pid, tern_error **err);
+/* Move the calling process back to the cgroups it was in when tern first
+ * looked at its hierarchies (errors only logged: best effort). */
+void tern_cgroup_return_self(void);
 
 /* Kill what is left in it and remove it from every hierarchy. */
 int tern_cgroup_destroy(const oci_map *paths, tern_error **err);

@@ -1,6 +1,8 @@
 /* Checkpoint and restore with CRIU (see checkpoint.h for the layout of a
  * checkpoint directory and how criu is found). */
 #include "checkpoint.h"
+#include "cgroup-systemd.h"
+#include "cgroup.h"
 #include "container-cgroup.h"
 #include "hooks.h"
 #include "log.h"
@@ -859,6 +861,7 @@ typedef struct {
 	descriptor d;
 	criu_session s;
 	int netns_fd;
+	bool in_scope; /* tern itself is in the container's systemd scope */
 } restore_ctx;
 
 static int restore_mounts(restore_ctx *r, tern_error **err)
@@ -965,9 +968,11 @@ static int load_new_bundle(restore_ctx *r, const char *images, tern_error **err)
 			return tern_error_make(err, errno, "linux.namespaces: network path `%s`",
 					       net->path);
 	}
-	if (r->c.rt->systemd_cgroup)
-		return tern_error_make_quiet(err, ENOTSUP,
-					     "restore with --systemd-cgroup is not supported");
+	if (r->c.rt->systemd_cgroup && !tern_systemd_booted())
+		return tern_error_make_quiet(
+		    err, ENOTSUP,
+		    "--systemd-cgroup: systemd is not running as PID 1 on this host, so there "
+		    "is no systemd to create the restored container's scope");
 	return 0;
 }
 
@@ -1003,6 +1008,7 @@ static void fill_restored_state(oci_state *s, const restore_ctx *r)
 	s->cgroup_path = r->c.cgroup_path;
 	s->cgroup_paths = r->c.cgroup_paths;
 	s->own_cgroup = r->c.own_cgroup;
+	s->systemd_cgroup = r->c.rt->systemd_cgroup;
 	s->config_path = TERN_CONFIG_COPY;
 }
 
@@ -1094,6 +1100,16 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	ret = tern_container_cgroup_prepare(&r->c, err);
 	if (ret < 0)
 		return ret;
+	if (r->c.rt->systemd_cgroup) {
+		/* systemd starts a scope only around a process, and the
+		 * restored ones do not exist yet: tern stands in for them
+		 * (runc hands it criu's pid), criu starts as its child inside
+		 * the scope and puts the tree there; tern then leaves */
+		r->in_scope = true;
+		ret = tern_container_cgroup_join(&r->c, getpid(), err);
+		if (ret < 0)
+			return ret;
+	}
 	fill_restored_state(&s, r);
 	s.status = "creating";
 	ret = tern_state_write(r->c.dir, &s, err);
@@ -1108,6 +1124,10 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	notify_ctx.state = &s;
 	criu_local_set_notify_cb(r->s.opts, restore_notify);
 	ret = criu_local_restore_child(r->s.opts);
+	if (r->in_scope) {
+		tern_cgroup_return_self();
+		r->in_scope = false;
+	}
 	s.pid = 0;
 	if (ret <= 0) {
 		if (notify_ctx.hook_err) {
@@ -1150,8 +1170,13 @@ static void rollback_restore(restore_ctx *r)
 		waitpid(r->c.pid, NULL, 0);
 		r->c.pid = 0;
 	}
+	if (r->in_scope)
+		tern_cgroup_return_self();
 	if (r->c.own_cgroup)
-		tern_cgroup_remove(&r->c.cgroup_paths, NULL, NULL);
+		tern_cgroup_remove(
+		    &r->c.cgroup_paths,
+		    r->c.rt->systemd_cgroup ? tern_systemd_state_unit(r->c.cgroup_path) : NULL,
+		    NULL);
 	if (r->c.dir) {
 		tern_state_dir_remove(r->c.dir, NULL);
 		r->c.dir = NULL;

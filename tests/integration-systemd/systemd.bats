@@ -239,3 +239,43 @@ limit_file() {
 	[ "$(state_field "$ID" status)" = running ]
 	systemctl is-active "$UNIT"
 }
+
+@test "systemd: checkpoint and restore: the restored container gets its scope, limits and all" {
+	update_config ".linux.cgroupsPath = \"$SLICE:tern:$ID\"
+		| .linux.resources = {memory: {limit: 67108864}, pids: {limit: 42}}
+		| .root.readonly = false"
+	set_cmd "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/.c; mv /tmp/.c /tmp/count; sleep 0.1; done; sleep $MARK"
+	run_detached
+	sleep 0.5
+	tern_sd checkpoint --image-path "$BATS_TEST_TMPDIR/img" "$ID"
+	tern_sd delete "$ID"
+	# delete stopped the scope
+	run systemctl is-active "$UNIT"
+	[ "$output" != active ]
+	before=$(cat "$BUNDLE/rootfs/tmp/count")
+	run tern_sd restore -d --image-path "$BATS_TEST_TMPDIR/img" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# the counter goes on from where it was (a fresh start would be near 0)
+	first=$(cat "$BUNDLE/rootfs/tmp/count")
+	[ "$first" -ge "$before" ]
+	pid=$(state_field "$ID" pid)
+	[ "$(state_field "$ID" status)" = running ]
+	# the restored tree is in a new scope of the configured name, with the
+	# limits; tern itself left it
+	[ "$(systemctl is-active "$UNIT")" = active ]
+	[ "$(cg_of "$pid" memory)" = "/tern.slice/tern-test.slice/$UNIT" ]
+	[ "$(cg_of "$pid" pids)" = "/tern.slice/tern-test.slice/$UNIT" ]
+	[ "$(cat "$(limit_file memory memory.max memory.limit_in_bytes)")" = 67108864 ]
+	[ "$(systemctl show -p TasksMax --value "$UNIT")" = 42 ]
+	[ "$(cg_of $$ memory)" != "/tern.slice/tern-test.slice/$UNIT" ]
+	procs="/sys/fs/cgroup$(v2 && echo || echo /pids)/tern.slice/tern-test.slice/$UNIT/cgroup.procs"
+	! grep -qx "$$" "$procs"
+	sleep 0.5
+	after=$(cat "$BUNDLE/rootfs/tmp/count")
+	echo "before $before first $first after $after"
+	[ "$after" -gt "$first" ]
+	tern_sd delete --force "$ID"
+	run systemctl is-active "$UNIT"
+	[ "$output" != active ]
+	check_nothing_left "$ID"
+}

@@ -416,6 +416,18 @@ in_ct() {
 	[ "$(pgrep -fc "sleep $MARK")" -eq 1 ]
 }
 
+@test "checkpoint: restore --systemd-cgroup without systemd as PID 1 fails clearly, leaves nothing" {
+	if [ -d /run/systemd/system ]; then
+		skip "systemd runs here: tests/integration-systemd restores under it instead"
+	fi
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	run tern --systemd-cgroup restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	check_fails_cleanly "--systemd-cgroup: systemd is not running as PID 1"
+}
+
 @test "checkpoint: a stopped container cannot be checkpointed" {
 	tern run -d -b "$BUNDLE" "$ID"
 	wait_status "$ID" stopped
