@@ -18,8 +18,14 @@ setup() {
 }
 
 teardown() {
-	teardown_bundle
+	# a failed lazy migration leaves its checkpoint (criu waiting for the
+	# page fetcher, the container frozen) and the daemon behind
+	if [ -n "${LAZY_CKPT_PID:-}" ]; then
+		pkill -9 -P "$LAZY_CKPT_PID" 2>/dev/null
+		kill -9 "$LAZY_CKPT_PID" 2>/dev/null
+	fi
 	[ -n "${LAZY_DAEMON_PID:-}" ] && kill -9 "$LAZY_DAEMON_PID" 2>/dev/null
+	teardown_bundle
 	# the lazy-pages tests change a host sysctl: put it back
 	if [ -n "${PIPE_MAX_WAS:-}" ]; then
 		echo "$PIPE_MAX_WAS" >/proc/sys/fs/pipe-max-size
@@ -502,6 +508,7 @@ in_ct() {
 		--status-fd 3 --image-path "$IMG" "$ID" 3>"$BATS_TEST_TMPDIR/status" \
 		>"$BATS_TEST_TMPDIR/ckpt.out" 2>&1 &
 	ckpt=$!
+	LAZY_CKPT_PID=$ckpt
 	[ "$(timeout 30 dd bs=1 count=1 <&4 2>/dev/null | od -An -c | tr -d ' ')" = '\0' ]
 	exec 4<&-
 	[ -e "$IMG/inventory.img" ]
