@@ -85,6 +85,13 @@ static int await_cgroup(init_ctx *ic, tern_error **err)
 	return 0;
 }
 
+/* The rootfs stage calls this before a cgroup mount, which binds the
+ * cgroups we are in: they must be the container's by then (rootfs.h). */
+static int await_cgroup_cb(void *data, tern_error **err)
+{
+	return await_cgroup(data, err);
+}
+
 __attribute__((noreturn)) static void fail(init_ctx *ic, tern_error *e)
 {
 	if (ic->sync_fd >= 0)
@@ -275,6 +282,8 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	    .in_user_ns = c->ns.new_user || c->ns.join_fd[OCI_NS_USER] >= 0,
 	    .before_pivot = before_pivot,
 	    .before_pivot_data = ic,
+	    .before_cgroup_mount = await_cgroup_cb,
+	    .before_cgroup_mount_data = ic,
 	};
 	ret = tern_rootfs_setup(&rctx, err);
 	if (ret < 0)

@@ -789,50 +789,111 @@ out:
 	return ret;
 }
 
-/* cgroup v2 host: a fresh cgroup2 mount. Without a cgroup namespace the
- * kernel may refuse it (EPERM in a user namespace, EBUSY): then bind this
- * process's own cgroup directory instead, as runc does. */
-static int mount_cgroup_v2(int rootfd, const char *dest, const tern_mount_options *opts,
-			   tern_error **err)
+/* The host's cgroup2 mount (the first one that is not a copy under the
+ * rootfs) and the host directory of this process's cgroup in it, from the
+ * "0::" line of /proc/self/cgroup (relative to the cgroup the mount shows
+ * as its root). *dir stays NULL when no cgroup2 is mounted. */
+static int own_cgroup2_dir(const char *rootfs_path, char **dir, tern_error **err)
 {
-	cleanup_close int target = -1;
-	unsigned long flags =
-	    MS_NOSUID | MS_NODEV | MS_NOEXEC | (opts->flags & ~(MS_REMOUNT | MS_BIND | MS_REC));
-	char tp[32];
+	cleanup_free char *mountinfo = NULL, *selfcg = NULL;
+	size_t rl = strlen(rootfs_path);
+	const char *own = NULL;
+	int ret;
 
-	target = tern_mkdir_in_root(rootfd, dest, false, err);
-	if (target < 0)
-		return target;
-	if (mount("cgroup2", tern_fd_path(target, tp, sizeof(tp)), "cgroup2", flags, opts->data) ==
-	    0)
-		return 0;
-	if (errno != EPERM && errno != EBUSY)
-		return tern_error_make(err, errno, "mount cgroup2");
-
-	cleanup_free char *selfcg = NULL, *src = NULL;
-	cleanup_close int s = -1;
-	char sp[32];
-	const char *path = NULL;
-	int ret = tern_read_file("/proc/self/cgroup", &selfcg, NULL, 0, err);
+	*dir = NULL;
+	ret = tern_read_file("/proc/self/mountinfo", &mountinfo, NULL, 0, err);
+	if (ret == 0)
+		ret = tern_read_file("/proc/self/cgroup", &selfcg, NULL, 0, err);
 	if (ret < 0)
 		return ret;
-	for (char *line = selfcg; line && *line;) {
-		char *nl = strchr(line, '\n');
+	for (char *line = selfcg, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
 		if (nl)
 			*nl = '\0';
 		if (strncmp(line, "0::", 3) == 0)
-			path = line + 3;
-		line = nl ? nl + 1 : NULL;
+			own = line + 3;
 	}
-	src = tern_strdup_printf("/sys/fs/cgroup%s", path ? path : "/");
-	s = open(src, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (s < 0)
-		return tern_error_make(err, errno, "open `%s`", src);
-	if (mount(tern_fd_path(s, sp, sizeof(sp)), tp, NULL, MS_BIND | MS_REC, NULL) < 0)
-		return tern_error_make(err, errno, "bind `%s`", src);
+	for (char *line = mountinfo, *next; line && *line; line = next) {
+		char *fields[12] = {0}, *sep, *p;
+		int nf = 0;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		sep = strstr(line, " - ");
+		if (sep == NULL || strncmp(sep + 3, "cgroup2 ", 8) != 0)
+			continue;
+		*sep = '\0';
+		for (char *f = strtok_r(line, " ", &p); f && nf < 12; f = strtok_r(NULL, " ", &p))
+			fields[nf++] = f;
+		if (nf < 5)
+			continue;
+		unescape(fields[3]);
+		unescape(fields[4]);
+		if (rl > 0 && strncmp(fields[4], rootfs_path, rl) == 0 &&
+		    (fields[4][rl] == '/' || fields[4][rl] == '\0'))
+			continue;
+		const char *rel = own ? own : "/";
+		size_t fl = strlen(fields[3]);
+		if (strcmp(fields[3], "/") != 0 && strncmp(rel, fields[3], fl) == 0)
+			rel += fl;
+		*dir = tern_strdup_printf("%s%s", fields[4], strcmp(rel, "/") == 0 ? "" : rel);
+		return 0;
+	}
+	return 0;
+}
+
+/* cgroup v2 (a "cgroup" mount on a v2 host, or any "cgroup2" mount). With
+ * a cgroup namespace, a fresh cgroup2 mount: the kernel roots it at the
+ * namespace's cgroup. Without one, a fresh mount would show the host's
+ * whole hierarchy, and with it writable, the container could write its
+ * pid into any cgroup.procs there and leave its limits behind (runc 1.1
+ * mounts it so): bind this process's own cgroup directory instead, as runc
+ * does in a user namespace. The lead has made sure by now that this
+ * process is in the container's cgroup (rootfs.h, before_cgroup_mount). */
+static int mount_cgroup_v2(int rootfd, const char *rootfs_path, const char *dest,
+			   const tern_mount_options *opts, bool cgroupns, tern_error **err)
+{
+	cleanup_close int target = -1, s = -1;
+	cleanup_free char *src = NULL;
+	unsigned long flags =
+	    MS_NOSUID | MS_NODEV | MS_NOEXEC | (opts->flags & ~(MS_REMOUNT | MS_BIND | MS_REC));
+	char tp[32], sp[32];
+	int ret;
+
+	if (!cgroupns) {
+		ret = own_cgroup2_dir(rootfs_path, &src, err);
+		if (ret < 0)
+			return ret;
+		/* Opened before anything is mounted (see cg_entries_collect). */
+		if (src != NULL) {
+			s = open(src, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (s < 0)
+				return tern_error_make(err, errno, "open `%s`", src);
+		}
+	}
+	target = tern_mkdir_in_root(rootfd, dest, false, err);
+	if (target < 0)
+		return target;
+	if (s < 0) {
+		/* A cgroup namespace, or a host without cgroup2 mounted, where
+		 * every process is in the root of a hierarchy no one uses. */
+		if (mount("cgroup2", tern_fd_path(target, tp, sizeof(tp)), "cgroup2", flags,
+			  opts->data) < 0)
+			return tern_error_make(err, errno, "mount cgroup2%s",
+					       cgroupns ? " in the container's cgroup namespace"
+							: "");
+		return 0;
+	}
+	if (mount(tern_fd_path(s, sp, sizeof(sp)), tern_fd_path(target, tp, sizeof(tp)), NULL,
+		  MS_BIND | MS_REC, NULL) < 0)
+		return tern_error_make(err, errno, "bind the container's cgroup `%s`", src);
 	tern_mount_options o = *opts;
 	o.flags |= MS_NOSUID | MS_NODEV | MS_NOEXEC;
-	return bind_remount(rootfd, dest, &o, err);
+	ret = bind_remount(rootfd, dest, &o, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "cgroup `%s`", src);
+	return 0;
 }
 
 static int mount_cgroup(int rootfd, const char *rootfs_path, const char *dest,
@@ -841,7 +902,7 @@ static int mount_cgroup(int rootfd, const char *rootfs_path, const char *dest,
 	struct statfs sfs;
 
 	if (statfs("/sys/fs/cgroup", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
-		return mount_cgroup_v2(rootfd, dest, opts, err);
+		return mount_cgroup_v2(rootfd, rootfs_path, dest, opts, cgroupns, err);
 	return mount_cgroup_v1(rootfd, rootfs_path, dest, opts, cgroupns, err);
 }
 
@@ -1029,6 +1090,9 @@ int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, b
 	} else if (str_eq(m->type, "cgroup")) {
 		ret = mount_cgroup(rootfd, rootfs_path ? rootfs_path : "", m->destination, &opts,
 				   cgroupns, err);
+	} else if (str_eq(m->type, "cgroup2")) {
+		ret = mount_cgroup_v2(rootfd, rootfs_path ? rootfs_path : "", m->destination, &opts,
+				      cgroupns, err);
 	} else {
 		ret = do_mount(rootfd, m, &opts, in_user_ns, err);
 	}

@@ -207,6 +207,12 @@ int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err)
 		const oci_mount *m = &c->mounts[i];
 		const char *src = m->source ? m->source : (m->type ? m->type : "none");
 
+		if (ctx->before_cgroup_mount &&
+		    (str_eq(m->type, "cgroup") || str_eq(m->type, "cgroup2"))) {
+			ret = ctx->before_cgroup_mount(ctx->before_cgroup_mount_data, err);
+			if (ret < 0)
+				return ret;
+		}
 		ret = tern_mount_one_ex(rootfd, ctx->rootfs, m, ctx->in_user_ns, cgroupns, err);
 		if (ret < 0)
 			return tern_error_wrap(err, "mount `%s` to `%s` (mounts[%zu])", src,

@@ -42,8 +42,9 @@
  *  - the process is single-threaded (umask is changed briefly for mknod);
  *  - a cgroup namespace listed in linux.namespaces (new or joined) is
  *    already entered: "cgroup" mounts are then fresh mounts, otherwise
- *    binds of this process's cgroup directories, so the process must
- *    already be in the container's cgroup;
+ *    binds of this process's cgroup directories, so the process must be
+ *    in the container's cgroup by the first such mount (see
+ *    before_cgroup_mount);
  *  - errors come back as one chain, e.g. "mount `/nonexistent` to `/mnt`
  *    (mounts[7]): No such file or directory", "maskedPaths[2] `/proc/x`:
  *    ...", "linux.devices[0] `/dev/fuse`: ...".
@@ -62,6 +63,15 @@ typedef struct {
 	 * negative return aborts the setup with that error. */
 	int (*before_pivot)(void *data, tern_error **err);
 	void *before_pivot_data;
+
+	/* Called by tern_rootfs_setup before each "cgroup" or "cgroup2" mount
+	 * of config.mounts, when non-NULL. Such a mount shows the cgroups this
+	 * process is in (read from /proc/self/cgroup): the lead waits here
+	 * until the parent has moved it into the container's cgroup, which it
+	 * otherwise does while the other mounts are made. A negative return
+	 * aborts the setup with that error. */
+	int (*before_cgroup_mount)(void *data, tern_error **err);
+	void *before_cgroup_mount_data;
 } tern_rootfs_ctx;
 
 int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err);

@@ -96,7 +96,8 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 		return ret;
 	/* The fast path moves the child while it sets up its mounts; it waits
 	 * for SYNC_CGROUP_DONE before anything that must see the cgroup (the
-	 * cgroup namespace, hooks) and before it can ever exec. */
+	 * cgroup namespace, a cgroup mount, hooks) and before it can ever
+	 * exec. */
 	if (!c->ns.two_stage) {
 		ret = tern_container_cgroup_join(c, child, err);
 		if (ret < 0)

@@ -13,7 +13,9 @@
  *  (1) SYNC_GO ------------------------------->  (1) start
  *  [fast path] move child into the cgroup,
  *  (1b) SYNC_CGROUP_DONE --------------------->  (1b) awaited before the cgroup namespace,
- *                                                    any hook, and SYNC_READY
+ *                                                    a cgroup mount (it shows the
+ *                                                    cgroups we are in), any hook,
+ *                                                    and SYNC_READY
  *  (moving a task is slow on cgroup v1: the kernel waits for an RCU grace
  *   period, ~10 ms here; the child sets up its mounts meanwhile)
  *                                               [slow path: join namespaces by path,
