@@ -5,6 +5,7 @@
 #include "log.h"
 #include "utils.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -379,15 +380,112 @@ static void thaw(const hierarchy *h, const char *dir)
 	tern_write_file_at(AT_FDCWD, f, v, strlen(v), NULL);
 }
 
+/* Kill what runs in `dir` and remove it; leftover processes keep it busy,
+ * so kill and wait (bounded, about 1 s). */
+static int remove_one(const char *dir, tern_error **err)
+{
+	for (int attempt = 0; attempt < 200; attempt++) {
+		if (rmdir(dir) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return tern_error_make(err, errno, "remove cgroup `%s`", dir);
+		pid_t *pids = NULL;
+		size_t n = 0;
+		read_pids(dir, &pids, &n);
+		for (size_t j = 0; j < n; j++)
+			kill(pids[j], SIGKILL);
+		free(pids);
+		struct timespec ts = {0, 5 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	return tern_error_make(err, EBUSY, "remove cgroup `%s`", dir);
+}
+
+/* The names of the cgroups right below `dir` (full paths). */
+static size_t sub_cgroups(const char *dir, char ***out)
+{
+	DIR *d = opendir(dir);
+	size_t n = 0;
+
+	*out = NULL;
+	if (d == NULL)
+		return 0;
+	for (struct dirent *de; (de = readdir(d)) != NULL;) {
+		if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		*out = realloc(*out, (n + 1) * sizeof(**out));
+		if (*out == NULL)
+			abort();
+		(*out)[n++] = tern_strdup_printf("%s/%s", dir, de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Thaw `dir` and everything below it, top down: a sub-cgroup can also be
+ * frozen on its own (v1 freezer.state, v2 cgroup.freeze). */
+static void thaw_tree(const hierarchy *h, const char *dir, int depth)
+{
+	char **subs;
+	size_t n;
+
+	if (h == NULL || !h->freezer)
+		return;
+	thaw(h, dir);
+	n = depth < 32 ? sub_cgroups(dir, &subs) : 0;
+	for (size_t i = 0; i < n; i++) {
+		thaw_tree(h, subs[i], depth + 1);
+		free(subs[i]);
+	}
+	if (n > 0)
+		free(subs);
+}
+
+void tern_cgroup_thaw_all(const oci_map *paths)
+{
+	load_hierarchies();
+	for (size_t i = 0; i < paths->len; i++) {
+		const char *inner = paths->items[i].value;
+		if (inner == NULL || *inner == '\0' || strcmp(inner, "/") == 0)
+			continue;
+		cleanup_free char *dir = dir_of(&paths->items[i]);
+		thaw_tree(hierarchy_at(paths->items[i].key), dir, 0);
+	}
+}
+
+/* Remove `dir` and every cgroup below it, deepest first: a cgroup with
+ * children is busy (rmdir fails with EBUSY), and sub-cgroups are what a
+ * container with a writable cgroup mount, or its manager, may well make
+ * (runc and crun remove them too). Each one is thawed first: a task in a
+ * frozen v1 cgroup cannot die, and a sub-cgroup may be frozen on its own. */
+static int remove_tree(const char *dir, int depth, tern_error **err)
+{
+	char **subs;
+	size_t n = depth < 32 ? sub_cgroups(dir, &subs) : 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (ret == 0)
+			ret = remove_tree(subs[i], depth + 1, err);
+		free(subs[i]);
+	}
+	if (n > 0)
+		free(subs);
+	if (ret < 0)
+		return ret;
+	return remove_one(dir, err);
+}
+
 int tern_cgroup_destroy(const oci_map *paths, tern_error **err)
 {
+	int first = 0;
+
 	load_hierarchies();
 	/* Thaw first, everywhere: a frozen task cannot die, and it would keep
 	 * every other hierarchy's cgroup busy too. */
-	for (size_t i = 0; i < paths->len; i++) {
-		cleanup_free char *dir = dir_of(&paths->items[i]);
-		thaw(hierarchy_at(paths->items[i].key), dir);
-	}
+	tern_cgroup_thaw_all(paths);
+	/* Every hierarchy, even after one failed: leave as little as we can. */
 	for (size_t i = 0; i < paths->len; i++) {
 		const char *inner = paths->items[i].value;
 		if (inner == NULL || *inner == '\0' || strcmp(inner, "/") == 0)
@@ -396,25 +494,11 @@ int tern_cgroup_destroy(const oci_map *paths, tern_error **err)
 		struct stat st;
 		if (stat(dir, &st) < 0)
 			continue;
-		/* Leftover processes keep the cgroup busy: kill and wait (bounded). */
-		for (int attempt = 0; attempt < 200; attempt++) {
-			if (rmdir(dir) == 0 || errno == ENOENT)
-				break;
-			if (errno != EBUSY)
-				return tern_error_make(err, errno, "remove cgroup `%s`", dir);
-			pid_t *pids = NULL;
-			size_t n = 0;
-			read_pids(dir, &pids, &n);
-			for (size_t j = 0; j < n; j++)
-				kill(pids[j], SIGKILL);
-			free(pids);
-			struct timespec ts = {0, 5 * 1000 * 1000};
-			nanosleep(&ts, NULL);
-		}
-		if (stat(dir, &st) == 0)
-			return tern_error_make(err, EBUSY, "remove cgroup `%s`", dir);
+		int ret = remove_tree(dir, 0, first < 0 ? NULL : err);
+		if (ret < 0 && first == 0)
+			first = ret;
 	}
-	return 0;
+	return first;
 }
 
 int tern_cgroup_remove(const oci_map *paths, const char *systemd_unit, tern_error **err)

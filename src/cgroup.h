@@ -34,7 +34,14 @@ int tern_cgroup_enter(const oci_map *paths, pid_t pid, tern_error **err);
  * looked at its hierarchies (errors only logged: best effort). */
 void tern_cgroup_return_self(void);
 
-/* Kill what is left in it and remove it from every hierarchy. */
+/* Thaw it and every cgroup below it (best effort): a task in a frozen v1
+ * cgroup, or in a sub-cgroup frozen on its own, does not die of SIGKILL
+ * until thawed. */
+void tern_cgroup_thaw_all(const oci_map *paths);
+
+/* Kill what is left in it and remove it from every hierarchy, with every
+ * cgroup below it (thawed first, deepest first); a hierarchy that fails
+ * does not stop the others, the first error is returned. */
 int tern_cgroup_destroy(const oci_map *paths, tern_error **err);
 
 /* destroy, and with the systemd driver (`systemd_unit` not NULL) stop the

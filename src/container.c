@@ -536,11 +536,11 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 	}
 	if (strcmp(st->status, "stopped") != 0) {
 		kill(st->pid, SIGKILL);
-		/* a frozen process only dies once thawed */
-		if (tern_cgroup_is_frozen(&st->cgroup_paths)) {
+		/* a frozen process only dies once thawed; a sub-cgroup may be
+		 * frozen on its own */
+		if (tern_cgroup_is_frozen(&st->cgroup_paths))
 			signal_all(st, SIGKILL, NULL);
-			tern_cgroup_freeze(&st->cgroup_paths, false, NULL);
-		}
+		tern_cgroup_thaw_all(&st->cgroup_paths);
 		wait_gone(st);
 	}
 	run_poststop(config, st);

@@ -191,3 +191,124 @@ escape_attempts() {
 	remove_namespace cgroup
 	escape_attempts yes
 }
+
+# ---- issue 10: delete removes sub-cgroups ----
+
+# cgroup_dirs PID: the host directory of PID's cgroup in every hierarchy it
+# is in (v1 controllers and name=, the cgroup2 one on hybrid and v2 hosts).
+cgroup_dirs() {
+	local line ctrls path mnt
+	while IFS= read -r line; do
+		ctrls=${line#*:}
+		ctrls=${ctrls%%:*}
+		path=${line#*:*:}
+		# mountinfo: fields, " - ", fstype source superoptions
+		mnt=$(awk -v c="${ctrls%%,*}" '{
+			split($0, h, " - "); split(h[1], f, " "); split(h[2], t, " ")
+			if (c == "" && t[1] == "cgroup2") { print f[5]; exit }
+			if (c != "" && t[1] == "cgroup") {
+				n = split(t[3], o, ",")
+				for (i = 1; i <= n; i++) if (o[i] == c) { print f[5]; exit }
+			}
+		}' /proc/self/mountinfo)
+		[ -n "$mnt" ] && echo "$mnt$path"
+	done </proc/"$1"/cgroup
+}
+
+# make_subs DIR: DIR/sub/deeper (v1 cpuset: with the parent's cpus and mems,
+# which a new cpuset cgroup lacks).
+make_subs() {
+	local d
+	for d in "$1/sub" "$1/sub/deeper"; do
+		mkdir "$d"
+		if [ -e "$d/cpuset.cpus" ]; then
+			cat "$(dirname "$d")/cpuset.cpus" >"$d/cpuset.cpus"
+			cat "$(dirname "$d")/cpuset.mems" >"$d/cpuset.mems"
+		fi
+	done
+}
+
+# container_with_subs: a running container whose cgroup has sub/deeper in
+# every hierarchy, with a second process of the container in sub/deeper.
+# Sets PID (the init), XPID (the other one) and DIRS.
+container_with_subs() {
+	local d
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	PID=$(state_field "$ID" pid)
+	run tern exec -d --pid-file "$BATS_TEST_TMPDIR/x.pid" "$ID" /bin/sleep "$MARK"
+	[ "$status" -eq 0 ]
+	XPID=$(cat "$BATS_TEST_TMPDIR/x.pid")
+	DIRS=$(cgroup_dirs "$PID")
+	[ -n "$DIRS" ]
+	for d in $DIRS; do
+		[[ "$d" == */"$ID" ]]
+		make_subs "$d"
+		echo "$XPID" >"$d/sub/deeper/cgroup.procs"
+	done
+}
+
+# check_subs_gone: every directory of DIRS is gone, and both processes.
+check_subs_gone() {
+	local d
+	for d in $DIRS; do
+		[ ! -e "$d" ] || {
+			echo "left behind: $(find "$d" -type d)" >&2
+			return 1
+		}
+	done
+	! kill -0 "$XPID" 2>/dev/null
+	! kill -0 "$PID" 2>/dev/null
+	check_nothing_left "$ID"
+}
+
+@test "cgroup: delete --force removes sub-cgroups (with processes in them) in every hierarchy" {
+	container_with_subs
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	check_subs_gone
+}
+
+@test "cgroup: delete --force of a paused container removes sub-cgroups, one of them frozen on its own" {
+	container_with_subs
+	run tern pause "$ID"
+	[ "$status" -eq 0 ]
+	# frozen by itself too, so thawing the container's cgroup does not thaw
+	# it (runc 1.1.5 lacks this: its delete fails, "container init still
+	# running", the init waiting for the frozen process to die)
+	for d in $DIRS; do
+		is_tern || break
+		if [ -e "$d/sub/deeper/freezer.state" ]; then
+			echo FROZEN >"$d/sub/deeper/freezer.state"
+		elif [ -e "$d/sub/deeper/cgroup.freeze" ]; then
+			echo 1 >"$d/sub/deeper/cgroup.freeze"
+		fi
+	done
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	check_subs_gone
+}
+
+@test "cgroup: a create that fails after a hook made sub-cgroups removes them all" {
+	hook=$BATS_TEST_TMPDIR/hook.sh
+	# the hook finds the container's cgroups from its pid, makes sub-cgroups
+	# in each, and fails
+	{
+		echo '#!/bin/bash'
+		declare -f cgroup_dirs make_subs
+		echo 'pid=$(jq -r .pid)'
+		echo 'for d in $(cgroup_dirs "$pid"); do make_subs "$d"; echo "$d" >>'"$BATS_TEST_TMPDIR/dirs"'; done'
+		echo 'exit 3'
+	} >"$hook"
+	chmod +x "$hook"
+	update_config ".hooks = {createRuntime: [{path: \"$hook\"}]}"
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -ne 0 ]
+	[ -s "$BATS_TEST_TMPDIR/dirs" ]
+	for d in $(cat "$BATS_TEST_TMPDIR/dirs"); do
+		[ ! -e "$d" ]
+	done
+	check_nothing_left "$ID"
+}
