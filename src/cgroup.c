@@ -3,6 +3,7 @@
 #include "cgroup-v1.h"
 #include "cgroup-v2.h"
 #include "log.h"
+#include "oci-state.h"
 #include "utils.h"
 
 #include <dirent.h>
@@ -356,6 +357,158 @@ void tern_cgroup_return_self(void)
 		if (tern_write_file(procs, pid, strlen(pid), 0644, NULL) < 0)
 			tern_debug("back to %s: %s", procs, strerror(errno));
 	}
+}
+
+/* ---- exec --cgroup ---- */
+
+/* PATH of a --cgroup spec, made relative to the container's cgroup: "/a/b"
+ * and "a/b" are the same sub-cgroup; ".." could leave the container's
+ * cgroup and is refused. NULL with *err set on a bad one. */
+static char *sub_path(const char *spec, const char *path, tern_error **err)
+{
+	cleanup_free char *copy = tern_xstrdup(path);
+	char *out = tern_xstrdup(""), *save = NULL;
+
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			free(out);
+			tern_error_make_quiet(err, EINVAL,
+					      "--cgroup `%s`: the path must stay below the "
+					      "container's cgroup (no `..`)",
+					      spec);
+			return NULL;
+		}
+		char *n = tern_strdup_printf("%s/%s", out, c);
+		free(out);
+		out = n;
+	}
+	return out;
+}
+
+/* Point the hierarchy i of `out` at `rel` below the container's cgroup.
+ * Controllers mounted together share one cgroup: two specs that want it in
+ * different places conflict. */
+static int move_one(const oci_map *base, oci_map *out, size_t i, const char *spec, const char *rel,
+		    bool *moved, tern_error **err)
+{
+	const char *from = base->items[i].value;
+	oci_kv *kv = &out->items[i];
+	cleanup_free char *want =
+	    tern_strdup_printf("%s%s", strcmp(from, "/") == 0 ? "" : from, rel);
+
+	if (moved[i] && strcmp(kv->value, want) != 0)
+		return tern_error_make_quiet(err, EINVAL,
+					     "--cgroup `%s`: another --cgroup already names the "
+					     "hierarchy `%s` (its controllers share one cgroup)",
+					     spec, kv->key);
+	free(kv->value);
+	kv->value = steal_pointer(&want);
+	moved[i] = true;
+	return 0;
+}
+
+/* Move the hierarchies of `out` that the comma-separated `ctrls` name (all
+ * of them when NULL) down to `rel`. */
+static int move_down(const oci_map *base, oci_map *out, const char *spec, const char *ctrls,
+		     const char *rel, bool *moved, tern_error **err)
+{
+	cleanup_free char *list = ctrls ? tern_xstrdup(ctrls) : NULL;
+	char *save = NULL;
+	int ret;
+
+	if (ctrls == NULL) {
+		for (size_t i = 0; i < out->len; i++)
+			if ((ret = move_one(base, out, i, spec, rel, moved, err)) < 0)
+				return ret;
+		return 0;
+	}
+	for (char *c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+		bool found = false;
+		for (size_t i = 0; i < out->len; i++) {
+			const hierarchy *h = hierarchy_at(out->items[i].key);
+			if (h == NULL || h->v2 || !has_controllers(h->controllers, c))
+				continue;
+			found = true;
+			if ((ret = move_one(base, out, i, spec, rel, moved, err)) < 0)
+				return ret;
+		}
+		if (!found)
+			return tern_error_make_quiet(
+			    err, EINVAL,
+			    "--cgroup `%s`: the container has no cgroup v1 "
+			    "hierarchy with the `%s` controller",
+			    spec, c);
+	}
+	return 0;
+}
+
+static int sub_paths_parse(const oci_map *base, oci_map *out, char *const *specs, bool *moved,
+			   tern_error **err)
+{
+	size_t n = 0;
+
+	while (specs[n])
+		n++;
+	for (size_t i = 0; i < n; i++) {
+		const char *spec = specs[i], *colon = strchr(spec, ':');
+		const char *path = colon ? colon + 1 : spec;
+		cleanup_free char *ctrls = colon ? strndup(spec, (size_t)(colon - spec)) : NULL;
+
+		if (colon && (strchr(path, ':') != NULL || *ctrls == '\0'))
+			return tern_error_make_quiet(
+			    err, EINVAL,
+			    "--cgroup `%s`: expected [CONTROLLER[,CONTROLLER...]:]PATH", spec);
+		if (!colon && n > 1)
+			return tern_error_make_quiet(
+			    err, EINVAL,
+			    "--cgroup `%s`: with more than one --cgroup each needs its "
+			    "CONTROLLER: prefix",
+			    spec);
+		if (colon && v2_host)
+			return tern_error_make_quiet(
+			    err, EINVAL,
+			    "--cgroup `%s`: a CONTROLLER: prefix needs cgroup v1, and this host "
+			    "has one cgroup v2 hierarchy for all controllers: give the path alone",
+			    spec);
+		cleanup_free char *rel = sub_path(spec, path, err);
+		if (rel == NULL)
+			return -EINVAL;
+		int ret = move_down(base, out, spec, ctrls, rel, moved, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int tern_cgroup_sub_paths(const oci_map *paths, char *const *specs, oci_map *out, tern_error **err)
+{
+	load_hierarchies();
+	out->len = 0;
+	out->items = NULL;
+	if (paths->len == 0)
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "--cgroup: the container has no cgroup (a rootless "
+					     "container gets one only where one is delegated)");
+	out->items = tern_xmalloc0(paths->len * sizeof(oci_kv));
+	for (size_t i = 0; i < paths->len; i++) {
+		out->items[i].key = tern_xstrdup(paths->items[i].key);
+		out->items[i].value = tern_xstrdup(paths->items[i].value);
+	}
+	out->len = paths->len;
+	cleanup_free bool *moved = tern_xmalloc0(paths->len * sizeof(bool));
+	int ret = sub_paths_parse(paths, out, specs, moved, err);
+	/* the sub-cgroups must exist: exec joins cgroups, it never makes them */
+	for (size_t i = 0; ret == 0 && i < out->len; i++) {
+		cleanup_free char *dir = dir_of(&out->items[i]);
+		struct stat st;
+		if (moved[i] && stat(dir, &st) < 0)
+			ret = tern_error_make(err, errno, "--cgroup: sub-cgroup `%s`", dir);
+	}
+	if (ret < 0)
+		oci_map_clear(out);
+	return ret;
 }
 
 int tern_cgroup_pids(const oci_map *paths, pid_t **pids, size_t *n, tern_error **err)

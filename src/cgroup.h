@@ -39,6 +39,16 @@ void tern_cgroup_return_self(void);
  * until thawed. */
 void tern_cgroup_thaw_all(const oci_map *paths);
 
+/* `exec --cgroup SPEC...`, runc's semantics: SPEC is PATH, a sub-cgroup
+ * of the container's cgroup in every hierarchy (the only form on a cgroup
+ * v2 host, and then the only SPEC), or CTRL[,CTRL...]:PATH for the v1
+ * hierarchies carrying those controllers (repeatable; the other
+ * hierarchies stay at the container's cgroup). `out` gets `paths` with
+ * those entries moved down (free with oci_map_clear). PATH may not climb
+ * out with `..`; every sub-cgroup must exist (exec never makes one), and
+ * errors name the spec or the missing directory. */
+int tern_cgroup_sub_paths(const oci_map *paths, char *const *specs, oci_map *out, tern_error **err);
+
 /* Kill what is left in it and remove it from every hierarchy, with every
  * cgroup below it (thawed first, deepest first); a hierarchy that fails
  * does not stop the others, the first error is returned. */

@@ -27,6 +27,10 @@ static const char usage[] =
     "  --apparmor PROFILE        AppArmor profile\n"
     "  --process-label LABEL     SELinux label\n"
     "  --ignore-paused           exec even if the container is paused\n"
+    "  --cgroup [CTRL[,CTRL]:]PATH\n"
+    "                            run in this (existing) sub-cgroup of the container's;\n"
+    "                            with CTRL: only in those v1 controllers' hierarchies\n"
+    "                            (repeatable)\n"
     "  -h, --help                this help\n";
 
 int tern_cmd_exec(tern_global_opts *g, int argc, char **argv)
@@ -115,6 +119,7 @@ int tern_cmd_exec(tern_global_opts *g, int argc, char **argv)
 			o.ignore_paused = true;
 			break;
 		case OPT_CGROUP:
+			o.cgroups = tern_cli_strv_add(o.cgroups, optarg);
 			break;
 		}
 	}
@@ -128,6 +133,7 @@ int tern_cmd_exec(tern_global_opts *g, int argc, char **argv)
 	free(o.env);
 	free(o.additional_gids);
 	free(o.caps);
+	free(o.cgroups);
 	if (ret < 0)
 		return tern_error_report(err);
 	return status;

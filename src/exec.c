@@ -633,6 +633,15 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 				      id);
 		goto out;
 	}
+	if (o->cgroups) {
+		/* before anything exists; the process then joins these instead */
+		oci_map sub;
+		ret = tern_cgroup_sub_paths(&st->cgroup_paths, o->cgroups, &sub, err);
+		if (ret < 0)
+			goto out;
+		oci_map_clear(&st->cgroup_paths);
+		st->cgroup_paths = sub;
+	}
 	ret = build_process(o, config, &p, err);
 	if (ret < 0)
 		goto out;

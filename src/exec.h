@@ -21,7 +21,9 @@ typedef struct {
 	const char *apparmor;
 	const char *process_label;
 	bool ignore_paused;
-	char **args; /* the command */
+	char *
+	    *cgroups; /* --cgroup [CTRL[,CTRL]:]PATH, NULL-terminated: see tern_cgroup_sub_paths */
+	char **args;  /* the command */
 } tern_exec_opts;
 
 int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_opts *opts,

@@ -312,3 +312,80 @@ check_subs_gone() {
 	done
 	check_nothing_left "$ID"
 }
+
+# ---- issue 10: exec --cgroup ----
+
+# exec_cgroups ARG...: /proc/self/cgroup of a process that `exec ARG... $ID`
+# starts, one line per hierarchy.
+exec_cgroups() {
+	tern exec "$@" "$ID" cat /proc/self/cgroup
+}
+
+# run_with_subs: a running container with sub/deeper in every hierarchy of
+# its cgroup; sets PID and DIRS.
+run_with_subs() {
+	local d
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	PID=$(state_field "$ID" pid)
+	DIRS=$(cgroup_dirs "$PID")
+	for d in $DIRS; do make_subs "$d"; done
+}
+
+@test "cgroup: exec --cgroup PATH runs the process in that sub-cgroup of every hierarchy" {
+	run_with_subs
+	run exec_cgroups --cgroup sub/deeper
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq "$(wc -l </proc/"$PID"/cgroup)" ]
+	for line in "${lines[@]}"; do
+		[[ "$line" == *"/$ID/sub/deeper" ]] || {
+			echo "not in sub/deeper: $line" >&2
+			false
+		}
+	done
+	# a leading slash is still below the container's cgroup (as in runc)
+	run exec_cgroups --cgroup /sub
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *"/$ID/sub" ]]
+}
+
+@test "cgroup: exec --cgroup CTRL:PATH (repeatable) moves only those v1 controllers" {
+	[ -d /sys/fs/cgroup/pids ] && [ -d /sys/fs/cgroup/memory ] || skip "LOUD: needs cgroup v1 pids and memory hierarchies"
+	run_with_subs
+	run exec_cgroups --cgroup pids:sub --cgroup memory,freezer:sub/deeper
+	[ "$status" -eq 0 ]
+	for line in "${lines[@]}"; do
+		case $line in
+		*:pids:*) [[ "$line" == *"/$ID/sub" ]] ;;
+		*:memory:* | *:freezer:*) [[ "$line" == *"/$ID/sub/deeper" ]] ;;
+		*) [[ "$line" == *"/$ID" ]] ;;
+		esac || {
+			echo "wrong cgroup: $line" >&2
+			false
+		}
+	done
+}
+
+@test "cgroup: exec --cgroup with a missing sub-cgroup, an unknown controller or .. fails and names it" {
+	run_with_subs
+	run tern exec --cgroup nosuch "$ID" true
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *"/$ID/nosuch"*"No such file or directory"* ]]
+	run tern exec --cgroup ../escape "$ID" true
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *"--cgroup"*"../escape"* ]]
+	run tern exec --cgroup nosuchctrl:sub "$ID" true
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *nosuchctrl* ]]
+	# and the container's cgroup has no stray process from these
+	[ "$(cat "$(cgroup_dirs "$PID" | head -1)/cgroup.procs")" = "$PID" ]
+}
+
+@test "cgroup: exec --cgroup CTRL:PATH is refused on a pure cgroup v2 host" {
+	is_v2_host || skip "a cgroup v1 or hybrid host: covered by the CTRL:PATH test above"
+	run_with_subs
+	run tern exec --cgroup memory:sub "$ID" true
+	[ "$status" -ne 0 ]
+	is_runc || [[ "$output" == *"memory:sub"*"cgroup v2"* ]]
+}
