@@ -474,7 +474,10 @@ int tern_container_kill(const tern_runtime *rt, const char *id, int sig, bool al
 	if (all) {
 		ret = signal_all(st, sig, err);
 	} else if (strcmp(st->status, "stopped") == 0) {
-		ret = tern_error_make_quiet(err, ESRCH, "container `%s` is not running", id);
+		/* runc's words first: containerd's shim takes "container not
+		 * running" for "already finished" (the table in state.c) */
+		ret = tern_error_make_quiet(
+		    err, ESRCH, "container not running: container `%s` has stopped", id);
 	} else if (kill(st->pid, sig) < 0) {
 		ret = tern_error_make(err, errno, "kill container `%s` (pid %d)", id, st->pid);
 	}

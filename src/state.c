@@ -193,6 +193,28 @@ static bool reclaim_stale(tern_container_dir *d)
 	return remove_dir_contents(d->dirfd, d->dir, NULL) == 0;
 }
 
+/* Messages that clients match. They were written against runc and look
+ * for its words in the runtime's output (go-runc puts the combined output
+ * in its error; tern prints errors on stderr also with --log), so tern's
+ * messages start with runc's words and give tern's context after them.
+ *
+ * - "container not running": containerd 1.6's runc shim after `kill`
+ *   (pkg/process/utils.go, checkKillError) takes the process for already
+ *   finished, so the stop of a pod whose container exited goes on. tern:
+ *   kill of a stopped container (container.c, tern_container_kill).
+ * - "no such process", in any case: the same check. tern: kill(2) failing
+ *   with ESRCH, "kill container `ID` (pid N): No such process" (ditto).
+ * - "does not exist": the same check (no such container) and the shim's
+ *   Init.delete after `delete` (deleted already). podman 4.3 looks for it
+ *   and "No such file" after `state` (libpod/oci_conmon_common.go,
+ *   UpdateContainerStatus: the container is gone), though only when the
+ *   command could not be started. tern: any command on an unknown id.
+ * - podman 4.3 after create, start and exec (libpod/oci_util.go,
+ *   getOCIRuntimeError): "permission denied", "operation not permitted"
+ *   make exit code 126; "executable file not found in", "no such file or
+ *   directory" make 127. tern keeps the strerror text in every error.
+ * - "already exists": no client above matches it; runc's "container with
+ *   given ID already exists" is what tern says too, for scripts that look. */
 int tern_state_dir_create(const char *root, const char *id, tern_container_dir **out,
 			  tern_error **err)
 {
@@ -224,7 +246,8 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 			return 0;
 		}
 		tern_state_dir_free(d);
-		return tern_error_make_quiet(err, EEXIST, "container `%s` already exists", id);
+		return tern_error_make_quiet(err, EEXIST,
+					     "container with given ID already exists: `%s`", id);
 	}
 	ret = lock_dir(d, false, err);
 	if (ret < 0) {
@@ -251,8 +274,10 @@ int tern_state_dir_open(const char *root, const char *id, bool peek, tern_contai
 		int e = errno;
 		tern_state_dir_free(d);
 		if (e == ENOENT)
-			return tern_error_make_quiet(err, ENOENT, "container `%s` does not exist",
-						     id);
+			return tern_error_make_quiet(err, ENOENT,
+						     "container does not exist: no container `%s` "
+						     "under `%s`",
+						     id, root);
 		return tern_error_make(err, e, "container `%s`%s", id, root_hint(root, e));
 	}
 	if (peek && flock(d->dirfd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {

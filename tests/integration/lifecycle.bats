@@ -344,3 +344,52 @@ run_killed() {
 	[ "$status" -eq 0 ]
 	[[ "$output" != *"$ID-c"* ]]
 }
+
+# ---- issue 10: the words clients match (see the list in src/state.c) ----
+
+@test "messages: kill of a stopped container says \"container not running\" (containerd's shim matches it)" {
+	set_args /bin/true
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	wait_status "$ID" stopped
+	run tern kill "$ID" KILL
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"container not running"* ]]
+	is_runc || [[ "$output" == *"\`$ID\`"* ]]
+	# the default signal too, and the container is still there to delete
+	run tern kill "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"container not running"* ]]
+	run tern delete "$ID"
+	[ "$status" -eq 0 ]
+}
+
+@test "messages: every command on an unknown id says \"does not exist\" (containerd's shim and podman match it)" {
+	for cmd in state kill delete start pause resume ps exec; do
+		if [ "$cmd" = exec ]; then
+			run tern exec "nosuch-$ID" /bin/true
+		else
+			run tern $cmd "nosuch-$ID"
+		fi
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"container does not exist"* ]] || {
+			echo "$cmd: $output" >&2
+			false
+		}
+		is_runc || [[ "$output" == *"nosuch-$ID"* ]]
+	done
+}
+
+@test "messages: create and run of an id in use say \"container with given ID already exists\"" {
+	set_args /bin/sleep "$MARK"
+	run tern create -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	for cmd in create run; do
+		run tern $cmd -b "$BUNDLE" "$ID"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"container with given ID already exists"* ]]
+		is_runc || [[ "$output" == *"\`$ID\`"* ]]
+	done
+	# the first one is untouched
+	[ "$(state_field "$ID" status)" = created ]
+}
