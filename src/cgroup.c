@@ -20,6 +20,7 @@
 
 /* The mount points of the cgroup hierarchies, read once from mountinfo. */
 typedef struct {
+	char *dev; /* major:minor of the hierarchy's superblock: one per hierarchy */
 	char *mountpoint;
 	char *mount_root;  /* the cgroup the mount shows as its root */
 	char *own;	   /* our own cgroup in it, relative to mount_root */
@@ -133,6 +134,29 @@ static void read_own_cgroups(void)
 	fclose(f);
 }
 
+/* A hierarchy can be mounted more than once: a container without a mount
+ * namespace of its own, or one whose mounts propagate back, leaves binds
+ * of its cgroup directories (under its rootfs) in our mount table. One
+ * entry per hierarchy (superblock): the mount that shows the most of it
+ * (the shortest root), the first of those. Is `dev` known already? Then
+ * keep the better of the two and tell the caller to skip this one. */
+static bool other_mount_of(const char *dev, const char *root, const char *mnt)
+{
+	for (size_t i = 0; i < n_hierarchies; i++) {
+		hierarchy *h = &hierarchies[i];
+		if (strcmp(h->dev, dev) != 0)
+			continue;
+		if (strlen(root) < strlen(h->mount_root)) {
+			free(h->mountpoint);
+			free(h->mount_root);
+			h->mountpoint = tern_xstrdup(mnt);
+			h->mount_root = tern_xstrdup(root);
+		}
+		return true;
+	}
+	return false;
+}
+
 static void load_hierarchies(void)
 {
 	FILE *f;
@@ -149,10 +173,10 @@ static void load_hierarchies(void)
 		/* id parent major:minor root mountpoint opts [optional...] - fstype source
 		 * superopts */
 		char *sep = strstr(line, " - ");
-		char mnt[4096], root[4096], fstype[64], source[256], superopts[1024];
+		char dev[64], mnt[4096], root[4096], fstype[64], source[256], superopts[1024];
 		if (sep == NULL)
 			continue;
-		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
+		if (sscanf(line, "%*s %*s %63s %4095s %4095s", dev, root, mnt) != 3)
 			continue;
 		superopts[0] = '\0';
 		if (sscanf(sep + 3, "%63s %255s %1023s", fstype, source, superopts) < 2)
@@ -160,9 +184,12 @@ static void load_hierarchies(void)
 		bool v2 = strcmp(fstype, "cgroup2") == 0;
 		if (!v2 && strcmp(fstype, "cgroup") != 0)
 			continue;
+		if (other_mount_of(dev, root, mnt))
+			continue;
 		hierarchies = realloc(hierarchies, (n_hierarchies + 1) * sizeof(*hierarchies));
 		if (hierarchies == NULL)
 			abort();
+		hierarchies[n_hierarchies].dev = tern_xstrdup(dev);
 		hierarchies[n_hierarchies].mountpoint = tern_xstrdup(mnt);
 		hierarchies[n_hierarchies].mount_root = tern_xstrdup(root);
 		hierarchies[n_hierarchies].own = tern_xstrdup("/");

@@ -601,28 +601,27 @@ static void cg_entries_free(struct cg_entry *e, size_t n)
 	free(e);
 }
 
-/* Read the host's v1 hierarchies from mountinfo. Everything is opened
- * here, before anything is mounted: with rootfsPropagation "rshared" a
- * mount under the rootfs can propagate back onto our own /sys/fs/cgroup
- * (its peer through an rbind of /sys) and hide the sources. */
-static int cg_entries_collect(const char *rootfs_path, bool cgroupns, struct cg_entry **out,
-			      size_t *nout, tern_error **err)
-{
-	cleanup_free char *mountinfo = NULL, *selfcg = NULL;
-	struct cg_entry *e = NULL;
-	size_t n = 0, rl = strlen(rootfs_path);
-	int ret;
+/* A v1 hierarchy's mount as mountinfo lists it (pointers into its text). */
+struct cg_mount {
+	const char *dev;  /* major:minor of the superblock: one per hierarchy */
+	const char *root; /* the cgroup the mount shows as its root */
+	const char *mnt;
+	char *superopts;
+};
 
-	ret = tern_read_file("/proc/self/mountinfo", &mountinfo, NULL, 0, err);
-	if (ret < 0)
-		return ret;
-	ret = tern_read_file("/proc/self/cgroup", &selfcg, NULL, 0, err);
-	if (ret < 0)
-		return ret;
+/* The v1 hierarchies in `mountinfo` (modified in place), one mount each.
+ * Copies that earlier config mounts made under the rootfs (an rbind of
+ * /sys) are skipped; so are other mounts of a hierarchy already seen, such
+ * as the binds that a container without a mount namespace of its own
+ * leaves in ours: per superblock, the mount that shows the most of it
+ * (the shortest root), the first of those. */
+static size_t cg_mounts_parse(char *mountinfo, const char *rootfs_path, struct cg_mount *m,
+			      size_t max)
+{
+	size_t n = 0, rl = strlen(rootfs_path);
 
 	for (char *line = mountinfo, *next; line && *line; line = next) {
-		char *fields[12] = {0}, *sep, *fstype, *superopts, *name, *p;
-		bool dup = false;
+		char *fields[12] = {0}, *sep, *fstype, *superopts, *p;
 		int nf = 0;
 
 		next = strchr(line, '\n');
@@ -643,19 +642,56 @@ static int cg_entries_collect(const char *rootfs_path, bool cgroupns, struct cg_
 			continue;
 		unescape(fields[3]);
 		unescape(fields[4]);
-		name = strrchr(fields[4], '/');
-		name = name ? name + 1 : fields[4];
-		if (*name == '\0')
-			continue;
-		/* Copies that earlier config mounts made under the rootfs (an
-		 * rbind of /sys) are not the host's. */
 		if (rl > 0 && strncmp(fields[4], rootfs_path, rl) == 0 &&
 		    (fields[4][rl] == '/' || fields[4][rl] == '\0'))
 			continue;
-		/* One directory per name: the first mount of a hierarchy wins. */
+		size_t i = 0;
+		while (i < n && strcmp(m[i].dev, fields[2]) != 0)
+			i++;
+		if (i < n && strlen(fields[3]) >= strlen(m[i].root))
+			continue;
+		if (i == n && n == max)
+			continue;
+		m[i] = (struct cg_mount){fields[2], fields[3], fields[4], superopts};
+		if (i == n)
+			n++;
+	}
+	return n;
+}
+
+/* Read the host's v1 hierarchies from mountinfo. Everything is opened
+ * here, before anything is mounted: with rootfsPropagation "rshared" a
+ * mount under the rootfs can propagate back onto our own /sys/fs/cgroup
+ * (its peer through an rbind of /sys) and hide the sources. */
+static int cg_entries_collect(const char *rootfs_path, bool cgroupns, struct cg_entry **out,
+			      size_t *nout, tern_error **err)
+{
+	cleanup_free char *mountinfo = NULL, *selfcg = NULL;
+	struct cg_mount mounts[64];
+	struct cg_entry *e = NULL;
+	size_t n = 0, nm;
+	int ret;
+
+	ret = tern_read_file("/proc/self/mountinfo", &mountinfo, NULL, 0, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_read_file("/proc/self/cgroup", &selfcg, NULL, 0, err);
+	if (ret < 0)
+		return ret;
+	nm = cg_mounts_parse(mountinfo, rootfs_path, mounts, 64);
+
+	for (size_t k = 0; k < nm; k++) {
+		const struct cg_mount *m = &mounts[k];
+		const char *name = strrchr(m->mnt, '/');
+		bool dup = false;
+
+		name = name ? name + 1 : m->mnt;
+		if (*name == '\0')
+			continue;
+		/* One directory per name: the first hierarchy wins. */
 		for (size_t i = 0; i < n; i++)
 			dup = dup || strcmp(e[i].name, name) == 0;
-		if (dup || n >= 64)
+		if (dup)
 			continue;
 
 		struct cg_entry *grown = realloc(e, (n + 1) * sizeof(*e));
@@ -669,7 +705,7 @@ static int cg_entries_collect(const char *rootfs_path, bool cgroupns, struct cg_
 		if (cgroupns) {
 			/* Only the controller names and name=: the host's
 			 * other super options (a release agent...) are its own. */
-			for (char *q, *o = strtok_r(superopts, ",", &q); o;
+			for (char *q, *o = strtok_r(m->superopts, ",", &q); o;
 			     o = strtok_r(NULL, ",", &q)) {
 				if (str_eq(o, "rw") || str_eq(o, "ro") ||
 				    strncmp(o, "release_agent=", 14) == 0 ||
@@ -681,13 +717,13 @@ static int cg_entries_collect(const char *rootfs_path, bool cgroupns, struct cg_
 			continue;
 		}
 		/* This process's cgroup in that hierarchy; the mount may be
-		 * rooted below "/" (fields[3]): the path is relative to it. */
-		cleanup_free char *own = own_cgroup_v1(selfcg, superopts);
+		 * rooted below "/": the path is relative to its root. */
+		cleanup_free char *own = own_cgroup_v1(selfcg, m->superopts);
 		const char *rel = own ? own : "/";
-		size_t fl = strlen(fields[3]);
-		if (strcmp(fields[3], "/") != 0 && strncmp(rel, fields[3], fl) == 0)
+		size_t fl = strlen(m->root);
+		if (strcmp(m->root, "/") != 0 && strncmp(rel, m->root, fl) == 0)
 			rel += fl;
-		e[n - 1].source = tern_strdup_printf("%s%s", fields[4], rel);
+		e[n - 1].source = tern_strdup_printf("%s%s", m->mnt, rel);
 		e[n - 1].srcfd = open(e[n - 1].source, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (e[n - 1].srcfd < 0) {
 			ret = tern_error_make(err, errno, "open `%s`", e[n - 1].source);
@@ -796,7 +832,7 @@ out:
 static int own_cgroup2_dir(const char *rootfs_path, char **dir, tern_error **err)
 {
 	cleanup_free char *mountinfo = NULL, *selfcg = NULL;
-	size_t rl = strlen(rootfs_path);
+	size_t rl = strlen(rootfs_path), best_root = 0;
 	const char *own = NULL;
 	int ret;
 
@@ -833,12 +869,16 @@ static int own_cgroup2_dir(const char *rootfs_path, char **dir, tern_error **err
 		if (rl > 0 && strncmp(fields[4], rootfs_path, rl) == 0 &&
 		    (fields[4][rl] == '/' || fields[4][rl] == '\0'))
 			continue;
+		/* the mount that shows the most of it (see cg_mounts_parse) */
+		if (*dir != NULL && strlen(fields[3]) >= best_root)
+			continue;
 		const char *rel = own ? own : "/";
 		size_t fl = strlen(fields[3]);
 		if (strcmp(fields[3], "/") != 0 && strncmp(rel, fields[3], fl) == 0)
 			rel += fl;
+		free(*dir);
 		*dir = tern_strdup_printf("%s%s", fields[4], strcmp(rel, "/") == 0 ? "" : rel);
-		return 0;
+		best_root = fl;
 	}
 	return 0;
 }

@@ -389,3 +389,23 @@ run_with_subs() {
 	[ "$status" -ne 0 ]
 	is_runc || [[ "$output" == *"memory:sub"*"cgroup v2"* ]]
 }
+
+@test "cgroup: a second mount of a hierarchy (another container's cgroup bind) does not move the container" {
+	# As a container without a mount namespace of its own leaves in ours:
+	# binds of its cgroup directories. Made here in a private mount
+	# namespace, so the host's mount table stays as it is.
+	local first line
+	first=$(awk '{ split($0, h, " - "); split(h[1], f, " "); split(h[2], t, " ")
+		if (t[1] == "cgroup" || t[1] == "cgroup2") { print f[5]; exit } }' /proc/self/mountinfo)
+	[ -n "$first" ]
+	mkdir "$first/$ID-other"
+	mkdir -p "$BATS_TEST_TMPDIR/other"
+	set_cmd 'cat /proc/self/cgroup'
+	run in_file unshare -m --propagation private sh -c \
+		"mount --bind '$first/$ID-other' '$BATS_TEST_TMPDIR/other' &&
+		 exec '$TERN_BIN' --root '$ROOT' run -b '$BUNDLE' '$ID'"
+	[ "$status" -eq 0 ]
+	diff <(expected_cgroups "$ID") <(printf '%s\n' "${lines[@]}")
+	rmdir "$first/$ID-other"
+	check_nothing_left "$ID"
+}
