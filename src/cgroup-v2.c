@@ -760,8 +760,6 @@ int tern_cgroup_v2_apply(const char *dir, const oci_resources *r, bool update, t
 		return ret;
 	if ((ret = apply_hugetlb_rdma(dfd, dir, r, err)) < 0)
 		return ret;
-	if (r->network && (r->network->class_id.set || r->network->priorities_len > 0))
-		tern_warn("linux.resources.network: cgroup v2 has no net_cls/net_prio, ignored");
 	return apply_unified(dfd, dir, &r->unified, err);
 }
 

@@ -744,13 +744,22 @@ bool tern_cgroup_hierarchy_has(const char *mountpoint, const char *controller)
 	return controller && has_controllers(h->controllers, controller);
 }
 
+static bool v1_has(const char *ctrl);
+static int check_host_controllers(const oci_resources *r, tern_error **err);
+
 int tern_cgroup_validate_resources(const oci_resources *r, tern_error **err)
 {
+	int ret;
+
 	if (r == NULL)
 		return 0;
 	if (tern_cgroup_v2_has_controllers())
-		return tern_cgroup_v2_validate(r, err);
-	return tern_cgroup_v1_validate(r, err);
+		ret = tern_cgroup_v2_validate(r, err);
+	else
+		ret = tern_cgroup_v1_validate(r, err);
+	if (ret < 0)
+		return ret;
+	return check_host_controllers(r, err);
 }
 
 /* Where hugetlb lives on a v1 or hybrid host: a v1 hierarchy of its own,
@@ -792,11 +801,17 @@ static int apply_hybrid_hugetlb(const hierarchy *h, const char *path, const char
 	return ret;
 }
 
-int tern_cgroup_apply_resources(const oci_map *paths, const oci_resources *r, bool update,
-				tern_error **err)
+/* A limit whose controller the host lacks cannot be applied: say so
+ * before anything exists, naming the field (runtime-spec: a setting the
+ * runtime cannot apply is an error; runc fails these too, once it has made
+ * the cgroup). A network object with neither classID nor priorities asks
+ * for nothing. */
+static int check_host_controllers(const oci_resources *r, tern_error **err)
 {
+	const oci_network *net = r->network;
+
 	load_hierarchies();
-	if (r && r->hugepage_limits_len > 0 && !v2_host && !v1_has("hugetlb")) {
+	if (r->hugepage_limits_len > 0 && !v2_host && !v1_has("hugetlb")) {
 		bool unified = false;
 		for (size_t i = 0; i < n_hierarchies; i++)
 			unified = unified || hybrid_hugetlb_on_unified(&hierarchies[i]);
@@ -807,10 +822,34 @@ int tern_cgroup_apply_resources(const oci_map *paths, const oci_resources *r, bo
 			    "no hugetlb cgroup controller (neither a v1 "
 			    "hierarchy nor on the unified one)");
 	}
-	if (r && r->rdma_len > 0 && !v2_host && !v1_has("rdma"))
+	if (r->rdma_len > 0 && !v2_host && !v1_has("rdma"))
 		return tern_error_make_quiet(err, ENOTSUP,
 					     "linux.resources.rdma: this host has no rdma cgroup "
 					     "controller (no v1 hierarchy carries it)");
+	/* cgroup v2 has no network controller at all: traffic classes and
+	 * priorities are set with eBPF or tc there */
+	if (net && net->class_id.set && (v2_host || !v1_has("net_cls")))
+		return tern_error_make_quiet(
+		    err, ENOTSUP, "linux.resources.network.classID: this host has no net_cls %s",
+		    v2_host ? "controller (cgroup v2 has none)"
+			    : "cgroup controller (no v1 hierarchy carries it)");
+	if (net && net->priorities_len > 0 && (v2_host || !v1_has("net_prio")))
+		return tern_error_make_quiet(
+		    err, ENOTSUP,
+		    "linux.resources.network.priorities: this host has no net_prio %s",
+		    v2_host ? "controller (cgroup v2 has none)"
+			    : "cgroup controller (no v1 hierarchy carries it)");
+	return 0;
+}
+
+int tern_cgroup_apply_resources(const oci_map *paths, const oci_resources *r, bool update,
+				tern_error **err)
+{
+	load_hierarchies();
+	/* checked at create already; restore comes here too */
+	int missing = r ? check_host_controllers(r, err) : 0;
+	if (missing < 0)
+		return missing;
 	for (size_t i = 0; i < paths->len; i++) {
 		const hierarchy *h = hierarchy_at(paths->items[i].key);
 		cleanup_free char *dir = dir_of(&paths->items[i]);

@@ -56,10 +56,10 @@ static size_t set_limits(const oci_resources *r, limit out[16])
 		out[n++] = (limit){"blockIO", "blkio"};
 	if (r->hugepage_limits_len > 0)
 		out[n++] = (limit){"hugepageLimits", "hugetlb"};
-	if (r->network)
-		out[n++] = (limit){"network", "net_cls"};
+	if (r->network && r->network->class_id.set)
+		out[n++] = (limit){"network.classID", "net_cls"};
 	if (r->network && r->network->priorities_len > 0)
-		out[n++] = (limit){"network", "net_prio"};
+		out[n++] = (limit){"network.priorities", "net_prio"};
 	if (r->rdma_len > 0)
 		out[n++] = (limit){"rdma", "rdma"};
 	if (r->unified.len > 0)

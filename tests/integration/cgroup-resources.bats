@@ -175,3 +175,38 @@ want_hugepages() {
 	[[ "$output" != *rw-ok* ]]
 	[[ "$output" == *r-ok* ]]
 }
+
+# ---- issue 10: a limit whose controller the host lacks is an error ----
+
+# has_v1_controller NAME: a cgroup v1 hierarchy carries NAME.
+has_v1_controller() {
+	awk -v c="$1" '{ split($0, h, " - "); split(h[2], t, " ")
+		if (t[1] == "cgroup") { n = split(t[3], o, ","); for (i = 1; i <= n; i++) if (o[i] == c) f = 1 } }
+		END { exit !f }' /proc/self/mountinfo
+}
+
+@test "resources: network.classID / network.priorities without net_cls / net_prio fail before anything exists, naming the field" {
+	if has_v1_controller net_cls || has_v1_controller net_prio; then
+		skip "LOUD: this host has net_cls/net_prio hierarchies; the missing-controller case needs a host without (cgroup v2, or v1 without them)"
+	fi
+	update_config '.linux.resources.network = {"classID": 1048577}'
+	run tern run -b "$BUNDLE" "$ID"
+	check_fails_cleanly
+	is_runc || [[ "$output" == *linux.resources.network.classID*net_cls* ]]
+	update_config '.linux.resources.network = {"priorities": [{"name": "lo", "priority": 2}]}'
+	run tern run -b "$BUNDLE" "$ID"
+	check_fails_cleanly
+	is_runc || [[ "$output" == *linux.resources.network.priorities*net_prio* ]]
+	# before anything is made: not even the state directory, which cannot
+	# be made under a regular file
+	if is_tern; then
+		touch "$BATS_TEST_TMPDIR/afile"
+		run in_file "$TERN_BIN" --root "$BATS_TEST_TMPDIR/afile/state" run -b "$BUNDLE" "$ID"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *linux.resources.network.priorities* ]]
+	fi
+	# an empty network object asks for nothing
+	update_config '.linux.resources.network = {}'
+	run tern run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+}
