@@ -637,8 +637,8 @@ void tern_cgroup_thaw_all(const oci_map *paths)
 /* Remove `dir` and every cgroup below it, deepest first: a cgroup with
  * children is busy (rmdir fails with EBUSY), and sub-cgroups are what a
  * container with a writable cgroup mount, or its manager, may well make
- * (runc and crun remove them too). Each one is thawed first: a task in a
- * frozen v1 cgroup cannot die, and a sub-cgroup may be frozen on its own. */
+ * (runc and crun remove them too). The caller thaws the tree first
+ * (tern_cgroup_thaw_all): a task in a frozen v1 cgroup cannot die. */
 static int remove_tree(const char *dir, int depth, tern_error **err)
 {
 	char **subs;
