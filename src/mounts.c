@@ -883,6 +883,34 @@ static int own_cgroup2_dir(const char *rootfs_path, char **dir, tern_error **err
 	return 0;
 }
 
+/* A fresh cgroup2 mount on `target` (the open destination `dest`): in a
+ * cgroup namespace, or on a host without cgroup2 mounted, where every
+ * process is in the root of a hierarchy no one uses. */
+static int fresh_cgroup2(int rootfd, const char *dest, int target, unsigned long flags,
+			 const char *data, bool cgroupns, tern_error **err)
+{
+	cleanup_close int over = -1;
+	char tp[32];
+
+	if (mount("cgroup2", tern_fd_path(target, tp, sizeof(tp)), "cgroup2", flags, data) == 0)
+		return 0;
+	/* EBUSY: the hierarchy is mounted right there already (an rbind of
+	 * /sys brought the host's), and the kernel does not stack a superblock
+	 * on itself: put a tmpfs in between, as crun does. The tmpfs needs a
+	 * new fd (see the top of the file). */
+	if (errno == EBUSY && mount("tmpfs", tp, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				    "size=4k,mode=755") == 0) {
+		over = tern_open_in_root(rootfd, dest, O_PATH | O_DIRECTORY, 0, err);
+		if (over < 0)
+			return over;
+		if (mount("cgroup2", tern_fd_path(over, tp, sizeof(tp)), "cgroup2", flags, data) ==
+		    0)
+			return 0;
+	}
+	return tern_error_make(err, errno, "mount cgroup2%s",
+			       cgroupns ? " in the container's cgroup namespace" : "");
+}
+
 /* cgroup v2 (a "cgroup" mount on a v2 host, or any "cgroup2" mount). With
  * a cgroup namespace, a fresh cgroup2 mount: the kernel roots it at the
  * namespace's cgroup. Without one, a fresh mount would show the host's
@@ -915,16 +943,8 @@ static int mount_cgroup_v2(int rootfd, const char *rootfs_path, const char *dest
 	target = tern_mkdir_in_root(rootfd, dest, false, err);
 	if (target < 0)
 		return target;
-	if (s < 0) {
-		/* A cgroup namespace, or a host without cgroup2 mounted, where
-		 * every process is in the root of a hierarchy no one uses. */
-		if (mount("cgroup2", tern_fd_path(target, tp, sizeof(tp)), "cgroup2", flags,
-			  opts->data) < 0)
-			return tern_error_make(err, errno, "mount cgroup2%s",
-					       cgroupns ? " in the container's cgroup namespace"
-							: "");
-		return 0;
-	}
+	if (s < 0)
+		return fresh_cgroup2(rootfd, dest, target, flags, opts->data, cgroupns, err);
 	if (mount(tern_fd_path(s, sp, sizeof(sp)), tern_fd_path(target, tp, sizeof(tp)), NULL,
 		  MS_BIND | MS_REC, NULL) < 0)
 		return tern_error_make(err, errno, "bind the container's cgroup `%s`", src);

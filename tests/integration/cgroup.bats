@@ -409,3 +409,24 @@ run_with_subs() {
 	rmdir "$first/$ID-other"
 	check_nothing_left "$ID"
 }
+
+@test "cgroup: a cgroup2 mount in a cgroup namespace over an rbind of /sys (where the host's is) is the namespace's" {
+	local v2mnt
+	v2mnt=$(awk '{ split($0, h, " - "); split(h[1], f, " "); split(h[2], t, " ")
+		if (t[1] == "cgroup2") { print f[5]; exit } }' /proc/self/mountinfo)
+	[ -n "$v2mnt" ] || skip "LOUD: no cgroup2 hierarchy on this host"
+	# runc 1.1.5 lacks this: the mount fails with EBUSY (the kernel does not
+	# stack a superblock on itself)
+	is_tern || skip "runc 1.1.5 lacks this: EBUSY"
+	update_config ".mounts |= map(select(.type != \"cgroup\" and .destination != \"/sys\"))
+		| .mounts += [{destination: \"/sys\", type: \"bind\", source: \"/sys\", options: [\"rbind\", \"nosuid\", \"noexec\", \"nodev\"]},
+			{destination: \"$v2mnt\", type: \"cgroup2\", source: \"cgroup2\", options: [\"rw\"]}]"
+	add_namespace cgroup
+	# the namespace's root is the container's cgroup, which has a
+	# cgroup.type (the host's root has none)
+	set_cmd "cat $v2mnt/cgroup.type && echo \$\$ >$v2mnt/cgroup.procs && tail -1 /proc/self/cgroup"
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = domain ]
+	[ "${lines[1]}" = "0::/" ]
+}
