@@ -331,6 +331,8 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (tern_sync_expect(sync_fd, SYNC_GO, NULL, &e) < 0)
 		_exit(127);
+	if (tern_signals_reset(&e) < 0)
+		child_fail(sync_fd, e);
 	for (size_t i = 0; i < N_CHILD_NS; i++) {
 		if (ns->fd[i] >= 0 && setns(ns->fd[i], ns_order[i].flag) < 0) {
 			tern_error_make(&e, errno, "join the container's %s namespace",

@@ -422,6 +422,8 @@ void tern_init_main(tern_container *c, int sync_fd)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (tern_sync_expect(sync_fd, SYNC_GO, NULL, &e) < 0)
 		_exit(1);
+	if (tern_signals_reset(&e) < 0)
+		fail(&ic, e);
 	if (c->ns.two_stage) {
 		ic.in_cgroup = true; /* the parent did it before SYNC_GO */
 		two_stage_namespaces(&ic);

@@ -13,6 +13,7 @@
 #include <linux/ioprio.h>
 #include <linux/openat2.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +195,30 @@ int tern_no_new_privs_apply(tern_error **err)
 {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return tern_error_make(err, errno, "prctl PR_SET_NO_NEW_PRIVS");
+	return 0;
+}
+
+/* ---- what the process inherits ---- */
+
+int tern_signals_reset(tern_error **err)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigset_t none;
+
+	/* Only an ignored signal and the blocked mask survive execve; reset
+	 * every disposition anyway, so nothing depends on which is which.
+	 * glibc refuses its two reserved realtime signals (EINVAL), which
+	 * no caller can have set to anything but their default. */
+	sigemptyset(&dfl.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (sigaction(sig, &dfl, NULL) < 0 && errno != EINVAL)
+			return tern_error_make(err, errno, "reset the action of signal %d", sig);
+	}
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		return tern_error_make(err, errno, "clear the blocked signal mask");
 	return 0;
 }
 

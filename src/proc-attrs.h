@@ -4,10 +4,10 @@
  * process.args. These run in the child; their checks (tern_*_check) run in
  * the parent first, so bad values fail before anything is created.
  *
- * Order in the child (src/init.c): rlimits, personality, scheduler (once in
- * the container's cgroup), I/O priority, then bounding set, user,
- * capabilities; after `start`: LSM exec labels (lsm.h), no_new_privs,
- * seccomp, exec. */
+ * Order in the child (src/init.c): signals reset (first), rlimits,
+ * personality, scheduler (once in the container's cgroup), I/O priority,
+ * then bounding set, user, capabilities; after `start`: LSM exec labels
+ * (lsm.h), no_new_privs, seccomp, exec. */
 #pragma once
 
 #include "error.h"
@@ -54,6 +54,12 @@ int tern_exec_process(const oci_process *process, tern_error **err);
 
 /* The PATH-resolved executable, for checks before exec; NULL when not found. */
 char *tern_find_executable(const char *name, char *const *env);
+
+/* Every signal back to its default action and an empty blocked mask:
+ * the container process must not inherit what tern's caller ignored or
+ * blocked (conmon ignores SIGPIPE, shells ignore SIGINT in background
+ * jobs). Call first thing in the child, before any seccomp filter. */
+int tern_signals_reset(tern_error **err);
 
 /* runc's rule: when process.env has no HOME, add HOME from the container's
  * /etc/passwd entry for the uid, or "/" without one. Call after the

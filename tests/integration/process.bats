@@ -130,3 +130,29 @@ capmask() {
 	[[ "$output" == *"CapPrm:	$(capmask 0 21)"* ]]
 	[[ "$output" == *"CapAmb:	$(capmask)"* ]]
 }
+
+@test "process: signals the runtime's caller ignored or blocked are reset for the container process (run and exec)" {
+	# conmon ignores SIGPIPE; a shell ignores SIGINT and SIGQUIT in its
+	# background jobs. Not through sh: busybox sh ignores SIGQUIT itself.
+	set_args /bin/grep -E '^Sig(Ign|Blk):' /proc/self/status
+	run in_file "$BASE_ROOTFS/bin/sigwrap" 13,2,3 10,15 "$TERN_BIN" --root "$ROOT" run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"SigIgn:	0000000000000000"* ]]
+	# runc 1.1.5 lacks this: it leaves SIGUSR1 blocked
+	is_runc || [[ "$output" == *"SigBlk:	0000000000000000"* ]]
+
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID-2"
+	[ "$status" -eq 0 ]
+	run in_file "$BASE_ROOTFS/bin/sigwrap" 13,2,3 10,15 "$TERN_BIN" --root "$ROOT" exec "$ID-2" \
+		/bin/grep -E '^Sig(Ign|Blk):' /proc/self/status
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"SigIgn:	0000000000000000"* ]]
+	is_runc || [[ "$output" == *"SigBlk:	0000000000000000"* ]]
+	# a shell's trap on a signal the caller ignored works
+	run in_file "$BASE_ROOTFS/bin/sigwrap" 13 - "$TERN_BIN" --root "$ROOT" exec "$ID-2" \
+		/bin/sh -c 'trap "echo trapped" PIPE; kill -PIPE $$; echo after'
+	[ "$status" -eq 0 ]
+	[ "$output" = "trapped
+after" ]
+}
