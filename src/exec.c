@@ -367,6 +367,12 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 		if (slave > 2)
 			close(slave);
 		free(slave_path);
+	} else if (setsid() < 0) {
+		/* As runc: a session and process group of its own, inside the
+		 * container's pid namespace (ours is outside it: getpgrp would
+		 * say 0 and job control would not work). */
+		tern_error_make(&e, errno, "setsid");
+		child_fail(sync_fd, e);
 	}
 	if (p->oom_score_adj.set && tern_oom_score_adj_apply((int)p->oom_score_adj.value, &e) < 0)
 		child_fail(sync_fd, e);

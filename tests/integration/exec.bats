@@ -189,3 +189,21 @@ four" ]
 	[ "$status" -ne 0 ]
 	is_runc || [[ "$output" == *"--process-label"*"SELinux"* ]]
 }
+
+@test "exec: the process leads its own session and process group in the container's pid namespace (as runc), with and without -t" {
+	start_sleeper
+	# /proc/PID/stat: pid (comm) state ppid pgrp session
+	run tern exec "$ID" /bin/sh -c 'cut -d" " -f1,5,6 /proc/$$/stat'
+	[ "$status" -eq 0 ]
+	local pid=${output%% *}
+	[ "$pid" -gt 1 ]
+	[ "$output" = "$pid $pid $pid" ]
+	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out"
+	run tern exec -t -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" "$ID" \
+		/bin/sh -c 'cut -d" " -f1,5,6 /proc/$$/stat >/tmp/pg.tmp && mv /tmp/pg.tmp /tmp/pg'
+	[ "$status" -eq 0 ]
+	wait_for_file "$BUNDLE/rootfs/tmp/pg"
+	read -r pid pgrp sid <"$BUNDLE/rootfs/tmp/pg"
+	[ "$pgrp" = "$pid" ]
+	[ "$sid" = "$pid" ]
+}
