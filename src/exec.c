@@ -123,6 +123,23 @@ static char **strv_append(char **v, const char *s)
 	return out;
 }
 
+static char **strv_dup_or_null(char *const *v)
+{
+	return v ? strv_dup(v) : NULL;
+}
+
+static oci_capabilities *caps_dup(const oci_capabilities *c)
+{
+	oci_capabilities *d = tern_xmalloc0(sizeof(*d));
+
+	d->bounding = strv_dup_or_null(c->bounding);
+	d->effective = strv_dup_or_null(c->effective);
+	d->inheritable = strv_dup_or_null(c->inheritable);
+	d->permitted = strv_dup_or_null(c->permitted);
+	d->ambient = strv_dup_or_null(c->ambient);
+	return d;
+}
+
 static int parse_u32(const char *s, uint32_t *out)
 {
 	char *end;
@@ -220,6 +237,11 @@ static int build_process(const tern_exec_opts *o, const oci_config *config, oci_
 			free(msg);
 			return ret;
 		}
+		/* As runc: a process without capabilities gets the
+		 * container's (and none when the container has none). */
+		if ((*out)->capabilities == NULL && config && config->process &&
+		    config->process->capabilities)
+			(*out)->capabilities = caps_dup(config->process->capabilities);
 		return 0;
 	}
 	if (o->args == NULL || o->args[0] == NULL)
@@ -388,7 +410,7 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 		child_fail(sync_fd, e);
 	if (p->io_priority && tern_io_priority_apply(p->io_priority, &e) < 0)
 		child_fail(sync_fd, e);
-	if (p->capabilities && tern_caps_drop_bounding(p->capabilities, &e) < 0)
+	if (tern_caps_drop_bounding(p->capabilities, &e) < 0)
 		child_fail(sync_fd, e);
 	/* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN, which
 	 * the user and capability change may drop: load it before them, as
@@ -397,7 +419,7 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 		child_fail(sync_fd, e);
 	if (tern_user_apply(&p->user, &e) < 0)
 		child_fail(sync_fd, e);
-	if (p->capabilities && tern_caps_apply(p->capabilities, &e) < 0)
+	if (tern_caps_apply(p->capabilities, &e) < 0)
 		child_fail(sync_fd, e);
 	if (tern_lsm_apply_exec_labels(p->apparmor_profile, p->selinux_label, &e) < 0)
 		child_fail(sync_fd, e);

@@ -341,11 +341,9 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	cleanup_free char *exe = tern_find_executable(p->args[0], p->env);
 	if (exe == NULL)
 		return tern_error_make(err, ENOENT, "exec `%s`", p->args[0]);
-	if (p->capabilities) {
-		ret = tern_caps_drop_bounding(p->capabilities, err);
-		if (ret < 0)
-			return tern_error_wrap(err, "process.capabilities.bounding");
-	}
+	ret = tern_caps_drop_bounding(p->capabilities, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "process.capabilities.bounding");
 	if (ic->seccomp_at == SECCOMP_BEFORE_USER) {
 		/* SYNC_CGROUP_DONE comes before SYNC_SECCOMP_DONE on the
 		 * socket: read it first. */
@@ -359,11 +357,9 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	ret = tern_user_apply(&p->user, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "process.user");
-	if (p->capabilities) {
-		ret = tern_caps_apply(p->capabilities, err);
-		if (ret < 0)
-			return tern_error_wrap(err, "process.capabilities");
-	}
+	ret = tern_caps_apply(p->capabilities, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "process.capabilities");
 	ret = await_cgroup(ic, err);
 	if (ret < 0)
 		return ret;

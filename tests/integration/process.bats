@@ -156,3 +156,34 @@ capmask() {
 	[ "$output" = "trapped
 after" ]
 }
+
+@test "process: capabilities {} (every set left out) is the empty set, the bounding set too; so is no capabilities at all" {
+	update_config '.process.capabilities = {}'
+	set_args /bin/grep ^Cap /proc/self/status
+	run_container
+	[ "$status" -eq 0 ]
+	local set
+	for set in CapInh CapPrm CapEff CapBnd CapAmb; do
+		[[ "$output" == *"$set:	$(capmask)"* ]]
+	done
+	# root without CAP_CHOWN cannot give a file away
+	set_cmd 'touch /tmp/f && chown 5 /tmp/f'
+	run_container
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Operation not permitted"* ]]
+	# as runc and crun: without process.capabilities, nothing either
+	update_config 'del(.process.capabilities)'
+	set_args /bin/grep ^Cap /proc/self/status
+	run_container
+	[ "$status" -eq 0 ]
+	for set in CapInh CapPrm CapEff CapBnd CapAmb; do
+		[[ "$output" == *"$set:	$(capmask)"* ]]
+	done
+	# one set given, the others left out: those are empty
+	update_config '.process.capabilities = {"bounding": ["CAP_KILL"]}'
+	run_container
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"CapBnd:	$(capmask 5)"* ]]
+	[[ "$output" == *"CapEff:	$(capmask)"* ]]
+	[[ "$output" == *"CapPrm:	$(capmask)"* ]]
+}
