@@ -236,6 +236,27 @@ static int setup_terminal(init_ctx *ic, tern_error **err)
 	return tern_terminal_become_controlling(slave, slave_path, err);
 }
 
+/* A missing process.cwd is created, as runc and crun do: now, as the
+ * container's root, before root.readonly and the masked paths apply; mode
+ * 0755 (less the umask tern was started with, as runc). Resolved inside
+ * the root, symlinks included, so it never lands outside. Only when it is
+ * missing: anything else wrong with it (a magic link such as
+ * /proc/self/fd/N, a file) is for the chdir to report, without a
+ * directory made on the way. */
+static int make_cwd(const char *cwd, tern_error **err)
+{
+	cleanup_close int rootfd = -1, fd = -1;
+
+	rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return tern_error_make(err, errno, "open /");
+	fd = tern_open_in_root(rootfd, cwd, O_PATH, 0, NULL);
+	if (fd != -ENOENT)
+		return 0;
+	fd = tern_mkdir_in_root(rootfd, cwd, false, err);
+	return fd < 0 ? fd : 0;
+}
+
 static int setup_container(init_ctx *ic, tern_error **err)
 {
 	tern_container *c = ic->c;
@@ -279,6 +300,9 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	ret = tern_rootfs_setup(&rctx, err);
 	if (ret < 0)
 		return ret;
+	ret = make_cwd(p->cwd, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "process.cwd");
 	ret = tern_ns_set_uts(cfg, err);
 	if (ret < 0)
 		return ret;

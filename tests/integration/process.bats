@@ -187,3 +187,58 @@ after" ]
 	[[ "$output" == *"CapEff:	$(capmask)"* ]]
 	[[ "$output" == *"CapPrm:	$(capmask)"* ]]
 }
+
+@test "process: a missing cwd is created inside the rootfs, mode 0755 and owned by the container's root, before root.readonly" {
+	umask 022
+	update_config '.process.cwd = "/new/dir" | .root.readonly = true'
+	set_cmd 'pwd; stat -c "%a %u:%g" /new /new/dir'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = "/new/dir
+755 0:0
+755 0:0" ]
+	[ -d "$BUNDLE/rootfs/new/dir" ]
+	# through symlinks, resolved inside the rootfs: never on the host
+	mkdir "$BATS_TEST_TMPDIR/outside" "$BATS_TEST_TMPDIR/outside-2"
+	mkdir -p "$BUNDLE/rootfs$BATS_TEST_TMPDIR/outside"
+	ln -s "$BATS_TEST_TMPDIR/outside" "$BUNDLE/rootfs/escape"
+	ln -s ../../../../../../../../../.. "$BUNDLE/rootfs/up"
+	update_config '.process.cwd = "/escape/sub" | .root.readonly = false'
+	set_cmd 'echo ok'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = ok ]
+	[ ! -e "$BATS_TEST_TMPDIR/outside/sub" ]
+	[ -d "$BUNDLE/rootfs$BATS_TEST_TMPDIR/outside/sub" ]
+	update_config '.process.cwd = "/up/made-inside-'"$ID"'"'
+	run_container
+	[ "$status" -eq 0 ]
+	[ -d "$BUNDLE/rootfs/made-inside-$ID" ]
+	[ ! -e "/made-inside-$ID" ]
+	# runc 1.1.5 lacks this: through a symlink whose target is missing it
+	# fails ("mkdir /escape2: file exists"); tern makes the target, inside
+	is_runc && return
+	ln -s "$BATS_TEST_TMPDIR/outside-2" "$BUNDLE/rootfs/escape2"
+	update_config '.process.cwd = "/escape2/sub"'
+	run_container
+	[ "$status" -eq 0 ]
+	[ ! -e "$BATS_TEST_TMPDIR/outside-2/sub" ]
+	[ -d "$BUNDLE/rootfs$BATS_TEST_TMPDIR/outside-2/sub" ]
+}
+
+# The container's init writes the owner (uid:gid, as it sees them) of its
+# stdio, fds 0-2, to /tmp/owners: a line each. (Not `stat ... >file`: busybox
+# sh, pid 1 here, would point its own fd 1 at the file for the command.)
+stdio_owners_cmd='o=$(stat -L -c %u:%g /proc/1/fd/0 /proc/1/fd/1 /proc/1/fd/2) && echo "$o" >/tmp/owners.tmp && mv /tmp/owners.tmp /tmp/owners'
+
+# create_with_stdio KIND ID: create ID with its stdout and stderr on a new
+# pipe or socket (stdin /dev/null), start it, and wait for /tmp/owners.
+create_with_stdio() {
+	rm -f "$BUNDLE/rootfs/tmp/owners"
+	"$BASE_ROOTFS/bin/stdio-as" "$1" "$TERN_BIN" --root "$ROOT" create -b "$BUNDLE" "$2" \
+		>"$BATS_TEST_TMPDIR/$2.out" 3>&- &
+	EXTRA_PIDS="${EXTRA_PIDS:-} $!"
+	wait_status "$2" created
+	tern start "$2"
+	wait_for_file "$BUNDLE/rootfs/tmp/owners"
+}
