@@ -308,6 +308,25 @@ static int load_exec_seccomp(const tern_seccomp_filter *filter, int sync_fd, ter
 	return tern_sync_expect(sync_fd, SYNC_SECCOMP_DONE, NULL, err);
 }
 
+/* fds: stdio, --preserve-fds, and tern's own until execve closes them
+ * (the sync socket, whose closing tells the parent the exec happened, and
+ * the log). Before any seccomp filter, which may deny close_range. */
+static int close_inherited_fds(const tern_exec_opts *o, int sync_fd, tern_error **err)
+{
+	int keep_from = 3 + o->preserve_fds;
+	int keep[] = {sync_fd, tern_log_fd()};
+
+	for (int fd = 3; fd < keep_from; fd++) {
+		int flags = fcntl(fd, F_GETFD);
+		if (flags >= 0 && fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
+			return tern_error_make(err, errno, "--preserve-fds: fd %d", fd);
+	}
+	int ret = tern_close_fds_except(keep_from, keep, sizeof(keep) / sizeof(keep[0]), err);
+	if (ret < 0)
+		return tern_error_wrap(err, "close inherited fds");
+	return 0;
+}
+
 /* Rootless exec: join the pid and time namespaces here, after the user
  * namespace that owns them gave us the right to, and fork the exec process
  * into them as a child of the tern parent (CLONE_PARENT), which learns its
@@ -344,7 +363,6 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 						 int console_sock, int sync_fd)
 {
 	tern_error *e = NULL;
-	int keep_from = 3 + o->preserve_fds;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* We are in the container's pid namespace already: until execve, its
@@ -410,6 +428,8 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 		child_fail(sync_fd, e);
 	if (p->io_priority && tern_io_priority_apply(p->io_priority, &e) < 0)
 		child_fail(sync_fd, e);
+	if (close_inherited_fds(o, sync_fd, &e) < 0)
+		child_fail(sync_fd, e);
 	if (tern_caps_drop_bounding(p->capabilities, &e) < 0)
 		child_fail(sync_fd, e);
 	/* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN, which
@@ -425,15 +445,6 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 		child_fail(sync_fd, e);
 	if (p->no_new_privileges && tern_no_new_privs_apply(&e) < 0)
 		child_fail(sync_fd, e);
-	/* fds: stdio, --preserve-fds, and the sync socket (close-on-exec: its
-	 * closing tells the parent the exec happened). */
-	for (int fd = 3; fd < keep_from; fd++) {
-		int flags = fcntl(fd, F_GETFD);
-		if (flags >= 0)
-			fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
-	}
-	int keep[1] = {sync_fd};
-	tern_close_fds_from(keep_from, keep, 1);
 	/* the parent-death signal survives execve: a detached exec must outlive
 	 * the tern that started it (and seccomp may forbid prctl: do it first) */
 	prctl(PR_SET_PDEATHSIG, 0);

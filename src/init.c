@@ -43,6 +43,7 @@ typedef struct {
 	pid_t host_pid; /* our pid as the host sees it, for hook state */
 	bool in_cgroup; /* the parent has moved us into the container's cgroup */
 	seccomp_stage seccomp_at;
+	int statefd; /* the state directory, for exec.fifo */
 } init_ctx;
 
 static seccomp_stage seccomp_stage_of(const tern_container *c)
@@ -236,6 +237,28 @@ static int setup_terminal(init_ctx *ic, tern_error **err)
 	return tern_terminal_become_controlling(slave, slave_path, err);
 }
 
+/* Only stdio, the preserved fds, and what tern still needs until execve
+ * closes it (all close-on-exec: the sync socket, the state directory for
+ * exec.fifo, the log) stay open; the container must not inherit anything
+ * else of tern's caller. Done before any seccomp filter is loaded, and
+ * before SYNC_READY, so a failure here fails `create` with its reason. */
+static int close_runtime_fds(init_ctx *ic, tern_error **err)
+{
+	tern_container *c = ic->c;
+	int n = c->opts->preserve_fds + c->n_listen_fds;
+	int keep[] = {ic->statefd, ic->sync_fd, tern_log_fd()};
+
+	for (int fd = 3; fd < 3 + n; fd++) {
+		int flags = fcntl(fd, F_GETFD);
+		if (flags >= 0 && fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
+			return tern_error_make(err, errno, "--preserve-fds: fd %d", fd);
+	}
+	int ret = tern_close_fds_except(3 + n, keep, sizeof(keep) / sizeof(keep[0]), err);
+	if (ret < 0)
+		return tern_error_wrap(err, "close inherited fds");
+	return 0;
+}
+
 /* A missing process.cwd is created, as runc and crun do: now, as the
  * container's root, before root.readonly and the masked paths apply; mode
  * 0755 (less the umask tern was started with, as runc). Resolved inside
@@ -361,6 +384,9 @@ static int setup_container(init_ctx *ic, tern_error **err)
 		if (ret < 0)
 			return ret;
 	}
+	ret = close_runtime_fds(ic, err);
+	if (ret < 0)
+		return ret;
 	/* Fail now, at create time, rather than after `start` returned. */
 	cleanup_free char *exe = tern_find_executable(p->args[0], p->env);
 	if (exe == NULL)
@@ -396,24 +422,6 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	return 0;
 }
 
-/* Only stdio, the preserved fds and the state directory (for exec.fifo)
- * stay open; the container must not inherit anything else of tern's. */
-static int close_runtime_fds(tern_container *c, int statefd, tern_error **err)
-{
-	int n = c->opts->preserve_fds + c->n_listen_fds;
-	int keep[1] = {statefd};
-
-	for (int fd = 3; fd < 3 + n; fd++) {
-		int flags = fcntl(fd, F_GETFD);
-		if (flags >= 0 && fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
-			return tern_error_make(err, errno, "--preserve-fds: fd %d", fd);
-	}
-	int ret = tern_close_fds_from(3 + n, keep, 1);
-	if (ret < 0)
-		return tern_error_make(err, -ret, "close inherited fds");
-	return 0;
-}
-
 /* Blocks until `tern start` opens the fifo for reading; returns the fifo. */
 static int wait_for_start(int statefd, tern_error **err)
 {
@@ -435,7 +443,8 @@ static int signal_started(int fifo, tern_error **err)
 
 void tern_init_main(tern_container *c, int sync_fd)
 {
-	init_ctx ic = {.c = c, .sync_fd = sync_fd, .seccomp_at = seccomp_stage_of(c)};
+	init_ctx ic = {
+	    .c = c, .sync_fd = sync_fd, .seccomp_at = seccomp_stage_of(c), .statefd = -1};
 	tern_error *e = NULL;
 	const oci_process *p = c->config->process;
 
@@ -468,6 +477,7 @@ void tern_init_main(tern_container *c, int sync_fd)
 		tern_error_make(&e, errno, "open the state directory");
 		fail(&ic, e);
 	}
+	ic.statefd = statefd;
 	close(c->dir->dirfd);
 	c->dir->dirfd = -1;
 
@@ -485,8 +495,6 @@ void tern_init_main(tern_container *c, int sync_fd)
 	ic.sync_fd = -1;
 
 	/* From here on errors go to the container's stderr. */
-	if (close_runtime_fds(c, statefd, &e) < 0)
-		fail(&ic, e);
 	int fifo = wait_for_start(statefd, &e);
 	if (fifo < 0)
 		fail(&ic, e);

@@ -6,6 +6,7 @@
 #include "procfs.h"
 #include "utils.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -198,7 +199,7 @@ int tern_no_new_privs_apply(tern_error **err)
 	return 0;
 }
 
-/* ---- what the process inherits ---- */
+/* ---- what the process inherits: signals, fds ---- */
 
 int tern_signals_reset(tern_error **err)
 {
@@ -220,6 +221,65 @@ int tern_signals_reset(tern_error **err)
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		return tern_error_make(err, errno, "clear the blocked signal mask");
 	return 0;
+}
+
+static bool fd_in(int fd, const int *set, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (set[i] == fd)
+			return true;
+	return false;
+}
+
+/* Where close_range is refused: every fd /proc/self/fd lists, in a
+ * procfs the container's mounts cannot fake; without one, every number
+ * up to the highest an fd can have. */
+static int close_fds_slowly(int first, const int *keep, size_t nkeep, tern_error **err)
+{
+	cleanup_close int procfd = tern_procfs_open(NULL);
+	int dirfd =
+	    procfd < 0 ? -1
+		       : tern_procfs_openat(procfd, "self/fd", O_RDONLY | O_DIRECTORY, false, NULL);
+	DIR *dir = dirfd < 0 ? NULL : fdopendir(dirfd);
+
+	if (dir == NULL) {
+		struct rlimit rl = {0, 0};
+		int max = 1 << 20; /* the kernel's default fs.nr_open */
+
+		if (dirfd >= 0)
+			close(dirfd);
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max < (rlim_t)max &&
+		    rl.rlim_cur < (rlim_t)max)
+			max = (int)(rl.rlim_max > rl.rlim_cur ? rl.rlim_max : rl.rlim_cur);
+		for (int fd = first; fd < max; fd++)
+			if (!fd_in(fd, keep, nkeep) && fd != procfd)
+				close(fd);
+		return 0;
+	}
+	for (struct dirent *de; (errno = 0, de = readdir(dir)) != NULL;) {
+		char *end;
+		long fd = strtol(de->d_name, &end, 10);
+
+		if (*end != '\0' || end == de->d_name || fd < first || fd == dirfd ||
+		    fd == procfd || fd_in((int)fd, keep, nkeep))
+			continue;
+		close((int)fd);
+	}
+	int e = errno;
+	closedir(dir);
+	if (e != 0)
+		return tern_error_make(err, e, "list /proc/self/fd");
+	return 0;
+}
+
+int tern_close_fds_except(int first, const int *keep, size_t nkeep, tern_error **err)
+{
+	/* close_range fails with ENOSYS before Linux 5.9, and with EPERM (or
+	 * anything) under a seccomp profile of the environment tern itself
+	 * runs in: an older container engine's default denies it. */
+	if (tern_close_fds_from(first, keep, nkeep) == 0)
+		return 0;
+	return close_fds_slowly(first, keep, nkeep, err);
 }
 
 /* ---- oom_score_adj ---- */

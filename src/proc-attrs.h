@@ -6,8 +6,8 @@
  *
  * Order in the child (src/init.c): signals reset (first), rlimits,
  * personality, scheduler (once in the container's cgroup), I/O priority,
- * then bounding set, user, capabilities; after `start`: LSM exec labels
- * (lsm.h), no_new_privs, seccomp, exec. */
+ * inherited fds closed, then bounding set, user, capabilities; after
+ * `start`: LSM exec labels (lsm.h), no_new_privs, seccomp, exec. */
 #pragma once
 
 #include "error.h"
@@ -60,6 +60,11 @@ char *tern_find_executable(const char *name, char *const *env);
  * blocked (conmon ignores SIGPIPE, shells ignore SIGINT in background
  * jobs). Call first thing in the child, before any seccomp filter. */
 int tern_signals_reset(tern_error **err);
+
+/* Close every fd from `first` up, except those in keep[]: close_range,
+ * or where that is refused (old kernel, a seccomp profile around tern),
+ * each fd a private procfs lists in /proc/self/fd. */
+int tern_close_fds_except(int first, const int *keep, size_t nkeep, tern_error **err);
 
 /* runc's rule: when process.env has no HOME, add HOME from the container's
  * /etc/passwd entry for the uid, or "/" without one. Call after the
