@@ -327,6 +327,42 @@ static int close_inherited_fds(const tern_exec_opts *o, int sync_fd, tern_error 
 	return 0;
 }
 
+/* The process's identity, in the order of the init's (init.c,
+ * become_process): bounding set, the filter when it needs CAP_SYS_ADMIN
+ * (no no_new_privs: sync.h, stage A), user, capabilities; then args[0] is
+ * looked up as execve will judge it. */
+static int become_exec_process(const oci_process *p, const tern_seccomp_filter *filter, int sync_fd,
+			       tern_error **err)
+{
+	bool filter_first = filter && !p->no_new_privileges;
+	int ret;
+
+	if (filter_first) {
+		/* as root, before the filter can deny the lookup: see init.c */
+		ret = tern_exec_check(p, err);
+		if (ret < 0 && (ret != -EACCES || p->user.uid == 0))
+			return ret;
+		tern_error_freep(err);
+	}
+	ret = tern_caps_drop_bounding(p->capabilities, err);
+	if (ret < 0)
+		return ret;
+	if (filter_first) {
+		ret = load_exec_seccomp(filter, sync_fd, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = tern_user_apply(&p->user, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_caps_apply(p->capabilities, err);
+	if (ret < 0)
+		return ret;
+	if (!filter_first || tern_exec_check_possible())
+		return tern_exec_check(p, err);
+	return 0;
+}
+
 /* Rootless exec: join the pid and time namespaces here, after the user
  * namespace that owns them gave us the right to, and fork the exec process
  * into them as a child of the tern parent (CLONE_PARENT), which learns its
@@ -418,28 +454,13 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 		child_fail(sync_fd, e);
 	if (tern_rlimits_apply(p->rlimits, p->rlimits_len, &e) < 0)
 		child_fail(sync_fd, e);
-	char *exe = tern_find_executable(p->args[0], p->env);
-	if (exe == NULL) {
-		tern_error_make(&e, ENOENT, "exec `%s`", p->args[0]);
-		child_fail(sync_fd, e);
-	}
-	free(exe);
 	if (p->scheduler && tern_scheduler_apply(p->scheduler, &e) < 0)
 		child_fail(sync_fd, e);
 	if (p->io_priority && tern_io_priority_apply(p->io_priority, &e) < 0)
 		child_fail(sync_fd, e);
 	if (close_inherited_fds(o, sync_fd, &e) < 0)
 		child_fail(sync_fd, e);
-	if (tern_caps_drop_bounding(p->capabilities, &e) < 0)
-		child_fail(sync_fd, e);
-	/* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN, which
-	 * the user and capability change may drop: load it before them, as
-	 * `create` does (sync.h, stage A). */
-	if (filter && !p->no_new_privileges && load_exec_seccomp(filter, sync_fd, &e) < 0)
-		child_fail(sync_fd, e);
-	if (tern_user_apply(&p->user, &e) < 0)
-		child_fail(sync_fd, e);
-	if (tern_caps_apply(p->capabilities, &e) < 0)
+	if (become_exec_process(p, filter, sync_fd, &e) < 0)
 		child_fail(sync_fd, e);
 	if (tern_lsm_apply_exec_labels(p->apparmor_profile, p->selinux_label, &e) < 0)
 		child_fail(sync_fd, e);

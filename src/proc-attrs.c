@@ -879,23 +879,76 @@ static char *next_candidate(const char **cursor, const char *name)
 	return tern_strdup_printf("%.*s/%s", (int)l, dir, name);
 }
 
-char *tern_find_executable(const char *name, char *const *env)
+/* execve's verdict on one candidate, without running it: a regular file
+ * that the current credentials (effective ids, groups and capabilities,
+ * as execve checks them) may execute, on a mount without noexec. A
+ * directory or a device is EACCES, as execve says. */
+static int exec_access(const char *path)
+{
+	struct stat st;
+
+	if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
+		return -errno;
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISREG(st.st_mode) ? 0 : -EACCES;
+}
+
+/* The errors after which execvp goes on to the next PATH entry. */
+static bool try_next_candidate(int e)
+{
+	return e == EACCES || e == ENOENT || e == ENOTDIR || e == ESTALE || e == ENODEV ||
+	       e == ETIMEDOUT;
+}
+
+int tern_find_executable(const char *name, char *const *env, char **path)
 {
 	const char *cursor;
 	char *cand;
+	bool eacces = false;
+	int ret;
 
+	*path = NULL;
 	if (name == NULL || name[0] == '\0')
-		return NULL;
-	if (strchr(name, '/') != NULL)
-		return access(name, X_OK) == 0 ? tern_xstrdup(name) : NULL;
+		return -ENOENT;
+	if (strchr(name, '/') != NULL) {
+		ret = exec_access(name);
+		if (ret == 0)
+			*path = tern_xstrdup(name);
+		return ret;
+	}
 	cursor = env_path(env);
 	while ((cand = next_candidate(&cursor, name)) != NULL) {
-		struct stat st;
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-			return cand;
+		ret = exec_access(cand);
+		if (ret == 0) {
+			*path = cand;
+			return 0;
+		}
 		free(cand);
+		if (!try_next_candidate(-ret))
+			return ret;
+		if (ret == -EACCES)
+			eacces = true;
 	}
-	return NULL;
+	return eacces ? -EACCES : -ENOENT;
+}
+
+int tern_exec_check(const oci_process *process, tern_error **err)
+{
+	const char *name = process->args ? process->args[0] : NULL;
+	cleanup_free char *path = NULL;
+	int ret = tern_find_executable(name, process->env, &path);
+
+	if (ret < 0)
+		return tern_error_make(err, -ret, "exec `%s`", name ? name : "");
+	return 0;
+}
+
+bool tern_exec_check_possible(void)
+{
+	struct stat st;
+
+	return faccessat(AT_FDCWD, "/", X_OK, AT_EACCESS) == 0 && stat("/", &st) == 0;
 }
 
 int tern_exec_process(const oci_process *process, tern_error **err)
@@ -924,8 +977,7 @@ int tern_exec_process(const oci_process *process, tern_error **err)
 		free(cand);
 		if (e == EACCES)
 			eacces = true;
-		else if (e != ENOENT && e != ENOTDIR && e != ESTALE && e != ENODEV &&
-			 e != ETIMEDOUT)
+		else if (!try_next_candidate(e))
 			return tern_error_make(err, e, "exec `%s`", name);
 	}
 	return tern_error_make(err, eacces ? EACCES : ENOENT, "exec `%s`", name);

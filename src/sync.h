@@ -27,7 +27,8 @@
  *  (4) SYNC_HOOKS_DONE ----------------------->  createContainer hooks, pivot_root,
  *                                                hostname, sysctl, console, masked paths,
  *                                                rlimits, close inherited fds, [seccomp A],
- *                                                user, capabilities, [no_new_privs, seccomp B]
+ *                                                user, capabilities, args[0] check,
+ *                                                [no_new_privs, seccomp B]
  *  connect to linux.seccomp.listenerPath, <---  (4b) SYNC_SECCOMP_FD{notify fd as
  *  send it the process state + the fd                SCM_RIGHTS} (only with SCMP_ACT_NOTIFY)
  *  (4b) SYNC_SECCOMP_DONE -------------------->  (awaited, so nothing runs under the
