@@ -328,15 +328,18 @@ static int close_inherited_fds(const tern_exec_opts *o, int sync_fd, tern_error 
 }
 
 /* The process's identity, in the order of the init's (init.c,
- * become_process): bounding set, the filter when it needs CAP_SYS_ADMIN
- * (no no_new_privs: sync.h, stage A), user, capabilities; then args[0] is
- * looked up as execve will judge it. */
+ * become_process): stdio to the user, bounding set, the filter when it
+ * needs CAP_SYS_ADMIN (no no_new_privs: sync.h, stage A), user,
+ * capabilities; then args[0] is looked up as execve will judge it. */
 static int become_exec_process(const oci_process *p, const tern_seccomp_filter *filter, int sync_fd,
 			       tern_error **err)
 {
 	bool filter_first = filter && !p->no_new_privileges;
 	int ret;
 
+	ret = tern_stdio_chown(p->user.uid, err);
+	if (ret < 0)
+		return ret;
 	if (filter_first) {
 		/* as root, before the filter can deny the lookup: see init.c */
 		ret = tern_exec_check(p, err);

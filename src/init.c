@@ -260,15 +260,18 @@ static int close_runtime_fds(init_ctx *ic, tern_error **err)
 }
 
 /* The checks and changes of the process's identity, in the order the
- * kernel needs: the bounding set (CAP_SETPCAP), [seccomp A]
- * (CAP_SYS_ADMIN), user, capabilities. Then args[0] is looked up with the
- * credentials execve will judge it by. */
+ * kernel needs: stdio to the user (needs CAP_CHOWN), the bounding set
+ * (CAP_SETPCAP), [seccomp A] (CAP_SYS_ADMIN), user, capabilities. Then
+ * args[0] is looked up with the credentials execve will judge it by. */
 static int become_process(init_ctx *ic, tern_error **err)
 {
 	const oci_process *p = ic->c->config->process;
 	bool filter_first = ic->seccomp_at == SECCOMP_BEFORE_USER;
 	int ret;
 
+	ret = tern_stdio_chown(p->user.uid, err);
+	if (ret < 0)
+		return ret;
 	if (filter_first) {
 		/* The filter may deny what the check needs: look now, as
 		 * root. Another user may lack the permission root has; what

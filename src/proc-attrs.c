@@ -199,7 +199,7 @@ int tern_no_new_privs_apply(tern_error **err)
 	return 0;
 }
 
-/* ---- what the process inherits: signals, fds ---- */
+/* ---- what the process inherits: signals, stdio, fds ---- */
 
 int tern_signals_reset(tern_error **err)
 {
@@ -220,6 +220,33 @@ int tern_signals_reset(tern_error **err)
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		return tern_error_make(err, errno, "clear the blocked signal mask");
+	return 0;
+}
+
+int tern_stdio_chown(uid_t uid, tern_error **err)
+{
+	struct stat null_st;
+	bool have_null = stat("/dev/null", &null_st) == 0 && S_ISCHR(null_st.st_mode);
+
+	for (int fd = 0; fd <= 2; fd++) {
+		struct stat st;
+
+		if (fstat(fd, &st) < 0) {
+			if (errno == EBADF)
+				continue; /* the caller closed it: nothing to own */
+			return tern_error_make(err, errno, "stat stdio fd %d", fd);
+		}
+		if (st.st_uid == uid ||
+		    (have_null && S_ISCHR(st.st_mode) && st.st_rdev == null_st.st_rdev))
+			continue;
+		/* The gid as it is (a mount option may have chosen it). EINVAL:
+		 * that gid is not mapped in our user namespace; EPERM: the
+		 * owner is not; EROFS: a read-only /dev. Then leave it, as
+		 * runc does. */
+		if (fchown(fd, uid, st.st_gid) < 0 && errno != EINVAL && errno != EPERM &&
+		    errno != EROFS)
+			return tern_error_make(err, errno, "chown stdio fd %d to uid %u", fd, uid);
+	}
 	return 0;
 }
 

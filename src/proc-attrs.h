@@ -6,9 +6,9 @@
  *
  * Order in the child (src/init.c): signals reset (first), rlimits,
  * personality, scheduler (once in the container's cgroup), I/O priority,
- * inherited fds closed, then bounding set, user, capabilities, the args[0]
- * check; after `start`: LSM exec labels (lsm.h), no_new_privs, seccomp,
- * exec. */
+ * inherited fds closed, stdio chowned, then bounding set, user,
+ * capabilities, the args[0] check; after `start`: LSM exec labels (lsm.h),
+ * no_new_privs, seccomp, exec. */
 #pragma once
 
 #include "error.h"
@@ -80,6 +80,13 @@ bool tern_exec_check_possible(void);
  * blocked (conmon ignores SIGPIPE, shells ignore SIGINT in background
  * jobs). Call first thing in the child, before any seccomp filter. */
 int tern_signals_reset(tern_error **err);
+
+/* runc's rule for stdio (fds 0-2): chown each to `uid`, keeping its gid,
+ * unless it is that uid already or is /dev/null; EINVAL, EPERM and EROFS
+ * (an owner or group not mapped in our user namespace, a read-only /dev)
+ * leave it as it is. So a non-root process can reopen /dev/stdout or its
+ * pty. Needs CAP_CHOWN: call before tern_user_apply. */
+int tern_stdio_chown(uid_t uid, tern_error **err);
 
 /* Close every fd from `first` up, except those in keep[]: close_range,
  * or where that is refused (old kernel, a seccomp profile around tern),

@@ -284,3 +284,26 @@ exec_capmask() {
 	for c in "$@"; do m=$((m | (1 << c))); done
 	printf '%016x' "$m"
 }
+
+@test "exec: stdio (pipe, file) and the pty of -t belong to --user, as runc gives them" {
+	start_sleeper
+	# a pipe, and a regular file of root's: chowned to uid 1, gid kept
+	run bash -c '"$1" --root "$2" exec --user 1:1 "$3" /bin/sh -c "stat -L -c %u:%g /proc/\$\$/fd/1" | cat' \
+		_ "$TERN_BIN" "$ROOT" "$ID"
+	[ "$output" = 1:0 ]
+	# (-d: in the foreground runc passes pipes of its own, not our stdio)
+	: >"$BATS_TEST_TMPDIR/out.file"
+	"$TERN_BIN" --root "$ROOT" exec -d --user 1:1 "$ID" /bin/sh -c \
+		'o=$(stat -L -c %u:%g /proc/$$/fd/1) && echo "$o" >/tmp/o.tmp && mv /tmp/o.tmp /tmp/o' \
+		</dev/null >"$BATS_TEST_TMPDIR/out.file" 2>&1
+	wait_for_file "$BUNDLE/rootfs/tmp/o"
+	[ "$(cat "$BUNDLE/rootfs/tmp/o")" = 1:0 ]
+	[ "$(stat -c %u:%g "$BATS_TEST_TMPDIR/out.file")" = 1:0 ]
+	# the pty made for -t
+	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out"
+	run tern exec -t -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" --user 1:1 "$ID" \
+		/bin/sh -c 'stat -L -c %u /proc/$$/fd/0 >/tmp/pty.tmp && mv /tmp/pty.tmp /tmp/pty'
+	[ "$status" -eq 0 ]
+	wait_for_file "$BUNDLE/rootfs/tmp/pty"
+	[ "$(cat "$BUNDLE/rootfs/tmp/pty")" = 1 ]
+}

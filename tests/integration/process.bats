@@ -242,3 +242,67 @@ create_with_stdio() {
 	tern start "$2"
 	wait_for_file "$BUNDLE/rootfs/tmp/owners"
 }
+
+@test "process: stdio pipes, sockets and files are chowned to process.user (uid only; not /dev/null), as runc does" {
+	update_config '.process.user = {"uid": 1, "gid": 1}'
+	set_cmd "$stdio_owners_cmd"
+	create_with_stdio pipe "$ID"
+	[ "$(cat "$BUNDLE/rootfs/tmp/owners")" = "0:0
+1:0
+1:0" ]
+	create_with_stdio socket "$ID-s"
+	[ "$(cat "$BUNDLE/rootfs/tmp/owners")" = "0:0
+1:0
+1:0" ]
+	# a regular file: the file itself changes owner, on the host too
+	rm -f "$BUNDLE/rootfs/tmp/owners"
+	: >"$BATS_TEST_TMPDIR/out.file"
+	"$TERN_BIN" --root "$ROOT" create -b "$BUNDLE" "$ID-f" </dev/null >"$BATS_TEST_TMPDIR/out.file" 2>&1
+	tern start "$ID-f"
+	wait_for_file "$BUNDLE/rootfs/tmp/owners"
+	[ "$(cat "$BUNDLE/rootfs/tmp/owners")" = "0:0
+1:0
+1:0" ]
+	[ "$(stat -c %u:%g "$BATS_TEST_TMPDIR/out.file")" = 1:0 ]
+	# so the process can reopen its stdout
+	set_cmd 'echo reopened >/dev/stdout'
+	run bash -c '"$1" --root "$2" run -b "$3" "$4" 2>&1 | cat' _ "$TERN_BIN" "$ROOT" "$BUNDLE" "$ID-r"
+	[ "$output" = reopened ]
+}
+
+@test "process: stdio in a user namespace: chowned when its owner is mapped (keeping the gid), left alone when not" {
+	add_namespace user
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .mounts |= map(select(.destination != "/sys/fs/cgroup" and .destination != "/sys"))
+		| .process.user = {"uid": 1, "gid": 1}'
+	chown -R 100000:100000 "$BUNDLE/rootfs"
+	make_traversable "$BUNDLE"
+	set_cmd "$stdio_owners_cmd"
+	# a pipe made by the host's root, not mapped: EPERM, left as it is
+	create_with_stdio pipe "$ID"
+	[ "$(cat "$BUNDLE/rootfs/tmp/owners")" = "65534:65534
+65534:65534
+65534:65534" ]
+	# a file of the container's root (host 100000) and group 5: uid 1, gid 5
+	rm -f "$BUNDLE/rootfs/tmp/owners"
+	: >"$BATS_TEST_TMPDIR/out.file"
+	chown 100000:100005 "$BATS_TEST_TMPDIR/out.file"
+	"$TERN_BIN" --root "$ROOT" create -b "$BUNDLE" "$ID-f" </dev/null >"$BATS_TEST_TMPDIR/out.file" 2>&1
+	tern start "$ID-f"
+	wait_for_file "$BUNDLE/rootfs/tmp/owners"
+	[ "$(cat "$BUNDLE/rootfs/tmp/owners")" = "65534:65534
+1:5
+1:5" ]
+	[ "$(stat -c %u:%g "$BATS_TEST_TMPDIR/out.file")" = 100001:100005 ]
+}
+
+@test "process: the pty of process.terminal belongs to process.user" {
+	update_config '.process.terminal = true | .process.user = {"uid": 1, "gid": 1}'
+	set_cmd 'stat -L -c %u /proc/self/fd/0 >/tmp/pty.tmp && mv /tmp/pty.tmp /tmp/pty'
+	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out"
+	run tern run -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	wait_for_file "$BUNDLE/rootfs/tmp/pty"
+	[ "$(cat "$BUNDLE/rootfs/tmp/pty")" = 1 ]
+}
