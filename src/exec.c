@@ -382,6 +382,13 @@ static void nested_fork(exec_ns *ns, int sync_fd)
 		tern_error_make(&e, errno, "join the container's time namespace");
 		child_fail(sync_fd, e);
 	}
+	/* As in init.c: nothing from the new process on the socket before
+	 * its pid, which the parent reads first; it waits for us to exit. */
+	int gate[2];
+	if (pipe2(gate, O_CLOEXEC) < 0) {
+		tern_error_make(&e, errno, "pipe");
+		child_fail(sync_fd, e);
+	}
 	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), NULL, NULL,
 				   NULL, NULL);
 	if (pid < 0) {
@@ -394,6 +401,11 @@ static void nested_fork(exec_ns *ns, int sync_fd)
 	}
 	/* the death signal is not inherited: the tern parent is ours now */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close(gate[1]);
+	char byte;
+	while (read(gate[0], &byte, 1) < 0 && errno == EINTR)
+		;
+	close(gate[0]);
 }
 
 __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const oci_process *p,

@@ -156,6 +156,15 @@ static void two_stage_namespaces(init_ctx *ic)
 	if (c->ns.new_time && tern_ns_write_time_offsets(c->config, &e) < 0)
 		fail(ic, e);
 
+	/* The parent reads SYNC_CHILD_PID first, but the init shares the
+	 * socket and, when stage 1 is slow to be scheduled, could reach
+	 * SYNC_READY before it: the init waits until stage 1 has sent the pid
+	 * and exited, which closes the gate's write end. */
+	int gate[2];
+	if (pipe2(gate, O_CLOEXEC) < 0) {
+		tern_error_make(&e, errno, "pipe");
+		fail(ic, e);
+	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		tern_error_make(&e, errno, "fork the container init");
@@ -168,6 +177,11 @@ static void two_stage_namespaces(init_ctx *ic)
 	}
 	/* The init: our parent (stage 1) exits now, so no parent-death signal
 	 * here; a dead tern is seen as EOF on the sync socket instead. */
+	close(gate[1]);
+	char byte;
+	while (read(gate[0], &byte, 1) < 0 && errno == EINTR)
+		;
+	close(gate[0]);
 }
 
 static int run_container_hooks(init_ctx *ic, const oci_hook_list *list, const char *stage,
