@@ -121,11 +121,10 @@ int tern_caps_drop_bounding(const oci_capabilities *caps, tern_error **err)
 	bool keep[MAX_CAPS];
 	int last = last_cap();
 
-	/* An absent list leaves the bounding set as it is (runc does the
-	 * same); an empty list drops everything. */
-	if (caps == NULL || caps->bounding == NULL)
-		return 0;
-	resolve_set(caps->bounding, "bounding", keep);
+	/* An absent list, or no process.capabilities at all, is the empty
+	 * set: drop everything, as runc and crun do. containerd writes
+	 * "capabilities": {} for a Kubernetes pod that drops ALL. */
+	resolve_set(caps ? caps->bounding : NULL, "bounding", keep);
 	for (int cap = 0; cap <= last; cap++) {
 		if (keep[cap])
 			continue;
@@ -191,15 +190,12 @@ int tern_caps_apply(const oci_capabilities *caps, tern_error **err)
 	cleanup_cap cap_t c = NULL;
 	int ret;
 
-	/* No process.capabilities at all: leave the process as it is. The
-	 * uid change already cleared the effective set of a non-root user. */
-	if (caps == NULL)
-		return 0;
-	/* An absent list is an empty set, as in runc. */
-	resolve_set(caps->effective, "effective", eff);
-	resolve_set(caps->permitted, "permitted", prm);
-	resolve_set(caps->inheritable, "inheritable", inh);
-	resolve_set(caps->ambient, "ambient", amb);
+	/* An absent list is an empty set, and so is every list when
+	 * process.capabilities is absent, as in runc and crun. */
+	resolve_set(caps ? caps->effective : NULL, "effective", eff);
+	resolve_set(caps ? caps->permitted : NULL, "permitted", prm);
+	resolve_set(caps ? caps->inheritable : NULL, "inheritable", inh);
+	resolve_set(caps ? caps->ambient : NULL, "ambient", amb);
 
 	c = cap_init();
 	if (c == NULL)

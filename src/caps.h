@@ -16,12 +16,13 @@
 
 /* PR_CAPBSET_DROP every capability not in caps->bounding. Needs
  * CAP_SETPCAP, so call it before tern_user_apply. caps == NULL or an absent
- * bounding list leaves the bounding set alone. */
+ * bounding list is the empty set: everything is dropped (runc, crun). */
 int tern_caps_drop_bounding(const oci_capabilities *caps, tern_error **err);
 
 /* After tern_user_apply: set effective, permitted and inheritable to
  * exactly the lists (an absent list is the empty set), then clear the
- * ambient set and raise each ambient capability. caps == NULL: no change. */
+ * ambient set and raise each ambient capability. caps == NULL: every set
+ * empty. */
 int tern_caps_apply(const oci_capabilities *caps, tern_error **err);
 
 /* "CAP_SYS_ADMIN" -> 21, -1 when unknown or not upper case. */

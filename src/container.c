@@ -325,7 +325,9 @@ int tern_container_create(const tern_runtime *rt, const char *id, const tern_cre
 }
 
 /* Open the fifo without blocking and wait for the child's byte, checking
- * that the child is still alive (a dead child never writes). */
+ * that the child is still alive (a dead child never writes). Dead includes
+ * a zombie: under `run` the init is our own child, and nobody reaps it
+ * while we wait here. */
 static int release_container(tern_container_dir *dir, const oci_state *st, tern_error **err)
 {
 	cleanup_close int fd =
@@ -344,7 +346,8 @@ static int release_container(tern_container_dir *dir, const oci_state *st, tern_
 			if (r == 1)
 				break;
 		}
-		if (tern_process_start_time(st->pid) != st->pid_start_time)
+		if (tern_process_start_time(st->pid) != st->pid_start_time ||
+		    tern_process_is_zombie(st->pid))
 			return tern_error_make_quiet(
 			    err, ESRCH, "container `%s` exited before it started", dir->id);
 	}

@@ -123,6 +123,23 @@ static char **strv_append(char **v, const char *s)
 	return out;
 }
 
+static char **strv_dup_or_null(char *const *v)
+{
+	return v ? strv_dup(v) : NULL;
+}
+
+static oci_capabilities *caps_dup(const oci_capabilities *c)
+{
+	oci_capabilities *d = tern_xmalloc0(sizeof(*d));
+
+	d->bounding = strv_dup_or_null(c->bounding);
+	d->effective = strv_dup_or_null(c->effective);
+	d->inheritable = strv_dup_or_null(c->inheritable);
+	d->permitted = strv_dup_or_null(c->permitted);
+	d->ambient = strv_dup_or_null(c->ambient);
+	return d;
+}
+
 static int parse_u32(const char *s, uint32_t *out)
 {
 	char *end;
@@ -220,6 +237,11 @@ static int build_process(const tern_exec_opts *o, const oci_config *config, oci_
 			free(msg);
 			return ret;
 		}
+		/* As runc: a process without capabilities gets the
+		 * container's (and none when the container has none). */
+		if ((*out)->capabilities == NULL && config && config->process &&
+		    config->process->capabilities)
+			(*out)->capabilities = caps_dup(config->process->capabilities);
 		return 0;
 	}
 	if (o->args == NULL || o->args[0] == NULL)
@@ -286,6 +308,64 @@ static int load_exec_seccomp(const tern_seccomp_filter *filter, int sync_fd, ter
 	return tern_sync_expect(sync_fd, SYNC_SECCOMP_DONE, NULL, err);
 }
 
+/* fds: stdio, --preserve-fds, and tern's own until execve closes them
+ * (the sync socket, whose closing tells the parent the exec happened, and
+ * the log). Before any seccomp filter, which may deny close_range. */
+static int close_inherited_fds(const tern_exec_opts *o, int sync_fd, tern_error **err)
+{
+	int keep_from = 3 + o->preserve_fds;
+	int keep[] = {sync_fd, tern_log_fd()};
+
+	for (int fd = 3; fd < keep_from; fd++) {
+		int flags = fcntl(fd, F_GETFD);
+		if (flags >= 0 && fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
+			return tern_error_make(err, errno, "--preserve-fds: fd %d", fd);
+	}
+	int ret = tern_close_fds_except(keep_from, keep, sizeof(keep) / sizeof(keep[0]), err);
+	if (ret < 0)
+		return tern_error_wrap(err, "close inherited fds");
+	return 0;
+}
+
+/* The process's identity, in the order of the init's (init.c,
+ * become_process): stdio to the user, bounding set, the filter when it
+ * needs CAP_SYS_ADMIN (no no_new_privs: sync.h, stage A), user,
+ * capabilities; then args[0] is looked up as execve will judge it. */
+static int become_exec_process(const oci_process *p, const tern_seccomp_filter *filter, int sync_fd,
+			       tern_error **err)
+{
+	bool filter_first = filter && !p->no_new_privileges;
+	int ret;
+
+	ret = tern_stdio_chown(p->user.uid, err);
+	if (ret < 0)
+		return ret;
+	if (filter_first) {
+		/* as root, before the filter can deny the lookup: see init.c */
+		ret = tern_exec_check(p, err);
+		if (ret < 0 && (ret != -EACCES || p->user.uid == 0))
+			return ret;
+		tern_error_freep(err);
+	}
+	ret = tern_caps_drop_bounding(p->capabilities, err);
+	if (ret < 0)
+		return ret;
+	if (filter_first) {
+		ret = load_exec_seccomp(filter, sync_fd, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = tern_user_apply(&p->user, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_caps_apply(p->capabilities, err);
+	if (ret < 0)
+		return ret;
+	if (!filter_first || tern_exec_check_possible())
+		return tern_exec_check(p, err);
+	return 0;
+}
+
 /* Rootless exec: join the pid and time namespaces here, after the user
  * namespace that owns them gave us the right to, and fork the exec process
  * into them as a child of the tern parent (CLONE_PARENT), which learns its
@@ -302,6 +382,13 @@ static void nested_fork(exec_ns *ns, int sync_fd)
 		tern_error_make(&e, errno, "join the container's time namespace");
 		child_fail(sync_fd, e);
 	}
+	/* As in init.c: nothing from the new process on the socket before
+	 * its pid, which the parent reads first; it waits for us to exit. */
+	int gate[2];
+	if (pipe2(gate, O_CLOEXEC) < 0) {
+		tern_error_make(&e, errno, "pipe");
+		child_fail(sync_fd, e);
+	}
 	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), NULL, NULL,
 				   NULL, NULL);
 	if (pid < 0) {
@@ -314,6 +401,11 @@ static void nested_fork(exec_ns *ns, int sync_fd)
 	}
 	/* the death signal is not inherited: the tern parent is ours now */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close(gate[1]);
+	char byte;
+	while (read(gate[0], &byte, 1) < 0 && errno == EINTR)
+		;
+	close(gate[0]);
 }
 
 __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const oci_process *p,
@@ -322,7 +414,6 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 						 int console_sock, int sync_fd)
 {
 	tern_error *e = NULL;
-	int keep_from = 3 + o->preserve_fds;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* We are in the container's pid namespace already: until execve, its
@@ -331,6 +422,8 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (tern_sync_expect(sync_fd, SYNC_GO, NULL, &e) < 0)
 		_exit(127);
+	if (tern_signals_reset(&e) < 0)
+		child_fail(sync_fd, e);
 	for (size_t i = 0; i < N_CHILD_NS; i++) {
 		if (ns->fd[i] >= 0 && setns(ns->fd[i], ns_order[i].flag) < 0) {
 			tern_error_make(&e, errno, "join the container's %s namespace",
@@ -365,45 +458,29 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 		if (slave > 2)
 			close(slave);
 		free(slave_path);
+	} else if (setsid() < 0) {
+		/* As runc: a session and process group of its own, inside the
+		 * container's pid namespace (ours is outside it: getpgrp would
+		 * say 0 and job control would not work). */
+		tern_error_make(&e, errno, "setsid");
+		child_fail(sync_fd, e);
 	}
 	if (p->oom_score_adj.set && tern_oom_score_adj_apply((int)p->oom_score_adj.value, &e) < 0)
 		child_fail(sync_fd, e);
 	if (tern_rlimits_apply(p->rlimits, p->rlimits_len, &e) < 0)
 		child_fail(sync_fd, e);
-	char *exe = tern_find_executable(p->args[0], p->env);
-	if (exe == NULL) {
-		tern_error_make(&e, ENOENT, "exec `%s`", p->args[0]);
-		child_fail(sync_fd, e);
-	}
-	free(exe);
 	if (p->scheduler && tern_scheduler_apply(p->scheduler, &e) < 0)
 		child_fail(sync_fd, e);
 	if (p->io_priority && tern_io_priority_apply(p->io_priority, &e) < 0)
 		child_fail(sync_fd, e);
-	if (p->capabilities && tern_caps_drop_bounding(p->capabilities, &e) < 0)
+	if (close_inherited_fds(o, sync_fd, &e) < 0)
 		child_fail(sync_fd, e);
-	/* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN, which
-	 * the user and capability change may drop: load it before them, as
-	 * `create` does (sync.h, stage A). */
-	if (filter && !p->no_new_privileges && load_exec_seccomp(filter, sync_fd, &e) < 0)
-		child_fail(sync_fd, e);
-	if (tern_user_apply(&p->user, &e) < 0)
-		child_fail(sync_fd, e);
-	if (p->capabilities && tern_caps_apply(p->capabilities, &e) < 0)
+	if (become_exec_process(p, filter, sync_fd, &e) < 0)
 		child_fail(sync_fd, e);
 	if (tern_lsm_apply_exec_labels(p->apparmor_profile, p->selinux_label, &e) < 0)
 		child_fail(sync_fd, e);
 	if (p->no_new_privileges && tern_no_new_privs_apply(&e) < 0)
 		child_fail(sync_fd, e);
-	/* fds: stdio, --preserve-fds, and the sync socket (close-on-exec: its
-	 * closing tells the parent the exec happened). */
-	for (int fd = 3; fd < keep_from; fd++) {
-		int flags = fcntl(fd, F_GETFD);
-		if (flags >= 0)
-			fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
-	}
-	int keep[1] = {sync_fd};
-	tern_close_fds_from(keep_from, keep, 1);
 	/* the parent-death signal survives execve: a detached exec must outlive
 	 * the tern that started it (and seccomp may forbid prctl: do it first) */
 	prctl(PR_SET_PDEATHSIG, 0);

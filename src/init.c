@@ -43,6 +43,7 @@ typedef struct {
 	pid_t host_pid; /* our pid as the host sees it, for hook state */
 	bool in_cgroup; /* the parent has moved us into the container's cgroup */
 	seccomp_stage seccomp_at;
+	int statefd; /* the state directory, for exec.fifo */
 } init_ctx;
 
 static seccomp_stage seccomp_stage_of(const tern_container *c)
@@ -162,6 +163,15 @@ static void two_stage_namespaces(init_ctx *ic)
 	if (c->ns.new_time && tern_ns_write_time_offsets(c->config, &e) < 0)
 		fail(ic, e);
 
+	/* The parent reads SYNC_CHILD_PID first, but the init shares the
+	 * socket and, when stage 1 is slow to be scheduled, could reach
+	 * SYNC_READY before it: the init waits until stage 1 has sent the pid
+	 * and exited, which closes the gate's write end. */
+	int gate[2];
+	if (pipe2(gate, O_CLOEXEC) < 0) {
+		tern_error_make(&e, errno, "pipe");
+		fail(ic, e);
+	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		tern_error_make(&e, errno, "fork the container init");
@@ -174,6 +184,11 @@ static void two_stage_namespaces(init_ctx *ic)
 	}
 	/* The init: our parent (stage 1) exits now, so no parent-death signal
 	 * here; a dead tern is seen as EOF on the sync socket instead. */
+	close(gate[1]);
+	char byte;
+	while (read(gate[0], &byte, 1) < 0 && errno == EINTR)
+		;
+	close(gate[0]);
 }
 
 static int run_container_hooks(init_ctx *ic, const oci_hook_list *list, const char *stage,
@@ -243,6 +258,96 @@ static int setup_terminal(init_ctx *ic, tern_error **err)
 	return tern_terminal_become_controlling(slave, slave_path, err);
 }
 
+/* Only stdio, the preserved fds, and what tern still needs until execve
+ * closes it (all close-on-exec: the sync socket, the state directory for
+ * exec.fifo, the log) stay open; the container must not inherit anything
+ * else of tern's caller. Done before any seccomp filter is loaded, and
+ * before SYNC_READY, so a failure here fails `create` with its reason. */
+static int close_runtime_fds(init_ctx *ic, tern_error **err)
+{
+	tern_container *c = ic->c;
+	int n = c->opts->preserve_fds + c->n_listen_fds;
+	int keep[] = {ic->statefd, ic->sync_fd, tern_log_fd()};
+
+	for (int fd = 3; fd < 3 + n; fd++) {
+		int flags = fcntl(fd, F_GETFD);
+		if (flags >= 0 && fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
+			return tern_error_make(err, errno, "--preserve-fds: fd %d", fd);
+	}
+	int ret = tern_close_fds_except(3 + n, keep, sizeof(keep) / sizeof(keep[0]), err);
+	if (ret < 0)
+		return tern_error_wrap(err, "close inherited fds");
+	return 0;
+}
+
+/* The checks and changes of the process's identity, in the order the
+ * kernel needs: stdio to the user (needs CAP_CHOWN), the bounding set
+ * (CAP_SETPCAP), [seccomp A] (CAP_SYS_ADMIN), user, capabilities. Then
+ * args[0] is looked up with the credentials execve will judge it by. */
+static int become_process(init_ctx *ic, tern_error **err)
+{
+	const oci_process *p = ic->c->config->process;
+	bool filter_first = ic->seccomp_at == SECCOMP_BEFORE_USER;
+	int ret;
+
+	ret = tern_stdio_chown(p->user.uid, err);
+	if (ret < 0)
+		return ret;
+	if (filter_first) {
+		/* The filter may deny what the check needs: look now, as
+		 * root. Another user may lack the permission root has; what
+		 * root lacks, any user does, bar a root-squashing NFS. */
+		ret = tern_exec_check(p, err);
+		if (ret < 0 && (ret != -EACCES || p->user.uid == 0))
+			return ret;
+		tern_error_freep(err);
+	}
+	ret = tern_caps_drop_bounding(p->capabilities, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "process.capabilities.bounding");
+	if (filter_first) {
+		/* SYNC_CGROUP_DONE comes before SYNC_SECCOMP_DONE on the
+		 * socket: read it first. */
+		ret = await_cgroup(ic, err);
+		if (ret < 0)
+			return ret;
+		ret = load_seccomp(ic, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = tern_user_apply(&p->user, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "process.user");
+	ret = tern_caps_apply(p->capabilities, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "process.capabilities");
+	/* Fail now, at create time, rather than after `start` returned. */
+	if (!filter_first || tern_exec_check_possible())
+		return tern_exec_check(p, err);
+	return 0;
+}
+
+/* A missing process.cwd is created, as runc and crun do: now, as the
+ * container's root, before root.readonly and the masked paths apply; mode
+ * 0755 (less the umask tern was started with, as runc). Resolved inside
+ * the root, symlinks included, so it never lands outside. Only when it is
+ * missing: anything else wrong with it (a magic link such as
+ * /proc/self/fd/N, a file) is for the chdir to report, without a
+ * directory made on the way. */
+static int make_cwd(const char *cwd, tern_error **err)
+{
+	cleanup_close int rootfd = -1, fd = -1;
+
+	rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return tern_error_make(err, errno, "open /");
+	fd = tern_open_in_root(rootfd, cwd, O_PATH, 0, NULL);
+	if (fd != -ENOENT)
+		return 0;
+	fd = tern_mkdir_in_root(rootfd, cwd, false, err);
+	return fd < 0 ? fd : 0;
+}
+
 static int setup_container(init_ctx *ic, tern_error **err)
 {
 	tern_container *c = ic->c;
@@ -288,6 +393,9 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	ret = tern_rootfs_setup(&rctx, err);
 	if (ret < 0)
 		return ret;
+	ret = make_cwd(p->cwd, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "process.cwd");
 	ret = tern_ns_set_uts(cfg, err);
 	if (ret < 0)
 		return ret;
@@ -346,33 +454,12 @@ static int setup_container(init_ctx *ic, tern_error **err)
 		if (ret < 0)
 			return ret;
 	}
-	/* Fail now, at create time, rather than after `start` returned. */
-	cleanup_free char *exe = tern_find_executable(p->args[0], p->env);
-	if (exe == NULL)
-		return tern_error_make(err, ENOENT, "exec `%s`", p->args[0]);
-	if (p->capabilities) {
-		ret = tern_caps_drop_bounding(p->capabilities, err);
-		if (ret < 0)
-			return tern_error_wrap(err, "process.capabilities.bounding");
-	}
-	if (ic->seccomp_at == SECCOMP_BEFORE_USER) {
-		/* SYNC_CGROUP_DONE comes before SYNC_SECCOMP_DONE on the
-		 * socket: read it first. */
-		ret = await_cgroup(ic, err);
-		if (ret < 0)
-			return ret;
-		ret = load_seccomp(ic, err);
-		if (ret < 0)
-			return ret;
-	}
-	ret = tern_user_apply(&p->user, err);
+	ret = close_runtime_fds(ic, err);
 	if (ret < 0)
-		return tern_error_wrap(err, "process.user");
-	if (p->capabilities) {
-		ret = tern_caps_apply(p->capabilities, err);
-		if (ret < 0)
-			return tern_error_wrap(err, "process.capabilities");
-	}
+		return ret;
+	ret = become_process(ic, err);
+	if (ret < 0)
+		return ret;
 	ret = await_cgroup(ic, err);
 	if (ret < 0)
 		return ret;
@@ -382,24 +469,6 @@ static int setup_container(init_ctx *ic, tern_error **err)
 			return ret;
 		return load_seccomp(ic, err);
 	}
-	return 0;
-}
-
-/* Only stdio, the preserved fds and the state directory (for exec.fifo)
- * stay open; the container must not inherit anything else of tern's. */
-static int close_runtime_fds(tern_container *c, int statefd, tern_error **err)
-{
-	int n = c->opts->preserve_fds + c->n_listen_fds;
-	int keep[1] = {statefd};
-
-	for (int fd = 3; fd < 3 + n; fd++) {
-		int flags = fcntl(fd, F_GETFD);
-		if (flags >= 0 && fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
-			return tern_error_make(err, errno, "--preserve-fds: fd %d", fd);
-	}
-	int ret = tern_close_fds_from(3 + n, keep, 1);
-	if (ret < 0)
-		return tern_error_make(err, -ret, "close inherited fds");
 	return 0;
 }
 
@@ -424,13 +493,16 @@ static int signal_started(int fifo, tern_error **err)
 
 void tern_init_main(tern_container *c, int sync_fd)
 {
-	init_ctx ic = {.c = c, .sync_fd = sync_fd, .seccomp_at = seccomp_stage_of(c)};
+	init_ctx ic = {
+	    .c = c, .sync_fd = sync_fd, .seccomp_at = seccomp_stage_of(c), .statefd = -1};
 	tern_error *e = NULL;
 	const oci_process *p = c->config->process;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (tern_sync_expect(sync_fd, SYNC_GO, NULL, &e) < 0)
 		_exit(1);
+	if (tern_signals_reset(&e) < 0)
+		fail(&ic, e);
 	if (c->ns.two_stage) {
 		ic.in_cgroup = true; /* the parent did it before SYNC_GO */
 		two_stage_namespaces(&ic);
@@ -455,6 +527,7 @@ void tern_init_main(tern_container *c, int sync_fd)
 		tern_error_make(&e, errno, "open the state directory");
 		fail(&ic, e);
 	}
+	ic.statefd = statefd;
 	close(c->dir->dirfd);
 	c->dir->dirfd = -1;
 
@@ -472,8 +545,6 @@ void tern_init_main(tern_container *c, int sync_fd)
 	ic.sync_fd = -1;
 
 	/* From here on errors go to the container's stderr. */
-	if (close_runtime_fds(c, statefd, &e) < 0)
-		fail(&ic, e);
 	int fifo = wait_for_start(statefd, &e);
 	if (fifo < 0)
 		fail(&ic, e);

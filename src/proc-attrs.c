@@ -6,6 +6,7 @@
 #include "procfs.h"
 #include "utils.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -13,6 +14,7 @@
 #include <linux/ioprio.h>
 #include <linux/openat2.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +197,116 @@ int tern_no_new_privs_apply(tern_error **err)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return tern_error_make(err, errno, "prctl PR_SET_NO_NEW_PRIVS");
 	return 0;
+}
+
+/* ---- what the process inherits: signals, stdio, fds ---- */
+
+int tern_signals_reset(tern_error **err)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigset_t none;
+
+	/* Only an ignored signal and the blocked mask survive execve; reset
+	 * every disposition anyway, so nothing depends on which is which.
+	 * glibc refuses its two reserved realtime signals (EINVAL), which
+	 * no caller can have set to anything but their default. */
+	sigemptyset(&dfl.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (sigaction(sig, &dfl, NULL) < 0 && errno != EINVAL)
+			return tern_error_make(err, errno, "reset the action of signal %d", sig);
+	}
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		return tern_error_make(err, errno, "clear the blocked signal mask");
+	return 0;
+}
+
+int tern_stdio_chown(uid_t uid, tern_error **err)
+{
+	struct stat null_st;
+	bool have_null = stat("/dev/null", &null_st) == 0 && S_ISCHR(null_st.st_mode);
+
+	for (int fd = 0; fd <= 2; fd++) {
+		struct stat st;
+
+		if (fstat(fd, &st) < 0) {
+			if (errno == EBADF)
+				continue; /* the caller closed it: nothing to own */
+			return tern_error_make(err, errno, "stat stdio fd %d", fd);
+		}
+		if (st.st_uid == uid ||
+		    (have_null && S_ISCHR(st.st_mode) && st.st_rdev == null_st.st_rdev))
+			continue;
+		/* The gid as it is (a mount option may have chosen it). EINVAL:
+		 * that gid is not mapped in our user namespace; EPERM: the
+		 * owner is not; EROFS: a read-only /dev. Then leave it, as
+		 * runc does. */
+		if (fchown(fd, uid, st.st_gid) < 0 && errno != EINVAL && errno != EPERM &&
+		    errno != EROFS)
+			return tern_error_make(err, errno, "chown stdio fd %d to uid %u", fd, uid);
+	}
+	return 0;
+}
+
+static bool fd_in(int fd, const int *set, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (set[i] == fd)
+			return true;
+	return false;
+}
+
+/* Where close_range is refused: every fd /proc/self/fd lists, in a
+ * procfs the container's mounts cannot fake; without one, every number
+ * up to the highest an fd can have. */
+static int close_fds_slowly(int first, const int *keep, size_t nkeep, tern_error **err)
+{
+	cleanup_close int procfd = tern_procfs_open(NULL);
+	int dirfd =
+	    procfd < 0 ? -1
+		       : tern_procfs_openat(procfd, "self/fd", O_RDONLY | O_DIRECTORY, false, NULL);
+	DIR *dir = dirfd < 0 ? NULL : fdopendir(dirfd);
+
+	if (dir == NULL) {
+		struct rlimit rl = {0, 0};
+		int max = 1 << 20; /* the kernel's default fs.nr_open */
+
+		if (dirfd >= 0)
+			close(dirfd);
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max < (rlim_t)max &&
+		    rl.rlim_cur < (rlim_t)max)
+			max = (int)(rl.rlim_max > rl.rlim_cur ? rl.rlim_max : rl.rlim_cur);
+		for (int fd = first; fd < max; fd++)
+			if (!fd_in(fd, keep, nkeep) && fd != procfd)
+				close(fd);
+		return 0;
+	}
+	for (struct dirent *de; (errno = 0, de = readdir(dir)) != NULL;) {
+		char *end;
+		long fd = strtol(de->d_name, &end, 10);
+
+		if (*end != '\0' || end == de->d_name || fd < first || fd == dirfd ||
+		    fd == procfd || fd_in((int)fd, keep, nkeep))
+			continue;
+		close((int)fd);
+	}
+	int e = errno;
+	closedir(dir);
+	if (e != 0)
+		return tern_error_make(err, e, "list /proc/self/fd");
+	return 0;
+}
+
+int tern_close_fds_except(int first, const int *keep, size_t nkeep, tern_error **err)
+{
+	/* close_range fails with ENOSYS before Linux 5.9, and with EPERM (or
+	 * anything) under a seccomp profile of the environment tern itself
+	 * runs in: an older container engine's default denies it. */
+	if (tern_close_fds_from(first, keep, nkeep) == 0)
+		return 0;
+	return close_fds_slowly(first, keep, nkeep, err);
 }
 
 /* ---- oom_score_adj ---- */
@@ -794,23 +906,76 @@ static char *next_candidate(const char **cursor, const char *name)
 	return tern_strdup_printf("%.*s/%s", (int)l, dir, name);
 }
 
-char *tern_find_executable(const char *name, char *const *env)
+/* execve's verdict on one candidate, without running it: a regular file
+ * that the current credentials (effective ids, groups and capabilities,
+ * as execve checks them) may execute, on a mount without noexec. A
+ * directory or a device is EACCES, as execve says. */
+static int exec_access(const char *path)
+{
+	struct stat st;
+
+	if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
+		return -errno;
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISREG(st.st_mode) ? 0 : -EACCES;
+}
+
+/* The errors after which execvp goes on to the next PATH entry. */
+static bool try_next_candidate(int e)
+{
+	return e == EACCES || e == ENOENT || e == ENOTDIR || e == ESTALE || e == ENODEV ||
+	       e == ETIMEDOUT;
+}
+
+int tern_find_executable(const char *name, char *const *env, char **path)
 {
 	const char *cursor;
 	char *cand;
+	bool eacces = false;
+	int ret;
 
+	*path = NULL;
 	if (name == NULL || name[0] == '\0')
-		return NULL;
-	if (strchr(name, '/') != NULL)
-		return access(name, X_OK) == 0 ? tern_xstrdup(name) : NULL;
+		return -ENOENT;
+	if (strchr(name, '/') != NULL) {
+		ret = exec_access(name);
+		if (ret == 0)
+			*path = tern_xstrdup(name);
+		return ret;
+	}
 	cursor = env_path(env);
 	while ((cand = next_candidate(&cursor, name)) != NULL) {
-		struct stat st;
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-			return cand;
+		ret = exec_access(cand);
+		if (ret == 0) {
+			*path = cand;
+			return 0;
+		}
 		free(cand);
+		if (!try_next_candidate(-ret))
+			return ret;
+		if (ret == -EACCES)
+			eacces = true;
 	}
-	return NULL;
+	return eacces ? -EACCES : -ENOENT;
+}
+
+int tern_exec_check(const oci_process *process, tern_error **err)
+{
+	const char *name = process->args ? process->args[0] : NULL;
+	cleanup_free char *path = NULL;
+	int ret = tern_find_executable(name, process->env, &path);
+
+	if (ret < 0)
+		return tern_error_make(err, -ret, "exec `%s`", name ? name : "");
+	return 0;
+}
+
+bool tern_exec_check_possible(void)
+{
+	struct stat st;
+
+	return faccessat(AT_FDCWD, "/", X_OK, AT_EACCESS) == 0 && stat("/", &st) == 0;
 }
 
 int tern_exec_process(const oci_process *process, tern_error **err)
@@ -839,8 +1004,7 @@ int tern_exec_process(const oci_process *process, tern_error **err)
 		free(cand);
 		if (e == EACCES)
 			eacces = true;
-		else if (e != ENOENT && e != ENOTDIR && e != ESTALE && e != ENODEV &&
-			 e != ETIMEDOUT)
+		else if (!try_next_candidate(e))
 			return tern_error_make(err, e, "exec `%s`", name);
 	}
 	return tern_error_make(err, eacces ? EACCES : ENOENT, "exec `%s`", name);

@@ -4,15 +4,17 @@
  * process.args. These run in the child; their checks (tern_*_check) run in
  * the parent first, so bad values fail before anything is created.
  *
- * Order in the child (src/init.c): rlimits, personality, scheduler (once in
- * the container's cgroup), I/O priority, then bounding set, user,
- * capabilities; after `start`: LSM exec labels (lsm.h), no_new_privs,
- * seccomp, exec. */
+ * Order in the child (src/init.c): signals reset (first), rlimits,
+ * personality, scheduler (once in the container's cgroup), I/O priority,
+ * inherited fds closed, stdio chowned, then bounding set, user,
+ * capabilities, the args[0] check; after `start`: LSM exec labels (lsm.h),
+ * no_new_privs, seccomp, exec. */
 #pragma once
 
 #include "error.h"
 #include "oci-config.h"
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* Each rlimit by name. One above the hard limit we may not raise (no
@@ -52,8 +54,44 @@ int tern_sysctl_check(const oci_linux *lx, tern_error **err);
  * an error naming the executable ("exec `foo`: No such file or directory"). */
 int tern_exec_process(const oci_process *process, tern_error **err);
 
-/* The PATH-resolved executable, for checks before exec; NULL when not found. */
-char *tern_find_executable(const char *name, char *const *env);
+/* Where execve will find `name` (PATH from env when it has no slash, as
+ * tern_exec_process searches it) and whether it may run it, judged with
+ * the current credentials: 0 with *path set, or a negative errno:
+ * -EACCES when a candidate exists but is a directory or other non-regular
+ * file, lacks execute permission for us, or is on a noexec mount; -ENOENT
+ * when none exists (execvp's rules: an EACCES candidate is remembered and
+ * the search goes on). Uses faccessat(AT_EACCESS) and stat. */
+int tern_find_executable(const char *name, char *const *env, char **path);
+
+/* tern_find_executable for process.args[0] as an error for the user:
+ * "exec `foo`: Permission denied" / "...: No such file or directory" (podman
+ * maps those to exit codes 126 and 127). Call it where the process's
+ * user, groups and capabilities are in place, so that it judges as execve
+ * will; before that (as root) only its -ENOENT is certain. */
+int tern_exec_check(const oci_process *process, tern_error **err);
+
+/* Whether tern_exec_check can work here: false when a seccomp filter
+ * already loaded denies the syscalls it makes (its errors would then say
+ * nothing about the executable). */
+bool tern_exec_check_possible(void);
+
+/* Every signal back to its default action and an empty blocked mask:
+ * the container process must not inherit what tern's caller ignored or
+ * blocked (conmon ignores SIGPIPE, shells ignore SIGINT in background
+ * jobs). Call first thing in the child, before any seccomp filter. */
+int tern_signals_reset(tern_error **err);
+
+/* runc's rule for stdio (fds 0-2): chown each to `uid`, keeping its gid,
+ * unless it is that uid already or is /dev/null; EINVAL, EPERM and EROFS
+ * (an owner or group not mapped in our user namespace, a read-only /dev)
+ * leave it as it is. So a non-root process can reopen /dev/stdout or its
+ * pty. Needs CAP_CHOWN: call before tern_user_apply. */
+int tern_stdio_chown(uid_t uid, tern_error **err);
+
+/* Close every fd from `first` up, except those in keep[]: close_range,
+ * or where that is refused (old kernel, a seccomp profile around tern),
+ * each fd a private procfs lists in /proc/self/fd. */
+int tern_close_fds_except(int first, const int *keep, size_t nkeep, tern_error **err);
 
 /* runc's rule: when process.env has no HOME, add HOME from the container's
  * /etc/passwd entry for the uid, or "/" without one. Call after the

@@ -8,9 +8,11 @@
 #include "utils.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -50,6 +52,32 @@ static int hand_notify_fd(tern_container *c, int sync_fd, tern_error **err)
 	cleanup_free char *state = tern_container_hook_state(c, "creating");
 	return tern_seccomp_relay_notify_fd(sync_fd, c->config->linux_->seccomp, c->pid, state,
 					    err);
+}
+
+/* The child closed the socket without sending its error: it died, most
+ * likely by a signal (a seccomp rule's KILL action, loaded at stage A or B
+ * of sync.h, leaves no time for a message). Add how it ended, when it is
+ * our child; *child is then reaped and cleared. */
+static int explain_silence(pid_t *child, int ret, tern_error **err)
+{
+	cleanup_close int pidfd = -1;
+	struct pollfd pfd;
+	int status, sig;
+
+	if ((ret != -EPIPE && ret != -ECONNRESET) || *child <= 0)
+		return ret;
+	/* closing its last fd is part of exiting: the exit is close */
+	pidfd = (int)syscall(SYS_pidfd_open, *child, 0);
+	pfd = (struct pollfd){.fd = pidfd, .events = POLLIN};
+	if (pidfd < 0 || poll(&pfd, 1, 1000) <= 0 || waitpid(*child, &status, WNOHANG) != *child)
+		return ret;
+	*child = -1;
+	if (!WIFSIGNALED(status))
+		return tern_error_wrap(err, "the container process exited with status %d",
+				       WEXITSTATUS(status));
+	sig = WTERMSIG(status);
+	return tern_error_wrap(err, "the container process was killed by signal %d (%s%s)", sig,
+			       strsignal(sig), sig == SIGSYS ? ": a linux.seccomp rule" : "");
 }
 
 int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
@@ -151,7 +179,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	}
 	ret = tern_sync_expect(sv[0], SYNC_READY, NULL, err);
 	if (ret < 0)
-		return ret;
+		return explain_silence(&child, ret, err);
 
 	*sync_fd = steal_fd(&sv[0]);
 	child = -1; /* ownership moves to the caller */

@@ -28,8 +28,9 @@
  *  run prestart + createRuntime hooks <-------  (4) SYNC_HOOKS_REQUEST  (only with such hooks)
  *  (4) SYNC_HOOKS_DONE ----------------------->  createContainer hooks, pivot_root,
  *                                                hostname, sysctl, console, masked paths,
- *                                                rlimits, [seccomp A], user, capabilities,
- *                                                [no_new_privs, seccomp B]
+ *                                                rlimits, close inherited fds, stdio to
+ *                                                the user, [seccomp A], user, capabilities,
+ *                                                args[0] check, [no_new_privs, seccomp B]
  *  connect to linux.seccomp.listenerPath, <---  (4b) SYNC_SECCOMP_FD{notify fd as
  *  send it the process state + the fd                SCM_RIGHTS} (only with SCMP_ACT_NOTIFY)
  *  (4b) SYNC_SECCOMP_DONE -------------------->  (awaited, so nothing runs under the
@@ -47,7 +48,10 @@
  * which is gone by C; A without noNewPrivileges, because loading a filter
  * then needs CAP_SYS_ADMIN, which the user and capability change may drop
  * (runc and crun load there too). Everything tern does after A or B runs
- * under the filter.
+ * under the filter: so every fallible step that a profile might deny (fd
+ * closing, the stdio chown) comes before A, and each step between A and
+ * SYNC_READY reports its failure over the socket (a KILL action leaves
+ * none: the parent then names the signal).
  *
  * `tern exec` uses the same messages on its own socket: SYNC_GO to the
  * child; with SCMP_ACT_NOTIFY, SYNC_SECCOMP_FD / SYNC_SECCOMP_DONE once it

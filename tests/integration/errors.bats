@@ -49,15 +49,15 @@ load helpers
 	is_runc || [[ "$output" == *"No such file or directory"* ]]
 }
 
-@test "errors: nonexistent cwd" {
-	# runc 1.1.5 differs: it creates a missing cwd (so does crun); tern
-	# reports it as bad input (issue #2).
-	update_config '.process.cwd = "/no/such/cwd"'
-	set_args /bin/true
+@test "errors: a cwd that cannot be created (a file on its path) fails cleanly" {
+	# A missing cwd is created, as runc and crun do (process.bats); one
+	# under a regular file cannot be.
+	update_config '.process.cwd = "/etc/passwd/sub"'
+	set_args /bin/sleep "$MARK"
 	run tern run -b "$BUNDLE" "$ID"
-	check_fails_cleanly /no/such/cwd
-	[ ! -e "$BUNDLE/rootfs/no/such/cwd" ]
-	is_runc || [[ "$output" == *process.cwd* ]]
+	check_fails_cleanly
+	[[ "${output,,}" == *"not a directory"* ]]
+	is_runc || [[ "$output" == *process.cwd*/etc/passwd* ]]
 }
 
 @test "errors: cwd is not a directory" {
@@ -185,4 +185,54 @@ load helpers
 	run tern run -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
 	check_nothing_left "$ID"
+}
+
+# unrunnable_files: in the rootfs, what execve refuses with EACCES: a
+# directory, a script without the execute bit, a script with it on a noexec
+# mount (/mnt/noexec), and one only its owner (root) may run.
+unrunnable_files() {
+	local r=$BUNDLE/rootfs
+	mkdir -p "$r/adir" "$r/mnt/noexec" "$BATS_TEST_TMPDIR/noexec"
+	printf '#!/bin/sh\necho ran\n' >"$r/noexec.sh"
+	chmod 644 "$r/noexec.sh"
+	printf '#!/bin/sh\necho ran\n' >"$BATS_TEST_TMPDIR/noexec/run.sh"
+	chmod 755 "$BATS_TEST_TMPDIR/noexec/run.sh"
+	printf '#!/bin/sh\necho ran\n' >"$r/rootonly.sh"
+	chmod 700 "$r/rootonly.sh"
+	update_config ".mounts += [{\"destination\": \"/mnt/noexec\", \"type\": \"bind\",
+		\"source\": \"$BATS_TEST_TMPDIR/noexec\", \"options\": [\"bind\", \"noexec\"]}]"
+}
+
+@test "errors: args[0] that execve refuses (a directory, no execute bit, a noexec mount, root's only for another user) fails create with Permission denied" {
+	unrunnable_files
+	local a
+	for a in /adir /noexec.sh /mnt/noexec/run.sh; do
+		set_args "$a" "$MARK"
+		run tern create -b "$BUNDLE" "$ID"
+		check_fails_cleanly "$a"
+		# runc says it in lower case
+		[[ "${output,,}" == *"permission denied"* ]]
+		is_runc || [[ "$output" == *"Permission denied"* ]]
+	done
+	# checked as process.user, not as the runtime's root
+	update_config '.process.user = {"uid": 1000, "gid": 1000}'
+	set_args /rootonly.sh "$MARK"
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly /rootonly.sh
+	[[ "${output,,}" == *"permission denied"* ]]
+	update_config '.process.user = {"uid": 0, "gid": 0}'
+	run tern run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$output" = ran ]
+	# runc 1.1.5 lacks this: its PATH search skips what it may not run
+	# and says "not found"; execvp (and a shell) say Permission denied
+	is_runc && return
+	update_config '.process.env = ["PATH=/adir:/:/bin"]'
+	set_args noexec.sh
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly noexec.sh "Permission denied"
+	# nothing runnable and nothing there at all: No such file or directory
+	set_args no-such-program
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly no-such-program "No such file or directory"
 }

@@ -84,3 +84,19 @@ fd_numbers() {
 	wait "$RECVTTY_PID"
 	[ "$(fd_numbers "$(tr -d '\r' <"$BATS_TEST_TMPDIR/tty2.out")")" = "0 1 2 " ]
 }
+
+@test "fds: close_range refused around the runtime (an engine's older seccomp profile): the container still inherits no fd" {
+	local deny=$BASE_ROOTFS/bin/deny-syscall
+	set_args /bin/listfds
+	KEEP_FDS=1 run in_file timeout -s KILL 60 "$deny" close_range \
+		"$TERN_BIN" --root "$ROOT" run -b "$BUNDLE" "$ID" 5</etc/passwd 7<"$BATS_TEST_TMPDIR"
+	[ "$status" -eq 0 ]
+	[ "$(fd_numbers "$output")" = "0 1 2 " ]
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID-2"
+	[ "$status" -eq 0 ]
+	KEEP_FDS=1 run in_file timeout -s KILL 60 "$deny" close_range \
+		"$TERN_BIN" --root "$ROOT" exec "$ID-2" /bin/listfds 5</etc/passwd 7<"$BATS_TEST_TMPDIR"
+	[ "$status" -eq 0 ]
+	[ "$(fd_numbers "$output")" = "0 1 2 " ]
+}

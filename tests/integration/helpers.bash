@@ -166,7 +166,8 @@ state_field() {
 wait_status() {
 	local i n=$((${3:-5} * 20)) s
 	for ((i = 0; i < n; i++)); do
-		s=$(tern state "$1" 2>/dev/null | jq -r .status)
+		# (not JSON while the container does not exist yet: keep polling)
+		s=$(tern state "$1" 2>/dev/null | jq -r .status 2>/dev/null || true)
 		[ "$s" = "$2" ] && return 0
 		sleep 0.05
 	done

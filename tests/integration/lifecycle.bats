@@ -393,3 +393,14 @@ run_killed() {
 	# the first one is untouched
 	[ "$(state_field "$ID" status)" = created ]
 }
+
+@test "run: a container whose process dies between create and its exec makes run fail, not hang" {
+	# a failing startContainer hook ends the container's process after
+	# `start` has opened exec.fifo, before its execve
+	update_config '.hooks.startContainer = [{"path": "/bin/false"}]'
+	set_args /bin/sleep "$MARK"
+	run in_file timeout -s KILL 60 "$TERN_BIN" --root "$ROOT" run -b "$BUNDLE" "$ID"
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 137 ]
+	check_nothing_left "$ID"
+}

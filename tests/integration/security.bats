@@ -527,3 +527,82 @@ check_exe_attack_failed() {
 	[ "$output" = "/image-dir
 234" ]
 }
+
+# ---- Kubernetes: securityContext.capabilities.drop ["ALL"] ----
+
+# cri_drop_all_config SANDBOX-PID: config.json in the shape containerd's CRI
+# plugin (1.6, the runc shim's bundle) writes for a pod's container with
+# capabilities.drop ["ALL"]: oci.WithCapabilities(nil) leaves the
+# capabilities object with every list omitted ("capabilities": {}), no
+# noNewPrivileges (Kubernetes' allowPrivilegeEscalation defaults to true),
+# ambient cleared, the sandbox's ipc, uts and network namespaces joined by
+# path, its /etc files and /dev/shm bound in, the CRI annotations.
+cri_drop_all_config() {
+	local ns=/proc/$1/ns etc=$BATS_TEST_TMPDIR/pod-etc
+	mkdir -p "$etc" "$BATS_TEST_TMPDIR/pod-shm"
+	echo "127.0.0.1 localhost" >"$etc/hosts"
+	echo "pod-$ID" >"$etc/hostname"
+	echo "nameserver 127.0.0.1" >"$etc/resolv.conf"
+	: >"$etc/termination-log"
+	jq -n --arg ns "$ns" --arg etc "$etc" --arg shm "$BATS_TEST_TMPDIR/pod-shm" --arg id "$ID" '{
+	ociVersion: "1.0.2-dev",
+	process: {
+		user: {uid: 0, gid: 0, additionalGids: [0]},
+		args: ["/bin/sh", "-c", "grep ^Cap /proc/self/status; touch /tmp/f; chown 5 /tmp/f || echo chown refused"],
+		env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		      ("HOSTNAME=pod-" + $id)],
+		cwd: "/",
+		capabilities: {},
+		oomScoreAdj: 1000
+	},
+	root: {path: "rootfs"},
+	mounts: [
+		{destination: "/proc", type: "proc", source: "proc", options: ["nosuid", "noexec", "nodev"]},
+		{destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid", "strictatime", "mode=755", "size=65536k"]},
+		{destination: "/dev/pts", type: "devpts", source: "devpts",
+		 options: ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"]},
+		{destination: "/dev/mqueue", type: "mqueue", source: "mqueue", options: ["nosuid", "noexec", "nodev"]},
+		{destination: "/sys", type: "sysfs", source: "sysfs", options: ["nosuid", "noexec", "nodev", "ro"]},
+		{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev", "relatime", "ro"]},
+		{destination: "/etc/hosts", type: "bind", source: ($etc + "/hosts"), options: ["rbind", "rprivate", "rw"]},
+		{destination: "/dev/termination-log", type: "bind", source: ($etc + "/termination-log"), options: ["rbind", "rprivate", "rw"]},
+		{destination: "/etc/hostname", type: "bind", source: ($etc + "/hostname"), options: ["rbind", "rprivate", "rw"]},
+		{destination: "/etc/resolv.conf", type: "bind", source: ($etc + "/resolv.conf"), options: ["rbind", "rprivate", "rw"]},
+		{destination: "/dev/shm", type: "bind", source: $shm, options: ["rbind", "rprivate", "rw"]}
+	],
+	annotations: {
+		"io.kubernetes.cri.container-type": "container",
+		"io.kubernetes.cri.container-name": "drop-all",
+		"io.kubernetes.cri.image-name": "localhost/busybox:latest",
+		"io.kubernetes.cri.sandbox-id": ($id + "-pause"),
+		"io.kubernetes.cri.sandbox-name": "drop-all-pod",
+		"io.kubernetes.cri.sandbox-namespace": "default",
+		"io.kubernetes.cri.sandbox-uid": "5e1f0d1c-0000-4000-8000-000000000001"
+	},
+	linux: {
+		resources: {devices: [{allow: false, access: "rwm"}], memory: {}, cpu: {shares: 2}},
+		cgroupsPath: ("/" + $id),
+		namespaces: [{type: "pid"}, {type: "ipc", path: ($ns + "/ipc")}, {type: "uts", path: ($ns + "/uts")},
+			     {type: "mount"}, {type: "network", path: ($ns + "/net")}],
+		maskedPaths: ["/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+			      "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware"],
+		readonlyPaths: ["/proc/asound", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"]
+	}}' >"$BUNDLE/config.json"
+}
+
+@test "security: a Kubernetes container that drops ALL capabilities (containerd's \"capabilities\": {}) has none, bounding set included" {
+	# the pod's sandbox: its namespaces are joined by path
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID-pause"
+	[ "$status" -eq 0 ]
+	cri_drop_all_config "$(state_field "$ID-pause" pid)"
+	run_container
+	[ "$status" -eq 0 ]
+	echo "$output"
+	local set
+	for set in CapInh CapPrm CapEff CapBnd CapAmb; do
+		[[ "$output" == *"$set:	0000000000000000"* ]]
+	done
+	# root in it cannot do what a capability would allow
+	[[ "$output" == *"chown refused"* ]]
+}
