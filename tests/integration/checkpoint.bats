@@ -693,3 +693,85 @@ in_ct() {
 	run tern exec "$ID" ls /sys/class/net
 	[ "$output" = lo ]
 }
+
+# ---- restore into a fresh rootfs (podman's restore --import) ----
+
+# fresh_rootfs: the bundle's rootfs as the image was before create made
+# any mount point in it (what podman's restore --import hands the runtime).
+fresh_rootfs() {
+	rm -rf "$BUNDLE/rootfs"
+	cp -a "$BASE_ROOTFS" "$BUNDLE/rootfs"
+}
+
+@test "checkpoint: restore into a fresh rootfs makes the missing mount points, as runc does" {
+	local t=$BATS_TEST_TMPDIR
+	mkdir -p "$t/vol" "$t/sub"
+	echo "nameserver-$MARK" >"$t/resolv"
+	update_config '.mounts += [
+		{"destination": "/etc/resolv.conf", "type": "bind", "source": "'"$t"'/resolv", "options": ["bind"]},
+		{"destination": "/new/vol", "type": "bind", "source": "'"$t"'/vol", "options": ["rbind"]},
+		{"destination": "/new/vol/sub", "type": "bind", "source": "'"$t"'/sub", "options": ["rbind"]},
+		{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=8m"]},
+		{"destination": "/scratch/file", "type": "bind", "source": "'"$t"'/resolv", "options": ["bind"]}]'
+	set_cmd "$(counter count)"
+	start_detached "$ID"
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 2
+	tern checkpoint --image-path "$IMG" "$ID"
+	before=$(cat "$BUNDLE/rootfs/tmp/count")
+	tern delete "$ID"
+	fresh_rootfs
+	rm -r "$t/vol/sub"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# the same process goes on counting (in the fresh rootfs's /tmp)
+	wait_count_above "$BUNDLE/rootfs/tmp/count" "$before"
+	[ "$(cat "$BUNDLE/rootfs/tmp/count")" -lt $((before + 40)) ]
+	# a file for a file source, a directory for a directory source
+	[ -f "$BUNDLE/rootfs/etc/resolv.conf" ] && [ ! -L "$BUNDLE/rootfs/etc/resolv.conf" ]
+	[ -d "$BUNDLE/rootfs/new/vol" ] && [ -d "$BUNDLE/rootfs/scratch" ]
+	# below a bind, in the bind's source, as create made it
+	[ -d "$t/vol/sub" ]
+	[ ! -e "$BUNDLE/rootfs/new/vol/sub" ]
+	# nothing below the tmpfs: CRIU brought back its content
+	[ ! -e "$BUNDLE/rootfs/scratch/file" ]
+	run tern exec "$ID" cat /etc/resolv.conf /scratch/file
+	[ "$output" = "nameserver-$MARK"$'\n'"nameserver-$MARK" ]
+	tern exec "$ID" sh -c "echo in-sub > /new/vol/sub/x"
+	[ "$(cat "$t/sub/x")" = in-sub ]
+}
+
+@test "checkpoint: restore makes a mount point through the image's symlinks inside the rootfs, never on the host" {
+	local t=$BATS_TEST_TMPDIR
+	mkdir -p "$t/vol"
+	update_config '.mounts += [{"destination": "/new/vol", "type": "bind", "source": "'"$t"'/vol", "options": ["rbind"]}]'
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	fresh_rootfs
+	# a hostile image: /new leads far above the rootfs, to a host path
+	ln -s "../../../../../../../../../..$t/outside" "$BUNDLE/rootfs/new"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	echo "$output"
+	# inside the rootfs, ".." stops at its root
+	[ -d "$BUNDLE/rootfs$t/outside/vol" ]
+	[ ! -e "$t/outside" ]
+	# criu itself follows the symlink out of the rootfs and finds nothing
+	# there: the restore fails, and leaves nothing behind
+	check_fails_cleanly "criu restore failed"
+}
+
+@test "checkpoint: restore with a bind source that is gone fails cleanly, before touching the rootfs" {
+	mkdir -p "$BATS_TEST_TMPDIR/vol" "$BATS_TEST_TMPDIR/vol2"
+	update_config '.mounts += [{"destination": "/new/one", "type": "bind", "source": "'"$BATS_TEST_TMPDIR"'/vol", "options": ["rbind"]},
+		{"destination": "/new/two", "type": "bind", "source": "'"$BATS_TEST_TMPDIR"'/vol2", "options": ["rbind"]}]'
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	fresh_rootfs
+	rmdir "$BATS_TEST_TMPDIR/vol2"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	check_fails_cleanly "$BATS_TEST_TMPDIR/vol2" "/new/two" "No such file or directory"
+	[ ! -e "$BUNDLE/rootfs/new" ]
+}
