@@ -60,6 +60,24 @@ counter() {
 	echo "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/.c; mv /tmp/.c /tmp/$1; sleep 0.1; done; sleep $MARK"
 }
 
+# count_changed FILE N: FILE holds a whole number other than N.
+count_changed() {
+	local v
+	v=$(cat "$1" 2>/dev/null) || return 1
+	[[ "$v" =~ ^[0-9]+$ ]] && [ "$v" != "$2" ]
+}
+
+# went_on FILE BEFORE: wait until the restored counter in FILE moves on
+# from BEFORE, and check that it went on from there: the same process,
+# not one started anew (that one would write 1 first).
+went_on() {
+	wait_until 10 count_changed "$1" "$2" || return 1
+	local v
+	v=$(cat "$1")
+	echo "before $2, then $v"
+	[ "$v" -gt "$2" ]
+}
+
 # in_ct ID CMD: run a shell command inside the container.
 in_ct() {
 	local id=$1
@@ -70,7 +88,7 @@ in_ct() {
 @test "checkpoint: a counter goes on from where it was after restore" {
 	set_cmd "$(counter count)"
 	start_detached "$ID"
-	sleep 1
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 2
 	run tern checkpoint --image-path "$IMG" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "$(state_field "$ID" status)" = stopped ]
@@ -80,12 +98,8 @@ in_ct() {
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "$(state_field "$ID" status)" = running ]
-	sleep 1
-	after=$(cat "$BUNDLE/rootfs/tmp/count")
-	echo "before=$before after=$after"
-	[ "$after" -gt "$before" ]
 	# the same process went on: its count did not start over from 1
-	[ "$after" -lt $((before + 40)) ]
+	went_on "$BUNDLE/rootfs/tmp/count" "$before"
 }
 
 @test "checkpoint: the restored container works with exec, pause, resume, kill and delete" {
@@ -173,10 +187,13 @@ in_ct() {
 
 @test "checkpoint: a shell on a pty from --console-socket is typed into after restore" {
 	update_config '.process.terminal = true | .process.args = ["/bin/sh"]'
-	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out" $'KEPT=remembered\n'
+	# the shell has run the line once "set-42" is on the terminal (the
+	# terminal's echo of the typed line shows "set-$((40+2))")
+	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out" \
+		$'KEPT=remembered; echo "set-$((40+2))"\n'
 	tern run -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" -b "$BUNDLE" "$ID"
 	wait_status "$ID" running
-	sleep 0.5
+	wait_until 10 grep -q set-42 "$BATS_TEST_TMPDIR/tty.out"
 	tern checkpoint --image-path "$IMG" "$ID"
 	tern delete "$ID"
 	wait "$RECVTTY_PID" || true
@@ -215,7 +232,7 @@ in_ct() {
 	mkfifo "$BATS_TEST_TMPDIR/go"
 	ip netns exec "$NETNS" bash -c '
 		for i in $(seq 50); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
-		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1"
+		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1.tmp"; mv "$1/r1.tmp" "$1/r1"
 		read -r _ <"$1/go"
 		echo two >&5; read -r -t 10 -u 5 l; echo "$l" >"$1/r2"' _ "$BATS_TEST_TMPDIR" 3>&- &
 	EXTRA_PIDS=$!
@@ -241,7 +258,7 @@ in_ct() {
 	start_detached "$ID"
 	ip netns exec "$NETNS" bash -c '
 		for i in $(seq 50); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
-		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1"; sleep 30' _ "$BATS_TEST_TMPDIR" 3>&- &
+		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1.tmp"; mv "$1/r1.tmp" "$1/r1"; sleep 30' _ "$BATS_TEST_TMPDIR" 3>&- &
 	EXTRA_PIDS=$!
 	wait_for_file "$BATS_TEST_TMPDIR/r1"
 	run tern checkpoint --image-path "$IMG" "$ID"
@@ -281,13 +298,11 @@ in_ct() {
 @test "checkpoint: --leave-running keeps it running; restore under a new id runs a copy" {
 	set_cmd "$(counter "count-\$(hostname)")"
 	start_detached "$ID"
-	sleep 0.5
+	wait_count_above "$BUNDLE/rootfs/tmp/count-tern" 0
 	tern checkpoint --leave-running --image-path "$IMG" "$ID"
 	[ "$(state_field "$ID" status)" = running ]
 	a=$(cat "$BUNDLE/rootfs/tmp/count-tern")
-	sleep 0.5
-	b=$(cat "$BUNDLE/rootfs/tmp/count-tern")
-	[ "$b" -gt "$a" ]
+	wait_count_above "$BUNDLE/rootfs/tmp/count-tern" "$a"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID-copy"
 	[ "$(state_field "$ID-copy" status)" = running ]
 	[ "$(state_field "$ID" status)" = running ]
@@ -301,7 +316,7 @@ in_ct() {
 @test "checkpoint: restore on another --root from another bundle path" {
 	set_cmd "$(counter count)"
 	start_detached "$ID"
-	sleep 0.5
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 0
 	tern checkpoint --image-path "$IMG" "$ID"
 	tern delete "$ID"
 	# move the whole bundle and the images
@@ -319,9 +334,7 @@ in_ct() {
 	[ "$(jq -r .status <<<"$st")" = running ]
 	[ "$(jq -r .bundle <<<"$st")" = "$BATS_TEST_TMPDIR/moved" ]
 	a=$(cat "$BATS_TEST_TMPDIR/moved/rootfs/tmp/count")
-	sleep 0.5
-	b=$(cat "$BATS_TEST_TMPDIR/moved/rootfs/tmp/count")
-	[ "$b" -gt "$a" ]
+	wait_count_above "$BATS_TEST_TMPDIR/moved/rootfs/tmp/count" "$a"
 	"$TERN_BIN" --root "$NEWROOT" delete --force "$ID"
 	[ ! -e "$NEWROOT/$ID" ]
 	BUNDLE=$BATS_TEST_TMPDIR/moved check_nothing_left "$ID"
@@ -591,13 +604,14 @@ in_ct() {
 @test "checkpoint: --page-server sends the memory pages to a criu page server" {
 	set_cmd "$(counter count)"
 	start_detached "$ID"
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 0
 	criu=${TERN_CRIU:-/opt/tern-criu/bin/criu}
 	mkdir -p "$BATS_TEST_TMPDIR/remote"
 	port=$((20000 + RANDOM % 20000))
 	"$criu" page-server --images-dir "$BATS_TEST_TMPDIR/remote" --port "$port" \
 		-o ps.log 3>&- &
 	EXTRA_PIDS=$!
-	sleep 0.5
+	wait_until 10 port_listening "$port"
 	run tern checkpoint --page-server "127.0.0.1:$port" --image-path "$IMG" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	wait "$EXTRA_PIDS"
@@ -608,8 +622,7 @@ in_ct() {
 	tern delete "$ID"
 	cp "$BATS_TEST_TMPDIR"/remote/*.img "$IMG"/
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
-	sleep 0.5
-	[ "$(cat "$BUNDLE/rootfs/tmp/count")" -gt "$before" ]
+	went_on "$BUNDLE/rootfs/tmp/count" "$before"
 }
 
 @test "checkpoint: --status-fd gets a byte once the images are complete" {
@@ -644,12 +657,8 @@ in_ct() {
 	before=$(cat "$BATS_TEST_TMPDIR/last")
 	tern delete "$ID"
 	tern restore -d --ext-unix-sk --image-path "$IMG" -b "$BUNDLE" "$ID"
-	sleep 1
-	after=$(cat "$BATS_TEST_TMPDIR/last")
-	echo "before $before after $after"
 	# the same sender goes on counting into the same outside socket
-	[ "$after" -gt "$before" ]
-	[ "$after" -lt $((before + 40)) ]
+	went_on "$BATS_TEST_TMPDIR/last" "$before"
 }
 
 @test "checkpoint: a held file lock needs --file-locks and is held again after restore" {
@@ -724,8 +733,7 @@ fresh_rootfs() {
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	# the same process goes on counting (in the fresh rootfs's /tmp)
-	wait_count_above "$BUNDLE/rootfs/tmp/count" "$before"
-	[ "$(cat "$BUNDLE/rootfs/tmp/count")" -lt $((before + 40)) ]
+	went_on "$BUNDLE/rootfs/tmp/count" "$before"
 	# a file for a file source, a directory for a directory source
 	[ -f "$BUNDLE/rootfs/etc/resolv.conf" ] && [ ! -L "$BUNDLE/rootfs/etc/resolv.conf" ]
 	[ -d "$BUNDLE/rootfs/new/vol" ] && [ -d "$BUNDLE/rootfs/scratch" ]

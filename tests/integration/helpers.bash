@@ -214,6 +214,18 @@ wait_count_above() {
 	wait_until "${3:-10}" count_above "$1" "$2"
 }
 
+# cgroup_has_procs DIR N: the cgroup directory DIR holds at least N
+# processes (for wait_until).
+cgroup_has_procs() {
+	[ "$(wc -l <"$1/cgroup.procs")" -ge "$2" ]
+}
+
+# port_listening PORT: something listens on TCP PORT in this network
+# namespace (for wait_until).
+port_listening() {
+	ss -Hltn "sport = :$1" | grep -q .
+}
+
 # counter_cmd FILE [PERIOD]: a shell loop (for set_cmd) that counts in FILE
 # every PERIOD seconds (default 0.1), writing each value to FILE.tmp first
 # and renaming it, so that a reader never sees the file empty or half
