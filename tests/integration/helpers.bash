@@ -226,6 +226,12 @@ port_listening() {
 	ss -Hltn "sport = :$1" | grep -q .
 }
 
+# has_lines_matching FILE PATTERN N: at least N lines of FILE (appended to
+# by a running process) match the fixed string PATTERN (for wait_until).
+has_lines_matching() {
+	[ "$(grep -cF -- "$2" "$1" 2>/dev/null)" -ge "$3" ]
+}
+
 # counter_cmd FILE [PERIOD]: a shell loop (for set_cmd) that counts in FILE
 # every PERIOD seconds (default 0.1), writing each value to FILE.tmp first
 # and renaming it, so that a reader never sees the file empty or half
