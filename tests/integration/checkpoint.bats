@@ -60,24 +60,6 @@ counter() {
 	echo "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/.c; mv /tmp/.c /tmp/$1; sleep 0.1; done; sleep $MARK"
 }
 
-# count_changed FILE N: FILE holds a whole number other than N.
-count_changed() {
-	local v
-	v=$(cat "$1" 2>/dev/null) || return 1
-	[[ "$v" =~ ^[0-9]+$ ]] && [ "$v" != "$2" ]
-}
-
-# went_on FILE BEFORE: wait until the restored counter in FILE moves on
-# from BEFORE, and check that it went on from there: the same process,
-# not one started anew (that one would write 1 first).
-went_on() {
-	wait_until 10 count_changed "$1" "$2" || return 1
-	local v
-	v=$(cat "$1")
-	echo "before $2, then $v"
-	[ "$v" -gt "$2" ]
-}
-
 # in_ct ID CMD: run a shell command inside the container.
 in_ct() {
 	local id=$1
@@ -258,7 +240,7 @@ in_ct() {
 	start_detached "$ID"
 	ip netns exec "$NETNS" bash -c '
 		for i in $(seq 50); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
-		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1.tmp"; mv "$1/r1.tmp" "$1/r1"; sleep 30' _ "$BATS_TEST_TMPDIR" 3>&- &
+		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1.tmp"; mv "$1/r1.tmp" "$1/r1"; exec sleep "$2"' _ "$BATS_TEST_TMPDIR" "$MARK" 3>&- &
 	EXTRA_PIDS=$!
 	wait_for_file "$BATS_TEST_TMPDIR/r1"
 	run tern checkpoint --image-path "$IMG" "$ID"

@@ -211,13 +211,31 @@ count_above() {
 
 # wait_count_above FILE N [TIMEOUT_SECONDS]: wait until FILE counts past N.
 wait_count_above() {
-	wait_until "${3:-10}" count_above "$1" "$2"
+	wait_until "${3:-30}" count_above "$1" "$2"
 }
 
 # cgroup_has_procs DIR N: the cgroup directory DIR holds at least N
 # processes (for wait_until).
 cgroup_has_procs() {
 	[ "$(wc -l <"$1/cgroup.procs")" -ge "$2" ]
+}
+
+# count_changed FILE N: FILE holds a whole number other than N.
+count_changed() {
+	local v
+	v=$(cat "$1" 2>/dev/null) || return 1
+	[[ "$v" =~ ^[0-9]+$ ]] && [ "$v" != "$2" ]
+}
+
+# went_on FILE BEFORE: wait until the restored counter in FILE moves on
+# from BEFORE, and check that it went on from there: the same process,
+# not one started anew (that one would write 1 first).
+went_on() {
+	wait_until 30 count_changed "$1" "$2" || return 1
+	local v
+	v=$(cat "$1")
+	echo "before $2, then $v"
+	[ "$v" -gt "$2" ]
 }
 
 # port_listening PORT: something listens on TCP PORT in this network
