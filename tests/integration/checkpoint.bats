@@ -87,6 +87,8 @@ in_ct() {
 @test "checkpoint: the restored container works with exec, pause, resume, kill and delete" {
 	set_cmd "echo started > /tmp/mark; sleep $MARK"
 	start_detached "$ID"
+	# written before the checkpoint, so that exec finds it after restore
+	wait_until 10 grep -qx started "$BUNDLE/rootfs/tmp/mark"
 	tern checkpoint --image-path "$IMG" "$ID"
 	tern delete "$ID"
 	tern restore -d --pid-file "$BATS_TEST_TMPDIR/pid" --image-path "$IMG" -b "$BUNDLE" "$ID"
@@ -261,7 +263,7 @@ in_ct() {
 		{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=8m"]}]'
 	set_cmd "echo in-tmpfs-$MARK > /scratch/data; sleep $MARK"
 	start_detached "$ID"
-	tern exec "$ID" cat /scratch/data
+	wait_until 10 in_ct "$ID" "grep -qx in-tmpfs-$MARK /scratch/data"
 	tern checkpoint --image-path "$IMG" "$ID"
 	grep -q "mount /shared" "$IMG/tern-checkpoint.txt"
 	tern delete "$ID"
