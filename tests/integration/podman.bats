@@ -85,7 +85,15 @@ setup_file() {
 	export CONTAINERS_STORAGE_CONF=$PM_DIR/storage.conf
 	ip netns add "$PM_NETNS" || return 1
 	tar -C "$BASE_ROOTFS" -cf "$PM_DIR/rootfs.tar" . || return 1
-	pm_raw import "$PM_DIR/rootfs.tar" "$IMAGE" </dev/null >"$PM_DIR/import.log" 2>&1 ||
+	# an import also writes root's blob cache, /var/lib/containers/cache,
+	# whatever the storage: here it writes a throwaway one, in a mount
+	# namespace of its own (the directory is the one podman would make)
+	mkdir -p /var/lib/containers/cache
+	unshare -m --propagation private bash -c '
+		mount -t tmpfs -o mode=0700 tmpfs /var/lib/containers/cache &&
+		timeout -k 5 100 podman --root "$PM_DIR/root" --runroot "$PM_DIR/runroot" \
+			--tmpdir "$PM_DIR/tmp" import "$PM_DIR/rootfs.tar" "$1"' _ "$IMAGE" \
+		</dev/null >"$PM_DIR/import.log" 2>&1 ||
 		{ cat "$PM_DIR/import.log" >&2; return 1; }
 }
 
