@@ -73,7 +73,8 @@ typedef struct {
 } plan;
 
 /* The innermost earlier mount that mount `i` goes on (the latest of equal
- * ones: it covers the others), or -1 for the rootfs itself. */
+ * ones: it covers the others), or -1 for the rootfs itself (a mount on "/"
+ * is left alone, see prepare_one, and counts as the rootfs). */
 static long mounted_on(const plan *p, size_t i)
 {
 	long best = -1;
@@ -81,6 +82,8 @@ static long mounted_on(const plan *p, size_t i)
 
 	for (size_t j = 0; j < i; j++) {
 		size_t len = strlen(p->dests[j]);
+		if (strcmp(p->dests[j], "/") == 0)
+			continue;
 		if (path_at_or_below(p->dests[i], p->dests[j]) && (best < 0 || len >= best_len)) {
 			best = (long)j;
 			best_len = len;
