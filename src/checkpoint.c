@@ -6,6 +6,7 @@
 #include "container-cgroup.h"
 #include "hooks.h"
 #include "log.h"
+#include "restore-mountpoints.h"
 #include "terminal.h"
 #include "utils.h"
 
@@ -285,16 +286,6 @@ static void descriptor_clear(descriptor *d)
 	free(d->cg_mounts);
 	for (int i = 0; i < 3; i++)
 		free(d->stdio[i]);
-}
-
-static bool is_bind(const oci_mount *m)
-{
-	if (m->type && strcmp(m->type, "bind") == 0)
-		return true;
-	for (char **o = m->options; o && *o; o++)
-		if (strcmp(*o, "bind") == 0 || strcmp(*o, "rbind") == 0)
-			return true;
-	return false;
 }
 
 static int descriptor_write(int dirfd, const descriptor *d, tern_error **err)
@@ -627,7 +618,7 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 	 * config's source there */
 	for (size_t i = 0; i < config->mounts_len; i++) {
 		const oci_mount *m = &config->mounts[i];
-		if (!is_bind(m))
+		if (!tern_mount_is_bind(m))
 			continue;
 		criu_local_add_ext_mount(s->opts, m->destination, m->destination);
 		d.ext_mounts = tern_cli_strv_add(d.ext_mounts, tern_xstrdup(m->destination));
@@ -851,7 +842,8 @@ static int restore_notify(char *action, criu_notify_arg_t na)
 static const oci_mount *find_bind(const oci_config *c, const char *dest)
 {
 	for (size_t i = 0; i < c->mounts_len; i++)
-		if (is_bind(&c->mounts[i]) && strcmp(c->mounts[i].destination, dest) == 0)
+		if (tern_mount_is_bind(&c->mounts[i]) &&
+		    strcmp(c->mounts[i].destination, dest) == 0)
 			return &c->mounts[i];
 	return NULL;
 }
@@ -1116,6 +1108,11 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	if (ret < 0)
 		return ret;
 	restore_cgroup_roots(r);
+	/* a rootfs that never saw a create (podman's restore --import makes
+	 * a fresh one) lacks the mount points CRIU needs */
+	ret = tern_restore_make_mountpoints(r->c.rootfs, r->c.bundle, r->c.config, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "restore of `%s`", r->c.id);
 	ret = restore_mounts(r, err);
 	if (ret < 0)
 		return ret;

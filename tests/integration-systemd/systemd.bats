@@ -146,9 +146,11 @@ limit_file() {
 	# who listen when it happens, so events must be listening first
 	set_cmd "while [ ! -e /tmp/go ]; do sleep 0.1; done; awk 'BEGIN { s = \"x\"; while (1) s = s s }'; echo awk-status \$? > /tmp/st; sleep $MARK"
 	run_detached
-	timeout 120 "$TERN_BIN" --root "$ROOT" events "$ID" >"$BATS_TEST_TMPDIR/events" &
+	timeout 120 "$TERN_BIN" --root "$ROOT" events --interval 300ms "$ID" >"$BATS_TEST_TMPDIR/events" &
 	EXTRA_PIDS=$!
-	sleep 3
+	# events watches for OOMs by its second stats object (tern starts
+	# watching after the first, runc before any)
+	wait_until 60 has_lines_matching "$BATS_TEST_TMPDIR/events" '"type":"stats"' 2
 	tern exec "$ID" touch /tmp/go
 	for _ in $(seq 300); do
 		grep -q '"type":"oom"' "$BATS_TEST_TMPDIR/events" && break
@@ -246,7 +248,7 @@ limit_file() {
 		| .root.readonly = false"
 	set_cmd "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/.c; mv /tmp/.c /tmp/count; sleep 0.1; done; sleep $MARK"
 	run_detached
-	sleep 0.5
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 0
 	tern_sd checkpoint --image-path "$BATS_TEST_TMPDIR/img" "$ID"
 	tern_sd delete "$ID"
 	# delete stopped the scope
@@ -270,10 +272,8 @@ limit_file() {
 	[ "$(cg_of $$ memory)" != "/tern.slice/tern-test.slice/$UNIT" ]
 	procs="/sys/fs/cgroup$(v2 && echo || echo /pids)/tern.slice/tern-test.slice/$UNIT/cgroup.procs"
 	! grep -qx "$$" "$procs"
-	sleep 0.5
-	after=$(cat "$BUNDLE/rootfs/tmp/count")
-	echo "before $before first $first after $after"
-	[ "$after" -gt "$first" ]
+	echo "before $before first $first"
+	wait_count_above "$BUNDLE/rootfs/tmp/count" "$first"
 	tern_sd delete --force "$ID"
 	run systemctl is-active "$UNIT"
 	[ "$output" != active ]

@@ -79,10 +79,12 @@ expected_cgroups() {
 @test "cgroup: hooks see the container process already in its cgroup" {
 	hook=$BATS_TEST_TMPDIR/hook.sh
 	# the hook reads the state on stdin and records the process's cgroups
+	# (renamed into place: the test never reads it half written)
 	cat >"$hook" <<HOOK
 #!/bin/sh
 pid=\$(jq -r .pid)
-cat /proc/\$pid/cgroup > "$BATS_TEST_TMPDIR/\$1.cgroup"
+cat /proc/\$pid/cgroup > "$BATS_TEST_TMPDIR/\$1.cgroup.tmp"
+mv "$BATS_TEST_TMPDIR/\$1.cgroup.tmp" "$BATS_TEST_TMPDIR/\$1.cgroup"
 HOOK
 	chmod +x "$hook"
 	update_config ".hooks = {

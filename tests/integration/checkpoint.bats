@@ -70,7 +70,7 @@ in_ct() {
 @test "checkpoint: a counter goes on from where it was after restore" {
 	set_cmd "$(counter count)"
 	start_detached "$ID"
-	sleep 1
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 2
 	run tern checkpoint --image-path "$IMG" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "$(state_field "$ID" status)" = stopped ]
@@ -80,17 +80,15 @@ in_ct() {
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "$(state_field "$ID" status)" = running ]
-	sleep 1
-	after=$(cat "$BUNDLE/rootfs/tmp/count")
-	echo "before=$before after=$after"
-	[ "$after" -gt "$before" ]
 	# the same process went on: its count did not start over from 1
-	[ "$after" -lt $((before + 40)) ]
+	went_on "$BUNDLE/rootfs/tmp/count" "$before"
 }
 
 @test "checkpoint: the restored container works with exec, pause, resume, kill and delete" {
 	set_cmd "echo started > /tmp/mark; sleep $MARK"
 	start_detached "$ID"
+	# written before the checkpoint, so that exec finds it after restore
+	wait_until 10 grep -qx started "$BUNDLE/rootfs/tmp/mark"
 	tern checkpoint --image-path "$IMG" "$ID"
 	tern delete "$ID"
 	tern restore -d --pid-file "$BATS_TEST_TMPDIR/pid" --image-path "$IMG" -b "$BUNDLE" "$ID"
@@ -173,10 +171,13 @@ in_ct() {
 
 @test "checkpoint: a shell on a pty from --console-socket is typed into after restore" {
 	update_config '.process.terminal = true | .process.args = ["/bin/sh"]'
-	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out" $'KEPT=remembered\n'
+	# the shell has run the line once "set-42" is on the terminal (the
+	# terminal's echo of the typed line shows "set-$((40+2))")
+	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out" \
+		$'KEPT=remembered; echo "set-$((40+2))"\n'
 	tern run -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" -b "$BUNDLE" "$ID"
 	wait_status "$ID" running
-	sleep 0.5
+	wait_until 10 grep -q set-42 "$BATS_TEST_TMPDIR/tty.out"
 	tern checkpoint --image-path "$IMG" "$ID"
 	tern delete "$ID"
 	wait "$RECVTTY_PID" || true
@@ -215,7 +216,7 @@ in_ct() {
 	mkfifo "$BATS_TEST_TMPDIR/go"
 	ip netns exec "$NETNS" bash -c '
 		for i in $(seq 50); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
-		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1"
+		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1.tmp"; mv "$1/r1.tmp" "$1/r1"
 		read -r _ <"$1/go"
 		echo two >&5; read -r -t 10 -u 5 l; echo "$l" >"$1/r2"' _ "$BATS_TEST_TMPDIR" 3>&- &
 	EXTRA_PIDS=$!
@@ -241,7 +242,7 @@ in_ct() {
 	start_detached "$ID"
 	ip netns exec "$NETNS" bash -c '
 		for i in $(seq 50); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
-		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1"; sleep 30' _ "$BATS_TEST_TMPDIR" 3>&- &
+		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1.tmp"; mv "$1/r1.tmp" "$1/r1"; exec sleep "$2"' _ "$BATS_TEST_TMPDIR" "$MARK" 3>&- &
 	EXTRA_PIDS=$!
 	wait_for_file "$BATS_TEST_TMPDIR/r1"
 	run tern checkpoint --image-path "$IMG" "$ID"
@@ -262,7 +263,7 @@ in_ct() {
 		{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=8m"]}]'
 	set_cmd "echo in-tmpfs-$MARK > /scratch/data; sleep $MARK"
 	start_detached "$ID"
-	tern exec "$ID" cat /scratch/data
+	wait_until 10 in_ct "$ID" "grep -qx in-tmpfs-$MARK /scratch/data"
 	tern checkpoint --image-path "$IMG" "$ID"
 	grep -q "mount /shared" "$IMG/tern-checkpoint.txt"
 	tern delete "$ID"
@@ -281,13 +282,11 @@ in_ct() {
 @test "checkpoint: --leave-running keeps it running; restore under a new id runs a copy" {
 	set_cmd "$(counter "count-\$(hostname)")"
 	start_detached "$ID"
-	sleep 0.5
+	wait_count_above "$BUNDLE/rootfs/tmp/count-tern" 0
 	tern checkpoint --leave-running --image-path "$IMG" "$ID"
 	[ "$(state_field "$ID" status)" = running ]
 	a=$(cat "$BUNDLE/rootfs/tmp/count-tern")
-	sleep 0.5
-	b=$(cat "$BUNDLE/rootfs/tmp/count-tern")
-	[ "$b" -gt "$a" ]
+	wait_count_above "$BUNDLE/rootfs/tmp/count-tern" "$a"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID-copy"
 	[ "$(state_field "$ID-copy" status)" = running ]
 	[ "$(state_field "$ID" status)" = running ]
@@ -301,7 +300,7 @@ in_ct() {
 @test "checkpoint: restore on another --root from another bundle path" {
 	set_cmd "$(counter count)"
 	start_detached "$ID"
-	sleep 0.5
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 0
 	tern checkpoint --image-path "$IMG" "$ID"
 	tern delete "$ID"
 	# move the whole bundle and the images
@@ -319,9 +318,7 @@ in_ct() {
 	[ "$(jq -r .status <<<"$st")" = running ]
 	[ "$(jq -r .bundle <<<"$st")" = "$BATS_TEST_TMPDIR/moved" ]
 	a=$(cat "$BATS_TEST_TMPDIR/moved/rootfs/tmp/count")
-	sleep 0.5
-	b=$(cat "$BATS_TEST_TMPDIR/moved/rootfs/tmp/count")
-	[ "$b" -gt "$a" ]
+	wait_count_above "$BATS_TEST_TMPDIR/moved/rootfs/tmp/count" "$a"
 	"$TERN_BIN" --root "$NEWROOT" delete --force "$ID"
 	[ ! -e "$NEWROOT/$ID" ]
 	BUNDLE=$BATS_TEST_TMPDIR/moved check_nothing_left "$ID"
@@ -591,13 +588,14 @@ in_ct() {
 @test "checkpoint: --page-server sends the memory pages to a criu page server" {
 	set_cmd "$(counter count)"
 	start_detached "$ID"
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 0
 	criu=${TERN_CRIU:-/opt/tern-criu/bin/criu}
 	mkdir -p "$BATS_TEST_TMPDIR/remote"
 	port=$((20000 + RANDOM % 20000))
 	"$criu" page-server --images-dir "$BATS_TEST_TMPDIR/remote" --port "$port" \
 		-o ps.log 3>&- &
 	EXTRA_PIDS=$!
-	sleep 0.5
+	wait_until 10 port_listening "$port"
 	run tern checkpoint --page-server "127.0.0.1:$port" --image-path "$IMG" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	wait "$EXTRA_PIDS"
@@ -608,8 +606,7 @@ in_ct() {
 	tern delete "$ID"
 	cp "$BATS_TEST_TMPDIR"/remote/*.img "$IMG"/
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
-	sleep 0.5
-	[ "$(cat "$BUNDLE/rootfs/tmp/count")" -gt "$before" ]
+	went_on "$BUNDLE/rootfs/tmp/count" "$before"
 }
 
 @test "checkpoint: --status-fd gets a byte once the images are complete" {
@@ -644,12 +641,8 @@ in_ct() {
 	before=$(cat "$BATS_TEST_TMPDIR/last")
 	tern delete "$ID"
 	tern restore -d --ext-unix-sk --image-path "$IMG" -b "$BUNDLE" "$ID"
-	sleep 1
-	after=$(cat "$BATS_TEST_TMPDIR/last")
-	echo "before $before after $after"
 	# the same sender goes on counting into the same outside socket
-	[ "$after" -gt "$before" ]
-	[ "$after" -lt $((before + 40)) ]
+	went_on "$BATS_TEST_TMPDIR/last" "$before"
 }
 
 @test "checkpoint: a held file lock needs --file-locks and is held again after restore" {
@@ -692,4 +685,85 @@ in_ct() {
 	[[ "$output" != *10.99.0.1* ]]
 	run tern exec "$ID" ls /sys/class/net
 	[ "$output" = lo ]
+}
+
+# ---- restore into a fresh rootfs (podman's restore --import) ----
+
+# fresh_rootfs: the bundle's rootfs as the image was before create made
+# any mount point in it (what podman's restore --import hands the runtime).
+fresh_rootfs() {
+	rm -rf "$BUNDLE/rootfs"
+	cp -a "$BASE_ROOTFS" "$BUNDLE/rootfs"
+}
+
+@test "checkpoint: restore into a fresh rootfs makes the missing mount points, as runc does" {
+	local t=$BATS_TEST_TMPDIR
+	mkdir -p "$t/vol" "$t/sub"
+	echo "nameserver-$MARK" >"$t/resolv"
+	update_config '.mounts += [
+		{"destination": "/etc/resolv.conf", "type": "bind", "source": "'"$t"'/resolv", "options": ["bind"]},
+		{"destination": "/new/vol", "type": "bind", "source": "'"$t"'/vol", "options": ["rbind"]},
+		{"destination": "/new/vol/sub", "type": "bind", "source": "'"$t"'/sub", "options": ["rbind"]},
+		{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=8m"]},
+		{"destination": "/scratch/file", "type": "bind", "source": "'"$t"'/resolv", "options": ["bind"]}]'
+	set_cmd "$(counter count)"
+	start_detached "$ID"
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 2
+	tern checkpoint --image-path "$IMG" "$ID"
+	before=$(cat "$BUNDLE/rootfs/tmp/count")
+	tern delete "$ID"
+	fresh_rootfs
+	rm -r "$t/vol/sub"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# the same process goes on counting (in the fresh rootfs's /tmp)
+	went_on "$BUNDLE/rootfs/tmp/count" "$before"
+	# a file for a file source, a directory for a directory source
+	[ -f "$BUNDLE/rootfs/etc/resolv.conf" ] && [ ! -L "$BUNDLE/rootfs/etc/resolv.conf" ]
+	[ -d "$BUNDLE/rootfs/new/vol" ] && [ -d "$BUNDLE/rootfs/scratch" ]
+	# below a bind, in the bind's source, as create made it
+	[ -d "$t/vol/sub" ]
+	[ ! -e "$BUNDLE/rootfs/new/vol/sub" ]
+	# nothing below the tmpfs: CRIU brought back its content
+	[ ! -e "$BUNDLE/rootfs/scratch/file" ]
+	run tern exec "$ID" cat /etc/resolv.conf /scratch/file
+	[ "$output" = "nameserver-$MARK"$'\n'"nameserver-$MARK" ]
+	tern exec "$ID" sh -c "echo in-sub > /new/vol/sub/x"
+	[ "$(cat "$t/sub/x")" = in-sub ]
+}
+
+@test "checkpoint: restore makes a mount point through the image's symlinks inside the rootfs, never on the host" {
+	local t=$BATS_TEST_TMPDIR
+	mkdir -p "$t/vol"
+	update_config '.mounts += [{"destination": "/new/vol", "type": "bind", "source": "'"$t"'/vol", "options": ["rbind"]}]'
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	fresh_rootfs
+	# a hostile image: /new leads far above the rootfs, to a host path
+	ln -s "../../../../../../../../../..$t/outside" "$BUNDLE/rootfs/new"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	echo "$output"
+	# inside the rootfs, ".." stops at its root
+	[ -d "$BUNDLE/rootfs$t/outside/vol" ]
+	[ ! -e "$t/outside" ]
+	# criu itself follows the symlink out of the rootfs and finds nothing
+	# there: the restore fails, and leaves nothing behind
+	check_fails_cleanly "criu restore failed"
+}
+
+@test "checkpoint: restore with a bind source that is gone fails cleanly, before touching the rootfs" {
+	mkdir -p "$BATS_TEST_TMPDIR/vol" "$BATS_TEST_TMPDIR/vol2"
+	update_config '.mounts += [{"destination": "/new/one", "type": "bind", "source": "'"$BATS_TEST_TMPDIR"'/vol", "options": ["rbind"]},
+		{"destination": "/new/two", "type": "bind", "source": "'"$BATS_TEST_TMPDIR"'/vol2", "options": ["rbind"]}]'
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	fresh_rootfs
+	rmdir "$BATS_TEST_TMPDIR/vol2"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	check_fails_cleanly "$BATS_TEST_TMPDIR/vol2" "/new/two" "No such file or directory"
+	[ ! -e "$BUNDLE/rootfs/new" ]
 }

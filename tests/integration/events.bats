@@ -20,11 +20,15 @@ load helpers
 
 @test "events: streams stats every --interval and reports an OOM kill" {
 	update_config '.linux.resources.memory = {"limit": 33554432, "swap": 33554432}'
-	set_cmd 'sleep 1; exec /bin/alloc 256'
+	# the OOM comes once events watches for it: after its second stats
+	# object (tern starts watching after the first, runc before any)
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.05; done; exec /bin/alloc 256'
 	run tern run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
 	"$TERN_BIN" --root "$ROOT" events --interval 300ms "$ID" >"$BATS_TEST_TMPDIR/events" 2>&1 3>&- &
 	local ev=$!
+	wait_until 20 has_lines_matching "$BATS_TEST_TMPDIR/events" '"type":"stats"' 2
+	touch "$BUNDLE/rootfs/tmp/go"
 	# events ends by itself once the container has stopped
 	for _ in $(seq 200); do kill -0 "$ev" 2>/dev/null || break; sleep 0.05; done
 	! kill -0 "$ev" 2>/dev/null

@@ -62,21 +62,20 @@ fd_numbers() {
 @test "fds: exec --detach: only 0, 1, 2 in the process" {
 	set_args /bin/sleep "$MARK"
 	tern run -d -b "$BUNDLE" "$ID"
-	KEEP_FDS=1 run tern exec -d "$ID" /bin/sh -c '/bin/listfds >/tmp/fds' 3<"$BATS_TEST_TMPDIR" 4</ 6</dev/null
+	# the list is renamed into place once complete
+	KEEP_FDS=1 run tern exec -d "$ID" /bin/sh -c '/bin/listfds >/tmp/fds.tmp; mv /tmp/fds.tmp /tmp/fds' 3<"$BATS_TEST_TMPDIR" 4</ 6</dev/null
 	[ "$status" -eq 0 ]
 	wait_for_file "$BUNDLE/rootfs/tmp/fds"
-	sleep 0.1
 	[ "$(fd_numbers "$(cat "$BUNDLE/rootfs/tmp/fds")")" = "0 1 2 " ]
 }
 
 @test "fds: with a terminal, only 0, 1, 2 (the pty) in run and exec" {
 	update_config '.process.terminal = true'
-	set_cmd '/bin/listfds >/tmp/fds; sleep '"$MARK"
+	set_cmd '/bin/listfds >/tmp/fds.tmp; mv /tmp/fds.tmp /tmp/fds; sleep '"$MARK"
 	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out"
 	KEEP_FDS=1 run tern run -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" -b "$BUNDLE" "$ID" 3<"$BATS_TEST_TMPDIR" 5</
 	[ "$status" -eq 0 ]
 	wait_for_file "$BUNDLE/rootfs/tmp/fds"
-	sleep 0.1
 	[ "$(fd_numbers "$(cat "$BUNDLE/rootfs/tmp/fds")")" = "0 1 2 " ]
 	start_recvtty "$BATS_TEST_TMPDIR/tty2.sock" "$BATS_TEST_TMPDIR/tty2.out"
 	KEEP_FDS=1 run tern exec -t --console-socket "$BATS_TEST_TMPDIR/tty2.sock" "$ID" /bin/listfds 3<"$BATS_TEST_TMPDIR" 5</

@@ -186,6 +186,79 @@ wait_for_file() {
 	return 1
 }
 
+# wait_until TIMEOUT_SECONDS CMD...: run CMD (output discarded) every 0.05 s
+# until it succeeds; fail after TIMEOUT_SECONDS, saying what was awaited.
+# For conditions, not for time: a test never sleeps for a guessed while.
+wait_until() {
+	local i n=$(($1 * 20))
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	echo "timed out waiting for: $*" >&2
+	return 1
+}
+
+# count_above FILE N: FILE holds a whole number greater than N. A counter
+# that a container rewrites must be written to a temporary file and
+# renamed (see counter_cmd), so that FILE is never seen half written; the
+# number check keeps a missing file from reading as a number.
+count_above() {
+	local v
+	v=$(cat "$1" 2>/dev/null) || return 1
+	[[ "$v" =~ ^[0-9]+$ ]] && [ "$v" -gt "$2" ]
+}
+
+# wait_count_above FILE N [TIMEOUT_SECONDS]: wait until FILE counts past N.
+wait_count_above() {
+	wait_until "${3:-30}" count_above "$1" "$2"
+}
+
+# cgroup_has_procs DIR N: the cgroup directory DIR holds at least N
+# processes (for wait_until).
+cgroup_has_procs() {
+	[ "$(wc -l <"$1/cgroup.procs")" -ge "$2" ]
+}
+
+# count_changed FILE N: FILE holds a whole number other than N.
+count_changed() {
+	local v
+	v=$(cat "$1" 2>/dev/null) || return 1
+	[[ "$v" =~ ^[0-9]+$ ]] && [ "$v" != "$2" ]
+}
+
+# went_on FILE BEFORE: wait until the restored counter in FILE moves on
+# from BEFORE, and check that it went on from there: the same process,
+# not one started anew (that one would write 1 first).
+went_on() {
+	wait_until 30 count_changed "$1" "$2" || return 1
+	local v
+	v=$(cat "$1")
+	echo "before $2, then $v"
+	[ "$v" -gt "$2" ]
+}
+
+# port_listening PORT: something listens on TCP PORT in this network
+# namespace (for wait_until).
+port_listening() {
+	ss -Hltn "sport = :$1" | grep -q .
+}
+
+# has_lines_matching FILE PATTERN N: at least N lines of FILE (appended to
+# by a running process) match the fixed string PATTERN (for wait_until).
+has_lines_matching() {
+	[ "$(grep -cF -- "$2" "$1" 2>/dev/null)" -ge "$3" ]
+}
+
+# counter_cmd FILE [PERIOD]: a shell loop (for set_cmd) that counts in FILE
+# every PERIOD seconds (default 0.1), writing each value to FILE.tmp first
+# and renaming it, so that a reader never sees the file empty or half
+# written.
+counter_cmd() {
+	echo "i=0; while :; do i=\$((i+1)); echo \$i > $1.tmp; mv $1.tmp $1; sleep ${2:-0.1}; done"
+}
+
 # run_container: `run` the bundle in the foreground and capture output and
 # status in bats's $output / $status.
 run_container() {

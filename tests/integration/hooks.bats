@@ -45,7 +45,7 @@ all_hooks() {
 	run tern start "$ID"
 	[ "$status" -eq 0 ]
 	wait_status "$ID" running
-	for i in $(seq 50); do grep -q ^poststart "$log" && break; sleep 0.05; done
+	wait_until 10 grep -q ^poststart "$log"
 	[ "$(cut -d' ' -f1 "$log" | tr '\n' ' ')" = "prestart prestart-2 createRuntime createContainer startContainer poststart " ]
 	run tern kill "$ID" KILL
 	wait_status "$ID" stopped

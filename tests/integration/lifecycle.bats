@@ -95,6 +95,8 @@ run_killed() {
 	set_cmd "touch /ran"
 	run tern create --bundle "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
+	# a created process waits for start: the file cannot appear however
+	# long we look, the delay only gives a broken create time to show
 	sleep 0.2
 	[ ! -e "$BUNDLE/rootfs/ran" ]
 	run tern start "$ID"
@@ -197,9 +199,11 @@ run_killed() {
 }
 
 @test "kill: default signal is SIGTERM" {
-	set_cmd "trap 'echo got-term >/tmp/trap; exit 0' TERM; while :; do sleep 0.05; done"
+	# PID 1 of its namespace ignores a signal it has no handler for yet:
+	# send it once the trap is set
+	set_cmd "trap 'echo got-term >/tmp/trap; exit 0' TERM; touch /tmp/ready; while :; do sleep 0.05; done"
 	tern run -d -b "$BUNDLE" "$ID"
-	sleep 0.2
+	wait_for_file "$BUNDLE/rootfs/tmp/ready"
 	run tern kill "$ID"
 	[ "$status" -eq 0 ]
 	wait_status "$ID" stopped
@@ -207,9 +211,9 @@ run_killed() {
 }
 
 @test "kill: a handled signal reaches the process (USR1)" {
-	set_cmd "trap 'echo usr1 >/tmp/trap' USR1; while [ ! -s /tmp/trap ]; do sleep 0.05; done"
+	set_cmd "trap 'echo usr1 >/tmp/trap' USR1; touch /tmp/ready; while [ ! -s /tmp/trap ]; do sleep 0.05; done"
 	tern run -d -b "$BUNDLE" "$ID"
-	sleep 0.2
+	wait_for_file "$BUNDLE/rootfs/tmp/ready"
 	run tern kill "$ID" SIGUSR1
 	[ "$status" -eq 0 ]
 	wait_status "$ID" stopped

@@ -5,14 +5,18 @@
 load helpers
 
 @test "pause freezes the container and resume thaws it; state says paused" {
-	set_cmd 'i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done'
+	# the count is renamed into place: never read half written
+	set_cmd "$(counter_cmd /tmp/count 0.05)"
 	run tern run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
-	sleep 0.3
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 2
 	run tern pause "$ID"
 	[ "$status" -eq 0 ]
 	[ "$(state_field "$ID" status)" = paused ]
 	a=$(cat "$BUNDLE/rootfs/tmp/count")
+	# pause returns once the cgroup is frozen, so a correct freeze keeps
+	# the count still whatever the delay: the delay only gives a broken
+	# one time to show (cannot fail spuriously)
 	sleep 0.4
 	b=$(cat "$BUNDLE/rootfs/tmp/count")
 	[ "$a" = "$b" ]
@@ -21,9 +25,7 @@ load helpers
 	run tern resume "$ID"
 	[ "$status" -eq 0 ]
 	[ "$(state_field "$ID" status)" = running ]
-	sleep 0.4
-	c=$(cat "$BUNDLE/rootfs/tmp/count")
-	[ "$c" -gt "$b" ]
+	wait_count_above "$BUNDLE/rootfs/tmp/count" "$b"
 }
 
 @test "pause of a paused, resume of a running container fail; delete --force of a paused one works" {
@@ -57,6 +59,9 @@ load helpers
 	"$TERN_BIN" --root "$ROOT" exec --ignore-paused "$ID" sh -c "echo ran > /tmp/ignored-pause" \
 		</dev/null >/dev/null 2>&1 3>&- &
 	local exec_pid=$!
+	# once it is in the frozen cgroup it cannot run: the file cannot
+	# appear however long we look (the delay cannot fail spuriously)
+	wait_until 10 cgroup_has_procs "$(host_cgroup_dir "$(state_field "$ID" pid)" freezer)" 2
 	sleep 0.3
 	[ ! -e "$BUNDLE/rootfs/tmp/ignored-pause" ]
 	run tern resume "$ID"

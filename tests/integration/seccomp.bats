@@ -118,15 +118,17 @@ STATIC_ALLOW='["execve","brk","arch_prctl","set_tid_address","set_robust_list","
 logged_while() {
 	local i log=$BATS_TEST_TMPDIR/kmsg pid
 	for i in 1 2 3; do
-		dmesg -W >"$log" 2>/dev/null &
+		watch_kmsg "$log" "$i"
 		pid=$!
-		sleep 0.2
 		run_container
-		sleep 0.3
+		# kauditd prints the record after the fact: wait for it
+		local found=0
+		wait_until 5 audit_logged "$log" "$1" || found=1
 		kill "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null || true
 		[ "$status" -eq 0 ] || return 1
-		grep 'type=1326' "$log" | grep -q -- "$1" && return 0
+		[ "$found" -eq 0 ] && return 0
+		# not printed: the rate limit's interval is 5 s
 		sleep 5
 	done
 	return 1
@@ -135,15 +137,36 @@ logged_while() {
 # not_logged_while PATTERN: run the container once; no matching record.
 not_logged_while() {
 	local log=$BATS_TEST_TMPDIR/kmsg pid
-	dmesg -W >"$log" 2>/dev/null &
+	watch_kmsg "$log" not
 	pid=$!
-	sleep 0.2
 	run_container
+	# a record would come from kauditd soon after: a wrong one cannot be
+	# made up by waiting, so this delay cannot fail a correct run
 	sleep 0.3
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null || true
 	[ "$status" -eq 0 ] || return 1
-	! grep 'type=1326' "$log" | grep -q -- "$1"
+	! audit_logged "$log" "$1"
+}
+
+# watch_kmsg LOG TAG: dmesg -W into LOG in the background ($! is its pid),
+# returning once it watches: a line written to the kernel log after it
+# started has reached LOG.
+watch_kmsg() {
+	dmesg -W >"$1" 2>/dev/null &
+	EXTRA_PIDS="${EXTRA_PIDS:-} $!"
+	wait_until 10 kmsg_seen "$1" "tern-test $MARK $2"
+}
+
+# kmsg_seen LOG TEXT: write TEXT to the kernel log and look for it in LOG.
+kmsg_seen() {
+	echo "$2" >/dev/kmsg
+	grep -qF "$2" "$1"
+}
+
+# audit_logged LOG PATTERN: a seccomp audit record matching PATTERN in LOG.
+audit_logged() {
+	grep 'type=1326' "$1" | grep -q -- "$2"
 }
 
 @test "seccomp: SCMP_ACT_LOG runs the syscall and logs it; flag SECCOMP_FILTER_FLAG_LOG logs SCMP_ACT_ERRNO too" {
@@ -352,7 +375,10 @@ notify_profile() {
 	[ "$status" -eq 0 ]
 	local pid
 	pid=$(state_field "$ID" pid)
-	# the container process state of the runtime-spec
+	# the container process state of the runtime-spec (the listener
+	# logs the connection once state.0 is written, maybe after create
+	# returned)
+	wait_until 10 grep -q "connection 0: metadata ok" "$LISTENER_OUT/log"
 	local st=$LISTENER_OUT/state.0
 	jq -e --arg id "$ID" --argjson pid "$pid" --arg b "$BUNDLE" '
 		.ociVersion != null and .fds == ["seccompFd"] and .pid == $pid
@@ -396,7 +422,8 @@ notify_profile() {
 	set_args /bin/sleep "$MARK"
 	run tern run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
-	grep -q "connection 0: metadata ok" "$LISTENER_OUT/log"
+	# the listener may log it after run returned
+	wait_until 10 grep -q "connection 0: metadata ok" "$LISTENER_OUT/log"
 	run tern exec --user 1000:1000 "$ID" /bin/seccomp-call mkdir s:/made 0755 , getuid
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "mkdir s:/made 0755: errno 43" ]

@@ -208,11 +208,11 @@ check_exe_attack_failed() {
 	# Runtime fds offered by the caller (a directory among them) must not
 	# reach the container process: neither in its own fd table nor in
 	# what /proc/1/fd shows to a process exec'd beside it.
-	set_cmd "/bin/listfds >/tmp/fds; sleep $MARK"
+	# the list is renamed into place once complete
+	set_cmd "/bin/listfds >/tmp/fds.tmp; mv /tmp/fds.tmp /tmp/fds; sleep $MARK"
 	KEEP_FDS=1 run tern run -d -b "$BUNDLE" "$ID" 3<"$BATS_TEST_TMPDIR" 4</ 5</dev/null
 	[ "$status" -eq 0 ]
 	wait_for_file "$BUNDLE/rootfs/tmp/fds"
-	sleep 0.1
 	[ "$(cut -d' ' -f1 "$BUNDLE/rootfs/tmp/fds" | sort -n | tr '\n' ' ')" = "0 1 2 " ]
 	run tern exec "$ID" /bin/sh -c 'ls /proc/1/fd | sort -n | tr "\n" " "'
 	[ "$status" -eq 0 ]
@@ -229,11 +229,11 @@ check_exe_attack_failed() {
 	update_config '.mounts += [
 		{"destination": "/abs-link", "type": "tmpfs", "source": "tmpfs"},
 		{"destination": "/rel-link/sub", "type": "tmpfs", "source": "tmpfs"}]'
-	set_cmd "touch /abs-link/planted /rel-link/sub/planted && sleep $MARK"
+	set_cmd "touch /abs-link/planted /rel-link/sub/planted && touch /tmp/planted; sleep $MARK"
 	before=$(mounts_mentioning "$host")
 	run tern run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
-	sleep 0.3
+	wait_for_file "$BUNDLE/rootfs/tmp/planted"
 	[ "$(mounts_mentioning "$host")" = "$before" ]
 	[ -z "$(ls -A "$host/abs")" ]
 	[ -z "$(ls -A "$host/rel")" ]
@@ -256,11 +256,11 @@ check_exe_attack_failed() {
 	echo inside >"$BUNDLE/rootfs$host/file"
 	update_config '.linux.maskedPaths += ["/masked-file", "/masked-dir"]
 		| .linux.readonlyPaths += ["/ro-dir"]'
-	set_cmd "cat /masked-file; echo x >$host/dir/w 2>/dev/null && echo WRITABLE; sleep $MARK"
+	set_cmd "cat /masked-file; echo x >$host/dir/w 2>/dev/null && echo WRITABLE; touch /tmp/tried; sleep $MARK"
 	before=$(mounts_mentioning "$host")
 	run tern run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
-	sleep 0.3
+	wait_for_file "$BUNDLE/rootfs/tmp/tried"
 	[ "$(mounts_mentioning "$host")" = "$before" ]
 	[ "$(cat "$host/file")" = secret ]
 	[ -z "$(ls -A "$host/dir")" ]
