@@ -243,6 +243,9 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	const oci_process *p = cfg->process;
 	int ret;
 
+	ret = tern_ns_setup_loopback(&c->ns, err);
+	if (ret < 0)
+		return ret;
 	if (c->ns.new_cgroup) {
 		ret = await_cgroup(ic, err);
 		if (ret < 0)

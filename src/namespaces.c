@@ -5,10 +5,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -355,5 +358,32 @@ int tern_ns_set_uts(const oci_config *config, tern_error **err)
 	if (config->domainname && *config->domainname &&
 	    setdomainname(config->domainname, strlen(config->domainname)) < 0)
 		return tern_error_make(err, errno, "domainname `%s`", config->domainname);
+	return 0;
+}
+
+int tern_ns_setup_loopback(const tern_ns_plan *plan, tern_error **err)
+{
+	struct ifreq ifr = {0};
+	cleanup_close int fd = -1;
+
+	/* Only a namespace we create: a joined one is its owner's to set up
+	 * (runc and crun leave it alone too). */
+	if (!(plan->clone_flags & CLONE_NEWNET))
+		return 0;
+	/* The device ioctls work on any socket of the namespace; AF_UNIX is
+	 * there even in a kernel built without IPv4. */
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 && errno == EAFNOSUPPORT)
+		fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return tern_error_make(err, errno, "network namespace: bring up `lo`: socket");
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return tern_error_make(err, errno, "network namespace: flags of `lo`");
+	if (ifr.ifr_flags & IFF_UP)
+		return 0;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		return tern_error_make(err, errno, "network namespace: bring up `lo`");
 	return 0;
 }

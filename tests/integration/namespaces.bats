@@ -127,3 +127,27 @@ userns_mappings() {
 	[ "$(stat -c %u:%g "$BUNDLE/rootfs/data/r2")" = 100000:100000 ]
 	[ "$(stat -c %u:%g "$BUNDLE/rootfs/data/root-file")" = 100005:100007 ]
 }
+
+@test "namespaces: the loopback interface of a new network namespace is up, localhost servers work" {
+	add_namespace network
+	# tcpecho listens on every address; nc connects to 127.0.0.1 until the
+	# server listens (a few tries at most), which fails with "Network is
+	# unreachable" for as long as lo is down.
+	set_cmd 'ip link show lo | head -1; tcpecho 5555 & srv=$!; ok=; for i in $(seq 50); do if echo hello | nc 127.0.0.1 5555; then ok=1; break; fi; sleep 0.1; done; kill $srv 2>/dev/null; [ -n "$ok" ]'
+	run_container
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *"<LOOPBACK,UP,LOWER_UP>"* ]]
+	[[ "$output" == *"1 hello"* ]]
+}
+
+@test "namespaces: a joined network namespace's loopback is left as it is" {
+	# runc and crun bring lo up only in a network namespace they create.
+	NETNS=tt-$ID
+	ip netns add "$NETNS"
+	add_namespace network "/var/run/netns/$NETNS"
+	set_cmd 'ip link show lo | head -1'
+	run_container
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"<LOOPBACK>"* ]]
+	[[ "$(ip netns exec "$NETNS" ip link show lo | head -1)" != *UP* ]]
+}
