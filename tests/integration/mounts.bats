@@ -183,3 +183,35 @@ add_mount() {
 	run tern create -b "$BUNDLE" "$ID"
 	check_fails_cleanly no-such-source
 }
+
+@test "mounts: a tmpfs without mode= gets the mode of the directory it covers, 1777 where there was none" {
+	mkdir -m 0750 "$BUNDLE/rootfs/t750"
+	mkdir "$BUNDLE/rootfs/t2710" && chmod 2710 "$BUNDLE/rootfs/t2710"
+	add_mount '{"destination": "/t750", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}'
+	add_mount '{"destination": "/t2710", "type": "tmpfs", "source": "tmpfs", "options": ["ro"]}'
+	add_mount '{"destination": "/new/tnone", "type": "tmpfs", "source": "tmpfs"}'
+	set_cmd 'stat -c "%n %a" /t750 /t2710 /new/tnone; grep -c " /t750 .* tmpfs " /proc/self/mountinfo'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "/t750 750" ]
+	[ "${lines[1]}" = "/t2710 2710" ]
+	[ "${lines[2]}" = "/new/tnone 1777" ]
+	[ "${lines[3]}" = 1 ]
+	# the image's directories are left as they were
+	[ "$(stat -c %a "$BUNDLE/rootfs/t750")" = 750 ]
+}
+
+@test "mounts: a tmpfs with mode= gets that mode, also over an existing directory" {
+	# runc 1.1.5 lacks this: it chmods the tmpfs to the covered directory's
+	# mode even when mode= is given (runc 1.2 and crun honour mode=)
+	is_runc && skip "runc 1.1.5 lacks this"
+	mkdir -m 0750 "$BUNDLE/rootfs/t750"
+	add_mount '{"destination": "/t750", "type": "tmpfs", "source": "tmpfs", "options": ["mode=0711", "size=1m"]}'
+	add_mount '{"destination": "/image-dir", "type": "tmpfs", "source": "tmpfs", "options": ["tmpcopyup", "mode=0700"]}'
+	set_cmd 'stat -c "%n %a" /t750 /image-dir; cat /image-dir/file'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "/t750 711" ]
+	[ "${lines[1]}" = "/image-dir 700" ]
+	[ "${lines[2]}" = "from the image" ]
+}
