@@ -79,13 +79,16 @@ static bool dev_is_bind_mounted(const oci_config *c)
 }
 
 /* pivot_root refuses a new root whose parent mount is shared
- * (IS_SHARED(new_mnt->mnt_parent)), and our bind of the rootfs onto itself
- * would otherwise propagate to the host: when the mount holding the rootfs
- * is shared (rootfsPropagation "shared"), make it private here. */
-static int parent_mount_private(const char *rootfs, tern_error **err)
+ * (IS_SHARED(new_mnt->mnt_parent)), our bind of the rootfs onto itself
+ * would otherwise propagate to the host, and an unbindable one cannot be
+ * bound at all: fix the mount holding the rootfs, in our namespace. A
+ * slave keeps receiving the host's mounts (what rootfsPropagation "slave",
+ * and the default rslave, ask of the rootfs: the bind of a slave is a slave
+ * of the same master); otherwise it becomes private. */
+static int fix_parent_mount(const char *rootfs, bool slave, tern_error **err)
 {
 	cleanup_free char *info = NULL, *best = NULL;
-	bool best_shared = false;
+	bool best_shared = false, best_unbindable = false;
 	size_t best_len = 0;
 	int ret;
 
@@ -117,22 +120,87 @@ static int parent_mount_private(const char *rootfs, tern_error **err)
 		free(best);
 		best = tern_xstrdup(f[4]);
 		best_len = len;
-		best_shared = false;
-		/* The optional fields (shared:N, master:N) follow field 6. */
-		for (int i = 6; i < n; i++)
+		best_shared = best_unbindable = false;
+		/* The optional fields (shared:N, master:N, unbindable) follow
+		 * field 6. */
+		for (int i = 6; i < n; i++) {
 			if (strncmp(f[i], "shared:", 7) == 0)
 				best_shared = true;
+			if (strcmp(f[i], "unbindable") == 0)
+				best_unbindable = true;
+		}
 	}
-	if (best != NULL && best_shared && mount(NULL, best, NULL, MS_PRIVATE, NULL) < 0)
-		return tern_error_make(err, errno, "make `%s` private", best);
+	if (best == NULL || (!best_shared && !best_unbindable))
+		return 0;
+	unsigned long flag = best_shared && slave ? MS_SLAVE : MS_PRIVATE;
+	if (mount(NULL, best, NULL, flag, NULL) < 0)
+		return tern_error_make(err, errno, "make `%s` %s", best,
+				       flag == MS_SLAVE ? "a slave" : "private");
 	return 0;
 }
 
-static int do_pivot(int rootfd, bool no_pivot, tern_error **err)
+/* Steps 1 and 2 (rootfs.h): cut propagation to the host, then bind the
+ * rootfs onto itself. Returns an O_PATH fd to the bind's root. */
+static int prepare_root(const tern_rootfs_ctx *ctx, unsigned long prop, tern_error **err)
+{
+	/* An unbindable tree cannot be bound (the rootfs onto itself, host
+	 * directories into it): "unbindable" is set at step 8; until then the
+	 * private mount the spec says it also is. */
+	unsigned long early = prop & MS_UNBINDABLE ? MS_PRIVATE | (prop & MS_REC) : prop;
+	bool slave = prop == 0 || (prop & MS_SLAVE);
+	int fd, ret;
+
+	if (!ctx->host_mount_ns) {
+		/* runc uses the rootfsPropagation value here when one is set
+		 * (so "rshared" keeps the host link, which bidirectional volumes
+		 * need), rslave otherwise. */
+		if (mount(NULL, "/", NULL, early ? early : MS_SLAVE | MS_REC, NULL) < 0)
+			return tern_error_make(err, errno, "set the propagation of /");
+		ret = fix_parent_mount(ctx->rootfs, slave, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "rootfs `%s`", ctx->rootfs);
+	}
+	/* pivot_root needs the new root to be a mount point; without a mount
+	 * namespace, this mount of our own is what root.readonly and
+	 * rootfsPropagation change instead of the host's mount. */
+	if (mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return tern_error_make(err, errno, "bind mount the rootfs `%s` onto itself",
+				       ctx->rootfs);
+	/* Opened after the bind, so it is the new mount's root. */
+	fd = open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return tern_error_make(err, errno, "open the rootfs `%s`", ctx->rootfs);
+	if (ctx->host_mount_ns) {
+		/* In the caller's namespace only the bind is ours to change: by
+		 * default a slave (what rslave gives the rootfs in a namespace of
+		 * its own), so that nothing mounted in the container propagates
+		 * to the host's peers. "shared" is a new peer group, as the spec
+		 * says, not the host's: private first. */
+		char path[32];
+		tern_fd_path(fd, path, sizeof(path));
+		if (((prop & MS_SHARED) &&
+		     mount(NULL, path, NULL, MS_PRIVATE | (prop & MS_REC), NULL) < 0) ||
+		    mount(NULL, path, NULL, early ? early : MS_SLAVE | MS_REC, NULL) < 0) {
+			ret = tern_error_make(err, errno, "set the propagation of the rootfs bind");
+			close(fd);
+			return ret;
+		}
+	}
+	return fd;
+}
+
+static int do_pivot(int rootfd, bool no_pivot, bool host_mount_ns, tern_error **err)
 {
 	if (fchdir(rootfd) < 0)
 		return tern_error_make(err, errno, "chdir to the rootfs");
-	if (no_pivot) {
+	if (host_mount_ns) {
+		/* No mount namespace of our own: the caller's root must stay
+		 * where it is, so neither pivot_root nor --no-pivot's move
+		 * over "/": the container is chrooted into the rootfs, as runc
+		 * and crun do. */
+		if (chroot(".") < 0)
+			return tern_error_make(err, errno, "chroot to the rootfs");
+	} else if (no_pivot) {
 		/* --no-pivot (e.g. a rootfs on ramfs, where pivot_root is
 		 * refused): move the rootfs over / and chroot into it. The old
 		 * root stays reachable underneath, which is why it is not the
@@ -184,23 +252,10 @@ int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err)
 	if (ret < 0)
 		return ret;
 
-	/* 1. Cut propagation to the host. runc uses the rootfsPropagation
-	 * value here when one is set (so "shared" keeps the host link, which
-	 * is what asking for shared means), rslave otherwise. */
-	if (mount(NULL, "/", NULL, prop ? prop : MS_SLAVE | MS_REC, NULL) < 0)
-		return tern_error_make(err, errno, "set the propagation of /");
-	ret = parent_mount_private(ctx->rootfs, err);
-	if (ret < 0)
-		return tern_error_wrap(err, "rootfs `%s`", ctx->rootfs);
-
-	/* 2. pivot_root needs the new root to be a mount point. */
-	if (mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
-		return tern_error_make(err, errno, "bind mount the rootfs `%s` onto itself",
-				       ctx->rootfs);
-	/* Opened after the bind, so it is the new mount's root. */
-	rootfd = open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* 1, 2. */
+	rootfd = prepare_root(ctx, prop, err);
 	if (rootfd < 0)
-		return tern_error_make(err, errno, "open the rootfs `%s`", ctx->rootfs);
+		return rootfd;
 
 	/* 3. The config's mounts, in order. */
 	for (size_t i = 0; i < c->mounts_len; i++) {
@@ -228,7 +283,7 @@ int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err)
 	}
 
 	/* 5. */
-	return do_pivot(rootfd, ctx->no_pivot, err);
+	return do_pivot(rootfd, ctx->no_pivot, ctx->host_mount_ns, err);
 }
 
 /* ---- after pivot_root: the new mount API, which needs no /proc ----

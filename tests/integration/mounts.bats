@@ -215,3 +215,74 @@ add_mount() {
 	[ "${lines[1]}" = "/image-dir 700" ]
 	[ "${lines[2]}" = "from the image" ]
 }
+
+# share_rootfs: make the rootfs a shared mount on the host (the host's own
+# mounts are private here), so that propagation has a host peer group to
+# receive from or to be cut from. Prints that peer group's number.
+share_rootfs() {
+	mount --bind "$BUNDLE/rootfs" "$BUNDLE/rootfs"
+	mount --make-shared "$BUNDLE/rootfs"
+	awk -v m="$BUNDLE/rootfs" '$5 == m { for (i = 7; $i != "-"; i++) if ($i ~ /^shared:/) print substr($i, 8) }' /proc/self/mountinfo | tail -1
+}
+
+# root_line: the optional fields of "/" in the container's mountinfo (and of
+# /proc, a mount of the container's own), printed by the container.
+root_fields_cmd='for m in / /proc; do awk -v m=$m "\$5 == m { f = \"\"; for (i = 7; \$i != \"-\"; i++) f = f \" \" \$i; print m \":\" f }" /proc/self/mountinfo | tail -1; done'
+
+@test "rootfs: every linux.rootfsPropagation value works and shows in the container's mountinfo as the spec says" {
+	host_group=$(share_rootfs)
+	[ -n "$host_group" ]
+	set_cmd "$root_fields_cmd"
+	for p in private rprivate slave rslave shared rshared unbindable runbindable; do
+		# runc 1.1.5 lacks this for unbindable (its bind of the rootfs fails),
+		# shared (no peer group) and slave (it makes the rootfs's own mount
+		# private, so "/" receives nothing from the host)
+		if is_runc && [[ $p == *unbindable || $p == *shared || $p == slave ]]; then continue; fi
+		update_config ".linux.rootfsPropagation = \"$p\""
+		run tern run -b "$BUNDLE" "$ID-$p"
+		echo "$p: $output"
+		[ "$status" -eq 0 ]
+		root=$(echo "$output" | grep '^/:')
+		proc=$(echo "$output" | grep '^/proc:')
+		case $p in
+		*private)
+			[[ "$root" != *shared:* && "$root" != *master:* && "$root" != *unbindable* ]] ;;
+		*slave)
+			# receives from the host's peer group, does not send
+			[[ "$root" == *"master:$host_group"* && "$root" != *shared:* ]] ;;
+		*shared)
+			# a new peer group, not the host's
+			[[ "$root" == *shared:* && "$root" != *"shared:$host_group"* && "$root" != *master:* ]] ;;
+		*unbindable)
+			[[ "$root" == *unbindable* ]] ;;
+		esac
+		# the recursive values reach the container's other mounts
+		case $p in
+		rshared) [[ "$proc" == *shared:* ]] ;;
+		runbindable) [[ "$proc" == *unbindable* ]] ;;
+		rprivate) [[ "$proc" != *shared:* && "$proc" != *master:* ]] ;;
+		esac
+	done
+}
+
+@test "rootfs: rootfsPropagation slave receives the host's mounts under the rootfs, private does not" {
+	# runc 1.1.5 lacks this (see above)
+	is_runc && skip "runc 1.1.5 lacks this"
+	share_rootfs >/dev/null
+	mkdir -p "$BUNDLE/rootfs/mnt/from-host"
+	set_args /bin/sleep "$MARK"
+	update_config '.linux.rootfsPropagation = "slave"'
+	run tern run -d -b "$BUNDLE" "$ID-slave"
+	[ "$status" -eq 0 ]
+	update_config '.linux.rootfsPropagation = "private"'
+	run tern run -d -b "$BUNDLE" "$ID-private"
+	[ "$status" -eq 0 ]
+	mount -t tmpfs from-host "$BUNDLE/rootfs/mnt/from-host"
+	echo hello >"$BUNDLE/rootfs/mnt/from-host/f"
+	run tern exec "$ID-slave" cat /mnt/from-host/f
+	[ "$status" -eq 0 ]
+	[ "$output" = hello ]
+	run tern exec "$ID-private" cat /mnt/from-host/f
+	[ "$status" -ne 0 ]
+	umount "$BUNDLE/rootfs/mnt/from-host"
+}
