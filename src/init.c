@@ -275,6 +275,7 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	    .config = cfg,
 	    .rootfs = c->rootfs,
 	    .no_pivot = c->opts->no_pivot,
+	    .host_mount_ns = !c->ns.has[OCI_NS_MOUNT],
 	    .in_user_ns = c->ns.new_user || c->ns.join_fd[OCI_NS_USER] >= 0,
 	    .before_pivot = before_pivot,
 	    .before_pivot_data = ic,

@@ -1,5 +1,6 @@
 /* The container's filesystem, in the order rootfs.h describes. Runs in the
- * child, single-threaded, inside its own mount namespace. */
+ * child, single-threaded, inside its own mount namespace (or the caller's,
+ * when linux.namespaces lists none: see host-mounts.h). */
 #include "rootfs.h"
 #include "devices.h"
 #include "log.h"

@@ -1,5 +1,6 @@
 /* The container's filesystem: runs in the child, inside its new mount
- * namespace, after the user-namespace maps are written.
+ * namespace (or the caller's, without one: host_mount_ns below), after the
+ * user-namespace maps are written.
  *
  * Order (runtime-spec "mounts", runc's behaviour where the spec is silent):
  *   tern_rootfs_setup():
