@@ -319,6 +319,12 @@ host_root_fields() {
 @test "no mount namespace: rootfsPropagation applies to the container's rootfs mount only" {
 	is_runc && skip "runc 1.1.5 lacks this"
 	remove_namespace mount
+	# The rootfs on a shared mount of its own (this machine's mounts are
+	# private, a systemd host's shared): a host peer group to receive from.
+	mount --bind "$BUNDLE/rootfs" "$BUNDLE/rootfs"
+	mount --make-shared "$BUNDLE/rootfs"
+	group=$(awk -v m="$BUNDLE/rootfs" '$5 == m { for (i = 7; $i != "-"; i++) if ($i ~ /^shared:/) print substr($i, 8) }' /proc/self/mountinfo)
+	[ -n "$group" ]
 	host_before=$(host_root_fields)
 	set_cmd 'awk "\$5 == \"/\" { f = \"\"; for (i = 7; \$i != \"-\"; i++) f = f \" \" \$i; print \"/:\" f }" /proc/self/mountinfo'
 	for p in private rprivate slave rslave shared rshared unbindable runbindable; do
@@ -327,13 +333,18 @@ host_root_fields() {
 		echo "$p: $output"
 		[ "$status" -eq 0 ]
 		case $p in
-		*private | *slave) [[ "$output" == "/:" ]] ;; # the host's mounts are private here
-		*shared) [[ "$output" == "/: shared:"* ]] ;;
-		*unbindable) [[ "$output" == "/: unbindable" ]] ;;
+		*private) [ "$output" = "/:" ] ;;
+		*slave) [ "$output" = "/: master:$group" ] ;;
+		*shared) [[ "$output" == "/: shared:"* && "$output" != "/: shared:$group" ]] ;;
+		*unbindable) [ "$output" = "/: unbindable" ] ;;
 		esac
+		# the caller's mounts keep their propagation; only the rootfs's own
+		# mount is left under it
 		[ "$(host_root_fields)" = "$host_before" ]
-		[ -z "$(rootfs_mounts)" ]
+		[ "$(rootfs_mounts)" = "$BUNDLE/rootfs" ]
 	done
+	umount "$BUNDLE/rootfs"
+	check_nothing_left "$ID"
 }
 
 @test "no mount namespace with a new user namespace: a clear error, nothing left" {
