@@ -24,8 +24,7 @@ typedef struct {
 	int parent;
 	char *mp; /* the mount point, escaped as in mountinfo */
 	bool ours;
-	bool gone;   /* unmounted by us */
-	bool failed; /* could not be unmounted: reported */
+	bool gone; /* unmounted by us */
 } mnt_entry;
 
 typedef struct {
@@ -326,55 +325,69 @@ static const mnt_entry *first_child(const mnt_list *now, int id)
 	return NULL;
 }
 
-/* Unmount every mount marked ours that has nothing mounted on it, again
- * and again, so that the deepest go first, whatever mountinfo's order.
- * What stays is named in one error. */
-static int unmount_ours(mnt_list *now, tern_error **err)
+static void append(char **why, const char *msg)
+{
+	char *w = tern_strdup_printf("%s%s%s", *why ? *why : "", *why ? "; " : "", msg);
+	free(*why);
+	*why = w;
+}
+
+/* Unmount every mount of ours that has nothing mounted on it, pass after
+ * pass, each on a fresh read of mountinfo (an unmount may propagate and
+ * take others with it), so that the deepest go first whatever mountinfo's
+ * order. What stays is named in one error. */
+static int unmount_ours(const record *r, tern_error **err)
 {
 	cleanup_free char *why = NULL;
+	mnt_list now = {0}, failed = {0};
 	bool progress = true;
+	int ret = 0;
 
 	while (progress) {
 		progress = false;
-		for (size_t i = now->n; i-- > 0;) {
-			mnt_entry *m = &now->v[i];
-			if (!m->ours || m->gone || m->failed || first_child(now, m->id) != NULL)
-				continue;
+		list_clear(&now);
+		ret = read_mounts(&now, err);
+		if (ret < 0)
+			goto out;
+		mark_ours(r, &now);
+		for (size_t i = now.n; i-- > 0;) {
+			mnt_entry *m = &now.v[i];
 			tern_error *e = NULL;
+			if (!m->ours || list_has(&failed, m->id, m->mp) ||
+			    first_child(&now, m->id) != NULL)
+				continue;
 			if (unmount_one(m, &e) < 0) {
-				char *w = tern_strdup_printf("%s%s%s", why ? why : "",
-							     why ? "; " : "", e->msg);
-				free(why);
-				why = w;
+				append(&why, e->msg);
 				tern_error_free(e);
-				m->failed = true;
+				list_add(&failed, m->id, 0, m->mp);
 				continue;
 			}
 			m->gone = true;
 			progress = true;
 		}
 	}
-	for (size_t i = 0; i < now->n; i++) {
-		const mnt_entry *m = &now->v[i], *c;
-		if (!m->ours || m->gone || m->failed || (c = first_child(now, m->id)) == NULL ||
-		    c->ours)
+	/* The last pass unmounted nothing: `now` is current. */
+	for (size_t i = 0; i < now.n; i++) {
+		const mnt_entry *m = &now.v[i], *c;
+		if (!m->ours || list_has(&failed, m->id, m->mp) ||
+		    (c = first_child(&now, m->id)) == NULL || c->ours)
 			continue;
 		cleanup_free char *mp = unescape(m->mp), *cp = unescape(c->mp);
-		char *w = tern_strdup_printf("%s%s`%s` stays mounted: `%s`, which tern did not "
-					     "mount, is mounted on it",
-					     why ? why : "", why ? "; " : "", mp, cp);
-		free(why);
-		why = w;
+		cleanup_free char *msg = tern_strdup_printf(
+		    "`%s` stays mounted: `%s`, which tern did not mount, is mounted on it", mp, cp);
+		append(&why, msg);
 	}
 	if (why != NULL)
-		return tern_error_make_quiet(err, EBUSY, "%s", why);
-	return 0;
+		ret = tern_error_make_quiet(err, EBUSY, "%s", why);
+out:
+	list_clear(&now);
+	list_clear(&failed);
+	return ret;
 }
 
 int tern_host_mounts_undo(int statedir, tern_error **err)
 {
 	unsigned long long ns = 0;
-	mnt_list now = {0};
 	record r;
 	int ret = record_read(statedir, &r, err);
 
@@ -389,14 +402,9 @@ int tern_host_mounts_undo(int statedir, tern_error **err)
 					    "this tern runs in %llu: run it there to unmount them",
 					    r.mntns, ns);
 	if (ret == 0)
-		ret = read_mounts(&now, err);
-	if (ret == 0) {
-		mark_ours(&r, &now);
-		ret = unmount_ours(&now, err);
-	}
+		ret = unmount_ours(&r, err);
 	if (ret == 0 && unlinkat(statedir, TERN_HOST_MOUNTS_FILE, 0) < 0 && errno != ENOENT)
 		ret = tern_error_make(err, errno, "remove `%s`", TERN_HOST_MOUNTS_FILE);
-	list_clear(&now);
 	record_clear(&r);
 	return ret < 0 ? tern_error_wrap(err, "unmount what the container mounted on the host") : 0;
 }

@@ -140,6 +140,93 @@ static int fix_parent_mount(const char *rootfs, bool slave, tern_error **err)
 	return 0;
 }
 
+/* One line of /proc/self/mountinfo, split; paths still escaped. */
+typedef struct {
+	char *id, *dev, *root, *mp, *group; /* group: N of "shared:N", or NULL */
+} mi_line;
+
+static bool mi_parse(char *line, mi_line *out)
+{
+	char *f[16] = {0}, *p = NULL, *sep = strstr(line, " - ");
+	int n = 0;
+
+	if (sep)
+		*sep = '\0';
+	for (char *t = strtok_r(line, " ", &p); t && n < 16; t = strtok_r(NULL, " ", &p))
+		f[n++] = t;
+	if (n < 6)
+		return false;
+	*out = (mi_line){.id = f[0], .dev = f[2], .root = f[3], .mp = f[4]};
+	for (int i = 6; i < n; i++)
+		if (strncmp(f[i], "shared:", 7) == 0)
+			out->group = f[i] + 7;
+	return true;
+}
+
+static bool is_dir_prefix(const char *prefix, const char *path)
+{
+	size_t len = strlen(prefix);
+	if (strcmp(prefix, "/") == 0)
+		return true;
+	return strncmp(path, prefix, len) == 0 && (path[len] == '/' || path[len] == '\0');
+}
+
+/* Without a mount namespace, the bind of the rootfs onto itself propagates
+ * to every peer of the mount holding the rootfs. When a peer in our own
+ * namespace shows the rootfs directory too (the rootfs is a bind of a
+ * directory of a shared mount, in that mount's peer group: `mount --bind
+ * rootfs rootfs` on a shared filesystem), the copy lands in our namespace,
+ * tucked under the caller's own mount, and unmounting the container's
+ * rootfs later would take the caller's mount with it: refuse, before
+ * anything is mounted. (Paths with escaped characters never match: then
+ * nothing is refused, as before.) */
+static int refuse_propagation_loop(const char *rootfs, tern_error **err)
+{
+	cleanup_free char *info = NULL, *fsdir = NULL;
+	mi_line x = {0};
+	size_t best = 0;
+	int ret = tern_read_file("/proc/self/mountinfo", &info, NULL, 0, err);
+
+	if (ret < 0)
+		return ret;
+	cleanup_free char *copy = tern_xstrdup(info);
+	for (char *line = copy, *next; line && *line; line = next) {
+		mi_line m;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (mi_parse(line, &m) && is_dir_prefix(m.mp, rootfs) && strlen(m.mp) >= best) {
+			x = m;
+			best = strlen(m.mp);
+		}
+	}
+	if (x.group == NULL)
+		return 0;
+	/* The rootfs directory as a path inside the filesystem. */
+	const char *rel = strcmp(x.mp, "/") == 0 ? rootfs : rootfs + strlen(x.mp);
+	fsdir = tern_strdup_printf("%s%s", strcmp(x.root, "/") == 0 ? "" : x.root, rel);
+	for (char *line = info, *next; line && *line; line = next) {
+		mi_line m;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!mi_parse(line, &m) || strcmp(m.id, x.id) == 0 || m.group == NULL ||
+		    strcmp(m.group, x.group) != 0 || strcmp(m.dev, x.dev) != 0 ||
+		    !is_dir_prefix(m.root, fsdir[0] ? fsdir : "/"))
+			continue;
+		return tern_error_make(
+		    err, EINVAL,
+		    "no mount namespace: the rootfs `%s` is on `%s`, a shared mount in the same "
+		    "peer "
+		    "group as `%s` here: the container's mounts would propagate onto the caller's "
+		    "own "
+		    "mounts and could not be taken away without them; make `%s` a private mount "
+		    "(mount --make-private) or add a mount namespace to linux.namespaces",
+		    rootfs, x.mp, m.mp, x.mp);
+	}
+	return 0;
+}
+
 /* Steps 1 and 2 (rootfs.h): cut propagation to the host, then bind the
  * rootfs onto itself. Returns an O_PATH fd to the bind's root. */
 static int prepare_root(const tern_rootfs_ctx *ctx, unsigned long prop, tern_error **err)
@@ -160,6 +247,10 @@ static int prepare_root(const tern_rootfs_ctx *ctx, unsigned long prop, tern_err
 		ret = fix_parent_mount(ctx->rootfs, slave, err);
 		if (ret < 0)
 			return tern_error_wrap(err, "rootfs `%s`", ctx->rootfs);
+	} else {
+		ret = refuse_propagation_loop(ctx->rootfs, err);
+		if (ret < 0)
+			return ret;
 	}
 	/* pivot_root needs the new root to be a mount point; without a mount
 	 * namespace, this mount of our own is what root.readonly and

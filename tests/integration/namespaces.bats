@@ -319,9 +319,11 @@ host_root_fields() {
 @test "no mount namespace: rootfsPropagation applies to the container's rootfs mount only" {
 	is_runc && skip "runc 1.1.5 lacks this"
 	remove_namespace mount
-	# The rootfs on a shared mount of its own (this machine's mounts are
-	# private, a systemd host's shared): a host peer group to receive from.
+	# The rootfs on a shared mount with a peer group of its own (this
+	# machine's mounts are private, a systemd host's shared): a host peer
+	# group to receive from.
 	mount --bind "$BUNDLE/rootfs" "$BUNDLE/rootfs"
+	mount --make-private "$BUNDLE/rootfs"
 	mount --make-shared "$BUNDLE/rootfs"
 	group=$(awk -v m="$BUNDLE/rootfs" '$5 == m { for (i = 7; $i != "-"; i++) if ($i ~ /^shared:/) print substr($i, 8) }' /proc/self/mountinfo)
 	[ -n "$group" ]
@@ -344,6 +346,34 @@ host_root_fields() {
 		[ "$(rootfs_mounts)" = "$BUNDLE/rootfs" ]
 	done
 	umount "$BUNDLE/rootfs"
+	check_nothing_left "$ID"
+}
+
+@test "no mount namespace: a rootfs bound onto itself in its parent's peer group is refused, the caller's mounts untouched" {
+	is_runc && skip "runc 1.1.5 lacks this"
+	remove_namespace mount
+	# `mount --bind rootfs rootfs` on a shared filesystem: the rootfs mount
+	# is a peer of its parent, so the container's rootfs bind would be
+	# copied under it, in the caller's namespace
+	mount --bind "$BUNDLE" "$BUNDLE"
+	mount --make-shared "$BUNDLE"
+	mount --bind "$BUNDLE/rootfs" "$BUNDLE/rootfs"
+	before=$(grep -F "$BUNDLE" /proc/self/mountinfo | cut -d' ' -f1-9)
+	run tern run -b "$BUNDLE" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$BUNDLE/rootfs"*"peer group"*"--make-private"* ]]
+	[ "$(grep -F "$BUNDLE" /proc/self/mountinfo | cut -d' ' -f1-9)" = "$before" ]
+	[ ! -e "$ROOT/$ID" ]
+	# made private, it works, and the caller's mounts stay as they were
+	mount --make-private "$BUNDLE/rootfs"
+	before=$(grep -F "$BUNDLE" /proc/self/mountinfo | cut -d' ' -f1-9)
+	set_cmd 'cat /image-dir/file'
+	run tern run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "$output" = "from the image" ]
+	[ "$(grep -F "$BUNDLE" /proc/self/mountinfo | cut -d' ' -f1-9)" = "$before" ]
+	umount "$BUNDLE/rootfs"
+	umount "$BUNDLE"
 	check_nothing_left "$ID"
 }
 
