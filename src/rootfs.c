@@ -79,70 +79,12 @@ static bool dev_is_bind_mounted(const oci_config *c)
 	return false;
 }
 
-/* pivot_root refuses a new root whose parent mount is shared
- * (IS_SHARED(new_mnt->mnt_parent)), our bind of the rootfs onto itself
- * would otherwise propagate to the host, and an unbindable one cannot be
- * bound at all: fix the mount holding the rootfs, in our namespace. A
- * slave keeps receiving the host's mounts (what rootfsPropagation "slave",
- * and the default rslave, ask of the rootfs: the bind of a slave is a slave
- * of the same master); otherwise it becomes private. */
-static int fix_parent_mount(const char *rootfs, bool slave, tern_error **err)
-{
-	cleanup_free char *info = NULL, *best = NULL;
-	bool best_shared = false, best_unbindable = false;
-	size_t best_len = 0;
-	int ret;
-
-	ret = tern_read_file("/proc/self/mountinfo", &info, NULL, 0, err);
-	if (ret < 0)
-		return ret;
-	for (char *line = info, *next; line && *line; line = next) {
-		char *f[16] = {0}, *p = NULL, *sep;
-		int n = 0;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		sep = strstr(line, " - ");
-		if (sep)
-			*sep = '\0';
-		for (char *t = strtok_r(line, " ", &p); t && n < 16; t = strtok_r(NULL, " ", &p))
-			f[n++] = t;
-		if (n < 6)
-			continue;
-		/* Mount points with spaces are escaped (\040): such a one
-		 * simply never matches the rootfs path, which is harmless. */
-		size_t len = strlen(f[4]);
-		bool prefix =
-		    strcmp(f[4], "/") == 0 || (strncmp(rootfs, f[4], len) == 0 &&
-					       (rootfs[len] == '/' || rootfs[len] == '\0'));
-		if (!prefix || len < best_len)
-			continue;
-		free(best);
-		best = tern_xstrdup(f[4]);
-		best_len = len;
-		best_shared = best_unbindable = false;
-		/* The optional fields (shared:N, master:N, unbindable) follow
-		 * field 6. */
-		for (int i = 6; i < n; i++) {
-			if (strncmp(f[i], "shared:", 7) == 0)
-				best_shared = true;
-			if (strcmp(f[i], "unbindable") == 0)
-				best_unbindable = true;
-		}
-	}
-	if (best == NULL || (!best_shared && !best_unbindable))
-		return 0;
-	unsigned long flag = best_shared && slave ? MS_SLAVE : MS_PRIVATE;
-	if (mount(NULL, best, NULL, flag, NULL) < 0)
-		return tern_error_make(err, errno, "make `%s` %s", best,
-				       flag == MS_SLAVE ? "a slave" : "private");
-	return 0;
-}
-
-/* One line of /proc/self/mountinfo, split; paths still escaped. */
+/* One line of /proc/self/mountinfo, split; paths still escaped (a path
+ * with a space, \040, simply never matches the rootfs: harmless). */
 typedef struct {
-	char *id, *dev, *root, *mp, *group; /* group: N of "shared:N", or NULL */
+	char *id, *parent, *dev, *root, *mp;
+	char *group; /* N of "shared:N", or NULL */
+	bool unbindable;
 } mi_line;
 
 static bool mi_parse(char *line, mi_line *out)
@@ -156,10 +98,14 @@ static bool mi_parse(char *line, mi_line *out)
 		f[n++] = t;
 	if (n < 6)
 		return false;
-	*out = (mi_line){.id = f[0], .dev = f[2], .root = f[3], .mp = f[4]};
-	for (int i = 6; i < n; i++)
+	*out = (mi_line){.id = f[0], .parent = f[1], .dev = f[2], .root = f[3], .mp = f[4]};
+	/* The optional fields (shared:N, master:N, unbindable) follow field 6. */
+	for (int i = 6; i < n; i++) {
 		if (strncmp(f[i], "shared:", 7) == 0)
 			out->group = f[i] + 7;
+		if (strcmp(f[i], "unbindable") == 0)
+			out->unbindable = true;
+	}
 	return true;
 }
 
@@ -169,6 +115,56 @@ static bool is_dir_prefix(const char *prefix, const char *path)
 	if (strcmp(prefix, "/") == 0)
 		return true;
 	return strncmp(path, prefix, len) == 0 && (path[len] == '/' || path[len] == '\0');
+}
+
+/* The mount holding `path` (the one a lookup of `path` reaches: not a
+ * mount shadowed or tucked under another on the same mount point), from
+ * `info`, mountinfo's text, left as is. *buf is the copy that *out points
+ * into, for the caller to free. */
+static bool holding_mount(const char *info, const char *path, char **buf, mi_line *out)
+{
+	struct statx stx;
+	char id[32];
+
+	*buf = NULL;
+	if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID))
+		return false;
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)stx.stx_mnt_id);
+	*buf = tern_xstrdup(info);
+	for (char *line = *buf, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (mi_parse(line, out) && strcmp(out->id, id) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* pivot_root refuses a new root whose parent mount is shared
+ * (IS_SHARED(new_mnt->mnt_parent)), our bind of the rootfs onto itself
+ * would otherwise propagate to the host, and an unbindable one cannot be
+ * bound at all: fix the mount holding the rootfs, in our namespace. A
+ * slave keeps receiving the host's mounts (what rootfsPropagation "slave",
+ * and the default rslave, ask of the rootfs: the bind of a slave is a slave
+ * of the same master); otherwise it becomes private. */
+static int fix_parent_mount(const char *rootfs, bool slave, tern_error **err)
+{
+	cleanup_free char *info = NULL, *buf = NULL;
+	mi_line x;
+	int ret;
+
+	ret = tern_read_file("/proc/self/mountinfo", &info, NULL, 0, err);
+	if (ret < 0)
+		return ret;
+	if (!holding_mount(info, rootfs, &buf, &x) || (x.group == NULL && !x.unbindable))
+		return 0;
+	unsigned long flag = x.group && slave ? MS_SLAVE : MS_PRIVATE;
+	if (mount(NULL, x.mp, NULL, flag, NULL) < 0)
+		return tern_error_make(err, errno, "make `%s` %s", x.mp,
+				       flag == MS_SLAVE ? "a slave" : "private");
+	return 0;
 }
 
 /* Without a mount namespace, the bind of the rootfs onto itself propagates
@@ -182,25 +178,13 @@ static bool is_dir_prefix(const char *prefix, const char *path)
  * nothing is refused, as before.) */
 static int refuse_propagation_loop(const char *rootfs, tern_error **err)
 {
-	cleanup_free char *info = NULL, *fsdir = NULL;
-	mi_line x = {0};
-	size_t best = 0;
+	cleanup_free char *info = NULL, *buf = NULL, *fsdir = NULL;
+	mi_line x;
 	int ret = tern_read_file("/proc/self/mountinfo", &info, NULL, 0, err);
 
 	if (ret < 0)
 		return ret;
-	cleanup_free char *copy = tern_xstrdup(info);
-	for (char *line = copy, *next; line && *line; line = next) {
-		mi_line m;
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (mi_parse(line, &m) && is_dir_prefix(m.mp, rootfs) && strlen(m.mp) >= best) {
-			x = m;
-			best = strlen(m.mp);
-		}
-	}
-	if (x.group == NULL)
+	if (!holding_mount(info, rootfs, &buf, &x) || x.group == NULL)
 		return 0;
 	/* The rootfs directory as a path inside the filesystem. */
 	const char *rel = strcmp(x.mp, "/") == 0 ? rootfs : rootfs + strlen(x.mp);

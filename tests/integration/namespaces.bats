@@ -159,9 +159,19 @@ userns_mappings() {
 # mount namespace, makes the caller's / rslave, ignores root.readonly and
 # leaves every mount behind; these tests are tern's own.
 
-# rootfs_mounts: the host's mounts at or under the rootfs.
+# rootfs_mounts [ROOTFS]: the host's mounts at or under the rootfs.
 rootfs_mounts() {
-	awk -v r="$BUNDLE/rootfs" '$5 == r || index($5, r "/") == 1 { print $5 }' /proc/self/mountinfo
+	awk -v r="${1:-$BUNDLE/rootfs}" '$5 == r || index($5, r "/") == 1 { print $5 }' /proc/self/mountinfo
+}
+
+# unmount_test_mounts: the test's own mounts under the bundle, deepest
+# first (on a shared /tmp, as in the guest, the kernel makes copies of a
+# bind of the rootfs onto itself too).
+unmount_test_mounts() {
+	local mp
+	while mp=$(awk -v b="$BUNDLE" 'index($5, b) == 1 { print $5 }' /proc/self/mountinfo | sort -r | head -1) && [ -n "$mp" ]; do
+		umount -l "$mp"
+	done
 }
 
 # host_root_fields: the caller's own / and /run/netns (shared here), with
@@ -321,13 +331,19 @@ host_root_fields() {
 	remove_namespace mount
 	# The rootfs on a shared mount with a peer group of its own (this
 	# machine's mounts are private, a systemd host's shared): a host peer
-	# group to receive from.
-	mount --bind "$BUNDLE/rootfs" "$BUNDLE/rootfs"
-	mount --make-private "$BUNDLE/rootfs"
-	mount --make-shared "$BUNDLE/rootfs"
-	group=$(awk -v m="$BUNDLE/rootfs" '$5 == m { for (i = 7; $i != "-"; i++) if ($i ~ /^shared:/) print substr($i, 8) }' /proc/self/mountinfo)
+	# group to receive from. A tmpfs of its own, not a bind of the rootfs
+	# onto itself, which on a shared /tmp (the guest's) joins /tmp's group.
+	r=$BATS_TEST_TMPDIR/shared-root
+	mkdir "$r"
+	mount -t tmpfs shared-root "$r"
+	mount --make-private "$r"
+	cp -a "$BUNDLE/rootfs/." "$r/"
+	mount --make-shared "$r"
+	update_config ".root.path = \"$r\""
+	group=$(awk -v m="$r" '$5 == m { for (i = 7; $i != "-"; i++) if ($i ~ /^shared:/) print substr($i, 8) }' /proc/self/mountinfo)
 	[ -n "$group" ]
 	host_before=$(host_root_fields)
+	mounts_before=$(rootfs_mounts "$r")
 	set_cmd 'awk "\$5 == \"/\" { f = \"\"; for (i = 7; \$i != \"-\"; i++) f = f \" \" \$i; print \"/:\" f }" /proc/self/mountinfo'
 	for p in private rprivate slave rslave shared rshared unbindable runbindable; do
 		update_config ".linux.rootfsPropagation = \"$p\""
@@ -343,9 +359,10 @@ host_root_fields() {
 		# the caller's mounts keep their propagation; only the rootfs's own
 		# mount is left under it
 		[ "$(host_root_fields)" = "$host_before" ]
-		[ "$(rootfs_mounts)" = "$BUNDLE/rootfs" ]
+		[ "$(rootfs_mounts "$r")" = "$mounts_before" ]
 	done
-	umount "$BUNDLE/rootfs"
+	umount "$r"
+	[ -z "$(rootfs_mounts "$r")" ]
 	check_nothing_left "$ID"
 }
 
@@ -372,8 +389,7 @@ host_root_fields() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "from the image" ]
 	[ "$(grep -F "$BUNDLE" /proc/self/mountinfo | cut -d' ' -f1-9)" = "$before" ]
-	umount "$BUNDLE/rootfs"
-	umount "$BUNDLE"
+	unmount_test_mounts
 	check_nothing_left "$ID"
 }
 
