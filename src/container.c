@@ -2,6 +2,7 @@
 #include "cgroup-systemd.h"
 #include "container-cgroup.h"
 #include "hooks.h"
+#include "host-mounts.h"
 #include "log.h"
 #include "lsm.h"
 #include "proc-attrs.h"
@@ -208,14 +209,25 @@ static int write_pid_file(const char *path, pid_t pid, tern_error **err)
 	return 0;
 }
 
-/* Undo everything a failed create made: the process, the cgroup, the
- * state directory. Mounts live in the child's mount namespace and die with
- * it. */
+/* Undo everything a failed create made: the process, the mounts it made
+ * in our mount namespace when it has none of its own (mounts in its own die
+ * with it), the cgroup, the state directory. */
 static void rollback_create(tern_container *c)
 {
 	if (c->pid > 0) {
 		kill(c->pid, SIGKILL);
 		waitpid(c->pid, NULL, 0);
+	}
+	if (c->dir) {
+		tern_error *e = NULL;
+		if (tern_host_mounts_undo(c->dir->dirfd, &e) < 0) {
+			/* Keep the record (and so the state) for `delete`. */
+			tern_warn("%s; `tern delete %s` unmounts the rest once that is solved",
+				  e->msg, c->id);
+			tern_error_free(e);
+			tern_state_dir_free(c->dir);
+			c->dir = NULL;
+		}
 	}
 	if (c->own_cgroup)
 		tern_cgroup_remove(
@@ -264,11 +276,23 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 		if (ret < 0)
 			goto fail;
 	}
+	/* No mount namespace: the mounts are made in ours, and nothing would
+	 * unmount them. What is under the rootfs now is not the container's. */
+	if (!c->ns.has[OCI_NS_MOUNT]) {
+		ret = tern_host_mounts_begin(c->dir->dirfd, c->rootfs, err);
+		if (ret < 0)
+			goto fail;
+	}
 
 	ret = tern_spawn_container(c, sync_fd, err);
 	if (ret < 0) {
 		c->pid = 0; /* spawn killed and reaped it */
 		goto fail;
+	}
+	if (!c->ns.has[OCI_NS_MOUNT]) {
+		ret = tern_host_mounts_commit(c->dir->dirfd, err);
+		if (ret < 0)
+			goto fail_sync;
 	}
 
 	oci_state s;
@@ -548,6 +572,12 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 			signal_all(st, SIGKILL, NULL);
 		tern_cgroup_thaw_all(&st->cgroup_paths);
 		wait_gone(st);
+	}
+	/* Before poststop, which the spec runs once the container is deleted. */
+	ret = tern_host_mounts_undo(dir->dirfd, err);
+	if (ret < 0) {
+		tern_error_wrap(err, "delete container `%s`", id);
+		goto out;
 	}
 	run_poststop(config, st);
 	if (st->own_cgroup) {

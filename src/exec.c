@@ -44,6 +44,7 @@ typedef struct {
 	int fd[N_CHILD_NS];
 	int pid_fd;  /* pid namespace, joined by the parent for its children */
 	int time_fd; /* likewise the time namespace */
+	int root_fd; /* the init's root, when it shares our mount namespace */
 } exec_ns;
 
 static void exec_ns_close(exec_ns *ns)
@@ -55,6 +56,8 @@ static void exec_ns_close(exec_ns *ns)
 		close(ns->pid_fd);
 	if (ns->time_fd >= 0)
 		close(ns->time_fd);
+	if (ns->root_fd >= 0)
+		close(ns->root_fd);
 }
 
 static bool same_ns(pid_t pid, const char *name)
@@ -91,11 +94,20 @@ static int open_container_ns(pid_t pid, exec_ns *ns, tern_error **err)
 
 	for (size_t i = 0; i < N_CHILD_NS; i++)
 		ns->fd[i] = -1;
-	ns->pid_fd = ns->time_fd = -1;
+	ns->pid_fd = ns->time_fd = ns->root_fd = -1;
 	for (size_t i = 0; i < N_CHILD_NS; i++) {
 		ret = open_ns(pid, ns_order[i].name, &ns->fd[i], err);
 		if (ret < 0)
 			return ret;
+		/* A container without a mount namespace is chrooted into its
+		 * rootfs in ours: no setns puts us there, its root does. */
+		if (ns_order[i].flag == CLONE_NEWNS && ns->fd[i] < 0) {
+			char path[64];
+			snprintf(path, sizeof(path), "/proc/%d/root", pid);
+			ns->root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (ns->root_fd < 0)
+				return tern_error_make(err, errno, "open `%s`", path);
+		}
 	}
 	ret = open_ns(pid, "pid", &ns->pid_fd, err);
 	if (ret < 0)
@@ -433,6 +445,10 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	}
 	if (nested)
 		nested_fork(ns, sync_fd);
+	if (ns->root_fd >= 0 && (fchdir(ns->root_fd) < 0 || chroot(".") < 0)) {
+		tern_error_make(&e, errno, "enter the container's root");
+		child_fail(sync_fd, e);
+	}
 	/* Inside the container's root, never through a magic link to an fd
 	 * the caller passed us (CVE-2024-21626). */
 	if (tern_chdir_in_root(p->cwd, &e) < 0) {

@@ -355,6 +355,9 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	const oci_process *p = cfg->process;
 	int ret;
 
+	ret = tern_ns_setup_loopback(&c->ns, err);
+	if (ret < 0)
+		return ret;
 	if (c->ns.new_cgroup) {
 		ret = await_cgroup(ic, err);
 		if (ret < 0)
@@ -384,6 +387,7 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	    .config = cfg,
 	    .rootfs = c->rootfs,
 	    .no_pivot = c->opts->no_pivot,
+	    .host_mount_ns = !c->ns.has[OCI_NS_MOUNT],
 	    .in_user_ns = c->ns.new_user || c->ns.join_fd[OCI_NS_USER] >= 0,
 	    .before_pivot = before_pivot,
 	    .before_pivot_data = ic,

@@ -1024,12 +1024,47 @@ static int do_idmap_bind(int rootfd, const oci_mount *m, const tern_mount_option
 	return 0;
 }
 
+/* A "mode=" among the filesystem options `data`. */
+static bool has_mode_option(const char *data)
+{
+	for (const char *p = data; p && *p;) {
+		if (strncmp(p, "mode=", 5) == 0)
+			return true;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return false;
+}
+
+/* A tmpfs without "mode=" takes the mode of the directory it covers, as
+ * with runc (the tmpfs default, 1777, stays for a destination that did not
+ * exist); an explicit "mode=" wins, as in runc >= 1.2 and crun (runc 1.1
+ * overrode it with the directory's). Given at mount time, so a read-only
+ * tmpfs gets it too. Returns the options to mount with (malloc'd), or NULL
+ * to keep opts->data. */
+static char *tmpfs_mode_data(int rootfd, const oci_mount *m, const tern_mount_options *opts)
+{
+	cleanup_close int fd = -1;
+	struct stat st;
+
+	if (!str_eq(m->type, "tmpfs") || has_mode_option(opts->data))
+		return NULL;
+	fd = tern_open_in_root(rootfd, m->destination, O_PATH, 0, NULL);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return NULL;
+	if (opts->data == NULL || *opts->data == '\0')
+		return tern_strdup_printf("mode=%04o", (unsigned)(st.st_mode & 07777));
+	return tern_strdup_printf("mode=%04o,%s", (unsigned)(st.st_mode & 07777), opts->data);
+}
+
 static int do_mount(int rootfd, const oci_mount *m, const tern_mount_options *opts, bool in_user_ns,
 		    tern_error **err)
 {
 	cleanup_close int dst = -1, olddir = -1;
+	cleanup_free char *mode_data = tmpfs_mode_data(rootfd, m, opts);
 	const char *type = m->type;
 	const char *source = m->source ? m->source : type;
+	const char *data = mode_data ? mode_data : opts->data;
 	char dp[32];
 	int ret;
 
@@ -1043,7 +1078,7 @@ static int do_mount(int rootfd, const oci_mount *m, const tern_mount_options *op
 			return tern_error_make(err, errno, "tmpcopyup: open the destination");
 	}
 	unsigned long flags = opts->flags & ~(unsigned long)(opts->tmpcopyup ? MS_RDONLY : 0);
-	if (mount(source, tern_fd_path(dst, dp, sizeof(dp)), type, flags, opts->data) < 0) {
+	if (mount(source, tern_fd_path(dst, dp, sizeof(dp)), type, flags, data) < 0) {
 		int e = errno;
 		/* sysfs cannot be mounted from a user namespace that does not
 		 * own the network namespace: show the host's, read-only
@@ -1077,10 +1112,11 @@ static int do_mount(int rootfd, const oci_mount *m, const tern_mount_options *op
 		ret = copy_tree(olddir, newdir, 0);
 		if (ret < 0)
 			return tern_error_make(err, -ret, "tmpcopyup");
-		/* The tmpfs root stands for the directory it covers. */
+		/* The tmpfs root stands for the directory it covers (its mode
+		 * unless "mode=" says otherwise: see tmpfs_mode_data). */
 		struct stat st;
 		if (fstat(olddir, &st) < 0 || fchown(newdir, st.st_uid, st.st_gid) < 0 ||
-		    fchmod(newdir, st.st_mode & 07777) < 0)
+		    (!has_mode_option(opts->data) && fchmod(newdir, st.st_mode & 07777) < 0))
 			return tern_error_make(err, errno, "tmpcopyup: owner and mode of the root");
 		if (opts->flags & MS_RDONLY) {
 			/* Not a bind: a plain remount of the new tmpfs. */

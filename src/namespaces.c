@@ -5,10 +5,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,6 +58,13 @@ void tern_ns_plan_close(tern_ns_plan *plan)
 		}
 }
 
+static bool is_own_mount_ns(int fd)
+{
+	struct stat a, b;
+	return fstat(fd, &a) == 0 && stat("/proc/self/ns/mnt", &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 int tern_ns_plan_make(const oci_config *config, tern_ns_plan *plan, tern_error **err)
 {
 	const oci_linux *lx = config->linux_;
@@ -74,6 +85,14 @@ int tern_ns_plan_make(const oci_config *config, tern_ns_plan *plan, tern_error *
 			}
 			plan->join_fd[ns->type] = fd;
 			plan->two_stage = true;
+			/* Our own mount namespace by path is no namespace of the
+			 * container's: pivot_root there would move the root of
+			 * every process of the host. */
+			if (ns->type == OCI_NS_MOUNT && is_own_mount_ns(fd)) {
+				close(fd);
+				plan->join_fd[ns->type] = -1;
+				plan->has[ns->type] = false;
+			}
 		} else if (ns->type == OCI_NS_CGROUP) {
 			plan->new_cgroup = true;
 		} else if (ns->type == OCI_NS_TIME) {
@@ -85,12 +104,16 @@ int tern_ns_plan_make(const oci_config *config, tern_ns_plan *plan, tern_error *
 				plan->new_user = true;
 		}
 	}
-	if (!plan->has[OCI_NS_MOUNT]) {
+	/* Without a mount namespace the container shares the caller's (the
+	 * spec says an unlisted namespace is inherited) and tern mounts there,
+	 * which a new user namespace does not own: every mount would fail. */
+	if (!plan->has[OCI_NS_MOUNT] && plan->new_user) {
 		tern_ns_plan_close(plan);
-		return tern_error_make(
-		    err, EINVAL,
-		    "linux.namespaces: tern needs a mount namespace to set up the "
-		    "rootfs");
+		return tern_error_make(err, EINVAL,
+				       "linux.namespaces: a new user namespace needs a mount "
+				       "namespace too: without one the rootfs is mounted in the "
+				       "caller's mount namespace, which the new user namespace "
+				       "does not own");
 	}
 	if ((config->hostname && *config->hostname) && !(plan->has[OCI_NS_UTS])) {
 		tern_ns_plan_close(plan);
@@ -355,5 +378,32 @@ int tern_ns_set_uts(const oci_config *config, tern_error **err)
 	if (config->domainname && *config->domainname &&
 	    setdomainname(config->domainname, strlen(config->domainname)) < 0)
 		return tern_error_make(err, errno, "domainname `%s`", config->domainname);
+	return 0;
+}
+
+int tern_ns_setup_loopback(const tern_ns_plan *plan, tern_error **err)
+{
+	struct ifreq ifr = {0};
+	cleanup_close int fd = -1;
+
+	/* Only a namespace we create: a joined one is its owner's to set up
+	 * (runc and crun leave it alone too). */
+	if (!(plan->clone_flags & CLONE_NEWNET))
+		return 0;
+	/* The device ioctls work on any socket of the namespace; AF_UNIX is
+	 * there even in a kernel built without IPv4. */
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 && errno == EAFNOSUPPORT)
+		fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return tern_error_make(err, errno, "network namespace: bring up `lo`: socket");
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return tern_error_make(err, errno, "network namespace: flags of `lo`");
+	if (ifr.ifr_flags & IFF_UP)
+		return 0;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		return tern_error_make(err, errno, "network namespace: bring up `lo`");
 	return 0;
 }

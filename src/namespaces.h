@@ -48,3 +48,9 @@ int tern_ns_write_time_offsets(const oci_config *config, tern_error **err);
 
 /* hostname and domainname (need a new uts namespace: checked at plan time). */
 int tern_ns_set_uts(const oci_config *config, tern_error **err);
+
+/* Child side, in a network namespace tern created (not one joined by
+ * path): bring its loopback interface up, as runc and crun do. A new
+ * namespace starts with `lo` down, so 127.0.0.1 is unreachable and
+ * localhost servers inside the container do not work. */
+int tern_ns_setup_loopback(const tern_ns_plan *plan, tern_error **err);

@@ -1,5 +1,6 @@
 /* The container's filesystem, in the order rootfs.h describes. Runs in the
- * child, single-threaded, inside its own mount namespace. */
+ * child, single-threaded, inside its own mount namespace (or the caller's,
+ * when linux.namespaces lists none: see host-mounts.h). */
 #include "rootfs.h"
 #include "devices.h"
 #include "log.h"
@@ -78,61 +79,204 @@ static bool dev_is_bind_mounted(const oci_config *c)
 	return false;
 }
 
-/* pivot_root refuses a new root whose parent mount is shared
- * (IS_SHARED(new_mnt->mnt_parent)), and our bind of the rootfs onto itself
- * would otherwise propagate to the host: when the mount holding the rootfs
- * is shared (rootfsPropagation "shared"), make it private here. */
-static int parent_mount_private(const char *rootfs, tern_error **err)
+/* One line of /proc/self/mountinfo, split; paths still escaped (a path
+ * with a space, \040, simply never matches the rootfs: harmless). */
+typedef struct {
+	char *id, *parent, *dev, *root, *mp;
+	char *group; /* N of "shared:N", or NULL */
+	bool unbindable;
+} mi_line;
+
+static bool mi_parse(char *line, mi_line *out)
 {
-	cleanup_free char *info = NULL, *best = NULL;
-	bool best_shared = false;
-	size_t best_len = 0;
+	char *f[16] = {0}, *p = NULL, *sep = strstr(line, " - ");
+	int n = 0;
+
+	if (sep)
+		*sep = '\0';
+	for (char *t = strtok_r(line, " ", &p); t && n < 16; t = strtok_r(NULL, " ", &p))
+		f[n++] = t;
+	if (n < 6)
+		return false;
+	*out = (mi_line){.id = f[0], .parent = f[1], .dev = f[2], .root = f[3], .mp = f[4]};
+	/* The optional fields (shared:N, master:N, unbindable) follow field 6. */
+	for (int i = 6; i < n; i++) {
+		if (strncmp(f[i], "shared:", 7) == 0)
+			out->group = f[i] + 7;
+		if (strcmp(f[i], "unbindable") == 0)
+			out->unbindable = true;
+	}
+	return true;
+}
+
+static bool is_dir_prefix(const char *prefix, const char *path)
+{
+	size_t len = strlen(prefix);
+	if (strcmp(prefix, "/") == 0)
+		return true;
+	return strncmp(path, prefix, len) == 0 && (path[len] == '/' || path[len] == '\0');
+}
+
+/* The mount holding `path` (the one a lookup of `path` reaches: not a
+ * mount shadowed or tucked under another on the same mount point), from
+ * `info`, mountinfo's text, left as is. *buf is the copy that *out points
+ * into, for the caller to free. */
+static bool holding_mount(const char *info, const char *path, char **buf, mi_line *out)
+{
+	struct statx stx;
+	char id[32];
+
+	*buf = NULL;
+	if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID))
+		return false;
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)stx.stx_mnt_id);
+	*buf = tern_xstrdup(info);
+	for (char *line = *buf, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (mi_parse(line, out) && strcmp(out->id, id) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* pivot_root refuses a new root whose parent mount is shared
+ * (IS_SHARED(new_mnt->mnt_parent)), our bind of the rootfs onto itself
+ * would otherwise propagate to the host, and an unbindable one cannot be
+ * bound at all: fix the mount holding the rootfs, in our namespace. A
+ * slave keeps receiving the host's mounts (what rootfsPropagation "slave",
+ * and the default rslave, ask of the rootfs: the bind of a slave is a slave
+ * of the same master); otherwise it becomes private. */
+static int fix_parent_mount(const char *rootfs, bool slave, tern_error **err)
+{
+	cleanup_free char *info = NULL, *buf = NULL;
+	mi_line x;
 	int ret;
 
 	ret = tern_read_file("/proc/self/mountinfo", &info, NULL, 0, err);
 	if (ret < 0)
 		return ret;
-	for (char *line = info, *next; line && *line; line = next) {
-		char *f[16] = {0}, *p = NULL, *sep;
-		int n = 0;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		sep = strstr(line, " - ");
-		if (sep)
-			*sep = '\0';
-		for (char *t = strtok_r(line, " ", &p); t && n < 16; t = strtok_r(NULL, " ", &p))
-			f[n++] = t;
-		if (n < 6)
-			continue;
-		/* Mount points with spaces are escaped (\040): such a one
-		 * simply never matches the rootfs path, which is harmless. */
-		size_t len = strlen(f[4]);
-		bool prefix =
-		    strcmp(f[4], "/") == 0 || (strncmp(rootfs, f[4], len) == 0 &&
-					       (rootfs[len] == '/' || rootfs[len] == '\0'));
-		if (!prefix || len < best_len)
-			continue;
-		free(best);
-		best = tern_xstrdup(f[4]);
-		best_len = len;
-		best_shared = false;
-		/* The optional fields (shared:N, master:N) follow field 6. */
-		for (int i = 6; i < n; i++)
-			if (strncmp(f[i], "shared:", 7) == 0)
-				best_shared = true;
-	}
-	if (best != NULL && best_shared && mount(NULL, best, NULL, MS_PRIVATE, NULL) < 0)
-		return tern_error_make(err, errno, "make `%s` private", best);
+	if (!holding_mount(info, rootfs, &buf, &x) || (x.group == NULL && !x.unbindable))
+		return 0;
+	unsigned long flag = x.group && slave ? MS_SLAVE : MS_PRIVATE;
+	if (mount(NULL, x.mp, NULL, flag, NULL) < 0)
+		return tern_error_make(err, errno, "make `%s` %s", x.mp,
+				       flag == MS_SLAVE ? "a slave" : "private");
 	return 0;
 }
 
-static int do_pivot(int rootfd, bool no_pivot, tern_error **err)
+/* Without a mount namespace, the bind of the rootfs onto itself propagates
+ * to every peer of the mount holding the rootfs. When a peer in our own
+ * namespace shows the rootfs directory too (the rootfs is a bind of a
+ * directory of a shared mount, in that mount's peer group: `mount --bind
+ * rootfs rootfs` on a shared filesystem), the copy lands in our namespace,
+ * tucked under the caller's own mount, and unmounting the container's
+ * rootfs later would take the caller's mount with it: refuse, before
+ * anything is mounted. (Paths with escaped characters never match: then
+ * nothing is refused, as before.) */
+static int refuse_propagation_loop(const char *rootfs, tern_error **err)
+{
+	cleanup_free char *info = NULL, *buf = NULL, *fsdir = NULL;
+	mi_line x;
+	int ret = tern_read_file("/proc/self/mountinfo", &info, NULL, 0, err);
+
+	if (ret < 0)
+		return ret;
+	if (!holding_mount(info, rootfs, &buf, &x) || x.group == NULL)
+		return 0;
+	/* The rootfs directory as a path inside the filesystem. */
+	const char *rel = strcmp(x.mp, "/") == 0 ? rootfs : rootfs + strlen(x.mp);
+	fsdir = tern_strdup_printf("%s%s", strcmp(x.root, "/") == 0 ? "" : x.root, rel);
+	for (char *line = info, *next; line && *line; line = next) {
+		mi_line m;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!mi_parse(line, &m) || strcmp(m.id, x.id) == 0 || m.group == NULL ||
+		    strcmp(m.group, x.group) != 0 || strcmp(m.dev, x.dev) != 0 ||
+		    !is_dir_prefix(m.root, fsdir[0] ? fsdir : "/"))
+			continue;
+		return tern_error_make(
+		    err, EINVAL,
+		    "no mount namespace: the rootfs `%s` is on `%s`, a shared mount in the same "
+		    "peer "
+		    "group as `%s` here: the container's mounts would propagate onto the caller's "
+		    "own "
+		    "mounts and could not be taken away without them; make `%s` a private mount "
+		    "(mount --make-private) or add a mount namespace to linux.namespaces",
+		    rootfs, x.mp, m.mp, x.mp);
+	}
+	return 0;
+}
+
+/* Steps 1 and 2 (rootfs.h): cut propagation to the host, then bind the
+ * rootfs onto itself. Returns an O_PATH fd to the bind's root. */
+static int prepare_root(const tern_rootfs_ctx *ctx, unsigned long prop, tern_error **err)
+{
+	/* An unbindable tree cannot be bound (the rootfs onto itself, host
+	 * directories into it): "unbindable" is set at step 8; until then the
+	 * private mount the spec says it also is. */
+	unsigned long early = prop & MS_UNBINDABLE ? MS_PRIVATE | (prop & MS_REC) : prop;
+	bool slave = prop == 0 || (prop & MS_SLAVE);
+	int fd, ret;
+
+	if (!ctx->host_mount_ns) {
+		/* runc uses the rootfsPropagation value here when one is set
+		 * (so "rshared" keeps the host link, which bidirectional volumes
+		 * need), rslave otherwise. */
+		if (mount(NULL, "/", NULL, early ? early : MS_SLAVE | MS_REC, NULL) < 0)
+			return tern_error_make(err, errno, "set the propagation of /");
+		ret = fix_parent_mount(ctx->rootfs, slave, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "rootfs `%s`", ctx->rootfs);
+	} else {
+		ret = refuse_propagation_loop(ctx->rootfs, err);
+		if (ret < 0)
+			return ret;
+	}
+	/* pivot_root needs the new root to be a mount point; without a mount
+	 * namespace, this mount of our own is what root.readonly and
+	 * rootfsPropagation change instead of the host's mount. */
+	if (mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return tern_error_make(err, errno, "bind mount the rootfs `%s` onto itself",
+				       ctx->rootfs);
+	/* Opened after the bind, so it is the new mount's root. */
+	fd = open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return tern_error_make(err, errno, "open the rootfs `%s`", ctx->rootfs);
+	if (ctx->host_mount_ns) {
+		/* In the caller's namespace only the bind is ours to change: by
+		 * default a slave (what rslave gives the rootfs in a namespace of
+		 * its own), so that nothing mounted in the container propagates
+		 * to the host's peers. "shared" is a new peer group, as the spec
+		 * says, not the host's: private first. */
+		char path[32];
+		tern_fd_path(fd, path, sizeof(path));
+		if (((prop & MS_SHARED) &&
+		     mount(NULL, path, NULL, MS_PRIVATE | (prop & MS_REC), NULL) < 0) ||
+		    mount(NULL, path, NULL, early ? early : MS_SLAVE | MS_REC, NULL) < 0) {
+			ret = tern_error_make(err, errno, "set the propagation of the rootfs bind");
+			close(fd);
+			return ret;
+		}
+	}
+	return fd;
+}
+
+static int do_pivot(int rootfd, bool no_pivot, bool host_mount_ns, tern_error **err)
 {
 	if (fchdir(rootfd) < 0)
 		return tern_error_make(err, errno, "chdir to the rootfs");
-	if (no_pivot) {
+	if (host_mount_ns) {
+		/* No mount namespace of our own: the caller's root must stay
+		 * where it is, so neither pivot_root nor --no-pivot's move
+		 * over "/": the container is chrooted into the rootfs, as runc
+		 * and crun do. */
+		if (chroot(".") < 0)
+			return tern_error_make(err, errno, "chroot to the rootfs");
+	} else if (no_pivot) {
 		/* --no-pivot (e.g. a rootfs on ramfs, where pivot_root is
 		 * refused): move the rootfs over / and chroot into it. The old
 		 * root stays reachable underneath, which is why it is not the
@@ -184,23 +328,10 @@ int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err)
 	if (ret < 0)
 		return ret;
 
-	/* 1. Cut propagation to the host. runc uses the rootfsPropagation
-	 * value here when one is set (so "shared" keeps the host link, which
-	 * is what asking for shared means), rslave otherwise. */
-	if (mount(NULL, "/", NULL, prop ? prop : MS_SLAVE | MS_REC, NULL) < 0)
-		return tern_error_make(err, errno, "set the propagation of /");
-	ret = parent_mount_private(ctx->rootfs, err);
-	if (ret < 0)
-		return tern_error_wrap(err, "rootfs `%s`", ctx->rootfs);
-
-	/* 2. pivot_root needs the new root to be a mount point. */
-	if (mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
-		return tern_error_make(err, errno, "bind mount the rootfs `%s` onto itself",
-				       ctx->rootfs);
-	/* Opened after the bind, so it is the new mount's root. */
-	rootfd = open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* 1, 2. */
+	rootfd = prepare_root(ctx, prop, err);
 	if (rootfd < 0)
-		return tern_error_make(err, errno, "open the rootfs `%s`", ctx->rootfs);
+		return rootfd;
 
 	/* 3. The config's mounts, in order. */
 	for (size_t i = 0; i < c->mounts_len; i++) {
@@ -234,7 +365,7 @@ int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err)
 	}
 
 	/* 5. */
-	return do_pivot(rootfd, ctx->no_pivot, err);
+	return do_pivot(rootfd, ctx->no_pivot, ctx->host_mount_ns, err);
 }
 
 /* ---- after pivot_root: the new mount API, which needs no /proc ----

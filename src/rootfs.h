@@ -1,14 +1,22 @@
 /* The container's filesystem: runs in the child, inside its new mount
- * namespace, after the user-namespace maps are written.
+ * namespace (or the caller's, without one: host_mount_ns below), after the
+ * user-namespace maps are written.
  *
  * Order (runtime-spec "mounts", runc's behaviour where the spec is silent):
  *   tern_rootfs_setup():
  *     1. the mount tree is made rslave, or given the linux.rootfsPropagation
  *        value when one is set (as runc does: "rshared" keeps receiving and
- *        sending host mount events, which is what asking for it means); the
- *        mount holding the rootfs is made private if it is shared, so the
- *        bind below does not propagate and pivot_root accepts it;
+ *        sending host mount events, which bidirectional volumes need;
+ *        "unbindable" is private until step 8, or nothing could be bound);
+ *        the mount holding the rootfs is made a slave (default, slave,
+ *        rslave) or private (other values) if it is shared, and private if
+ *        it is unbindable, so the bind below does not propagate, can be
+ *        made, and pivot_root accepts it;
  *     2. the rootfs is bind-mounted onto itself (pivot_root needs a mount);
+ *        without a mount namespace (host_mount_ns) step 1 is skipped, the
+ *        host's mounts keep their propagation, and only this bind gets the
+ *        rootfsPropagation value (default rslave; "shared" a new peer
+ *        group);
  *     3. config.mounts in order, every destination resolved inside the
  *        rootfs without following symlinks out of it, created if missing;
  *     4. /dev (skipped, like runc, when a config mount binds /dev): default
@@ -16,7 +24,8 @@
  *        /dev/ptmx -> pts/ptmx, /dev/fd, /dev/std{in,out,err}, /dev/core
  *        links; mknod as real root, bind from the host in a user namespace;
  *     (ctx->before_pivot callback, if set)
- *     5. pivot_root (or MS_MOVE + chroot with --no-pivot); cwd is "/".
+ *     5. pivot_root (or MS_MOVE + chroot with --no-pivot; a plain chroot
+ *        without a mount namespace); cwd is "/".
  *   (the caller then sets the hostname, writes sysctls, sets up the console)
  *   tern_rootfs_finalize():
  *     6. maskedPaths (a /dev/null bind over files, checked to be 1:3; an
@@ -25,7 +34,8 @@
  *        missing paths are skipped;
  *     7. root.readonly: remount / read-only (the root mount only, keeping
  *        its locked flags; mounts below keep their own);
- *     8. linux.rootfsPropagation applied to / when set.
+ *     8. linux.rootfsPropagation applied to / when set (shared: a new peer
+ *        group, slave: receives from the host's, unbindable: unbindable).
  */
 #pragma once
 
@@ -54,6 +64,10 @@ typedef struct {
 	const oci_config *config;
 	const char *rootfs; /* absolute, canonical host path of the rootfs directory */
 	bool no_pivot;
+	/* No mount namespace (none in linux.namespaces): the mounts are made
+	 * in the caller's namespace, under the rootfs, the host's "/" keeps
+	 * its propagation, and the process is chrooted into the rootfs. */
+	bool host_mount_ns;
 	bool in_user_ns; /* a new user namespace: devices are bind-mounted, not mknod'ed */
 
 	/* Called by tern_rootfs_setup after step 4 (all mounts and /dev done)

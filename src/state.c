@@ -1,6 +1,7 @@
 #include "state.h"
 #include "cgroup-systemd.h"
 #include "cgroup.h"
+#include "host-mounts.h"
 #include "log.h"
 #include "utils.h"
 
@@ -189,6 +190,9 @@ static bool reclaim_stale(tern_container_dir *d)
 		if (!stale)
 			return false;
 	}
+	/* The mounts it made in our namespace when it had none of its own. */
+	if (tern_host_mounts_undo(d->dirfd, NULL) < 0)
+		return false;
 	tern_debug("reclaiming the state directory %s of a create that did not finish", d->dir);
 	return remove_dir_contents(d->dirfd, d->dir, NULL) == 0;
 }

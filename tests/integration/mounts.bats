@@ -183,3 +183,106 @@ add_mount() {
 	run tern create -b "$BUNDLE" "$ID"
 	check_fails_cleanly no-such-source
 }
+
+@test "mounts: a tmpfs without mode= gets the mode of the directory it covers, 1777 where there was none" {
+	mkdir -m 0750 "$BUNDLE/rootfs/t750"
+	mkdir "$BUNDLE/rootfs/t2710" && chmod 2710 "$BUNDLE/rootfs/t2710"
+	add_mount '{"destination": "/t750", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}'
+	add_mount '{"destination": "/t2710", "type": "tmpfs", "source": "tmpfs", "options": ["ro"]}'
+	add_mount '{"destination": "/new/tnone", "type": "tmpfs", "source": "tmpfs"}'
+	set_cmd 'stat -c "%n %a" /t750 /t2710 /new/tnone; grep -c " /t750 .* tmpfs " /proc/self/mountinfo'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "/t750 750" ]
+	[ "${lines[1]}" = "/t2710 2710" ]
+	[ "${lines[2]}" = "/new/tnone 1777" ]
+	[ "${lines[3]}" = 1 ]
+	# the image's directories are left as they were
+	[ "$(stat -c %a "$BUNDLE/rootfs/t750")" = 750 ]
+}
+
+@test "mounts: a tmpfs with mode= gets that mode, also over an existing directory" {
+	# runc 1.1.5 lacks this: it chmods the tmpfs to the covered directory's
+	# mode even when mode= is given (runc 1.2 and crun honour mode=)
+	is_runc && skip "runc 1.1.5 lacks this"
+	mkdir -m 0750 "$BUNDLE/rootfs/t750"
+	add_mount '{"destination": "/t750", "type": "tmpfs", "source": "tmpfs", "options": ["mode=0711", "size=1m"]}'
+	add_mount '{"destination": "/image-dir", "type": "tmpfs", "source": "tmpfs", "options": ["tmpcopyup", "mode=0700"]}'
+	set_cmd 'stat -c "%n %a" /t750 /image-dir; cat /image-dir/file'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "/t750 711" ]
+	[ "${lines[1]}" = "/image-dir 700" ]
+	[ "${lines[2]}" = "from the image" ]
+}
+
+# share_rootfs: make the rootfs a shared mount on the host (the host's own
+# mounts are private here), so that propagation has a host peer group to
+# receive from or to be cut from. Prints that peer group's number.
+share_rootfs() {
+	mount --bind "$BUNDLE/rootfs" "$BUNDLE/rootfs"
+	mount --make-shared "$BUNDLE/rootfs"
+	awk -v m="$BUNDLE/rootfs" '$5 == m { for (i = 7; $i != "-"; i++) if ($i ~ /^shared:/) print substr($i, 8) }' /proc/self/mountinfo | tail -1
+}
+
+# root_line: the optional fields of "/" in the container's mountinfo (and of
+# /proc, a mount of the container's own), printed by the container.
+root_fields_cmd='for m in / /proc; do awk -v m=$m "\$5 == m { f = \"\"; for (i = 7; \$i != \"-\"; i++) f = f \" \" \$i; print m \":\" f }" /proc/self/mountinfo | tail -1; done'
+
+@test "rootfs: every linux.rootfsPropagation value works and shows in the container's mountinfo as the spec says" {
+	host_group=$(share_rootfs)
+	[ -n "$host_group" ]
+	set_cmd "$root_fields_cmd"
+	for p in private rprivate slave rslave shared rshared unbindable runbindable; do
+		# runc 1.1.5 lacks this for unbindable (its bind of the rootfs fails),
+		# shared (no peer group) and slave (it makes the rootfs's own mount
+		# private, so "/" receives nothing from the host)
+		if is_runc && [[ $p == *unbindable || $p == *shared || $p == slave ]]; then continue; fi
+		update_config ".linux.rootfsPropagation = \"$p\""
+		run tern run -b "$BUNDLE" "$ID-$p"
+		echo "$p: $output"
+		[ "$status" -eq 0 ]
+		root=$(echo "$output" | grep '^/:')
+		proc=$(echo "$output" | grep '^/proc:')
+		case $p in
+		*private)
+			[[ "$root" != *shared:* && "$root" != *master:* && "$root" != *unbindable* ]] ;;
+		*slave)
+			# receives from the host's peer group, does not send
+			[[ "$root" == *"master:$host_group"* && "$root" != *shared:* ]] ;;
+		*shared)
+			# a new peer group, not the host's
+			[[ "$root" == *shared:* && "$root" != *"shared:$host_group"* && "$root" != *master:* ]] ;;
+		*unbindable)
+			[[ "$root" == *unbindable* ]] ;;
+		esac
+		# the recursive values reach the container's other mounts
+		case $p in
+		rshared) [[ "$proc" == *shared:* ]] ;;
+		runbindable) [[ "$proc" == *unbindable* ]] ;;
+		rprivate) [[ "$proc" != *shared:* && "$proc" != *master:* ]] ;;
+		esac
+	done
+}
+
+@test "rootfs: rootfsPropagation slave receives the host's mounts under the rootfs, private does not" {
+	# runc 1.1.5 lacks this (see above)
+	is_runc && skip "runc 1.1.5 lacks this"
+	share_rootfs >/dev/null
+	mkdir -p "$BUNDLE/rootfs/mnt/from-host"
+	set_args /bin/sleep "$MARK"
+	update_config '.linux.rootfsPropagation = "slave"'
+	run tern run -d -b "$BUNDLE" "$ID-slave"
+	[ "$status" -eq 0 ]
+	update_config '.linux.rootfsPropagation = "private"'
+	run tern run -d -b "$BUNDLE" "$ID-private"
+	[ "$status" -eq 0 ]
+	mount -t tmpfs from-host "$BUNDLE/rootfs/mnt/from-host"
+	echo hello >"$BUNDLE/rootfs/mnt/from-host/f"
+	run tern exec "$ID-slave" cat /mnt/from-host/f
+	[ "$status" -eq 0 ]
+	[ "$output" = hello ]
+	run tern exec "$ID-private" cat /mnt/from-host/f
+	[ "$status" -ne 0 ]
+	umount "$BUNDLE/rootfs/mnt/from-host"
+}
