@@ -125,7 +125,7 @@ static int load_bundle(tern_container *c, tern_error **err)
 	ret = tern_lsm_check_config(c->config, err);
 	if (ret < 0)
 		return ret;
-	ret = tern_sysctl_check(c->config->linux_, err);
+	ret = tern_sysctl_check(c->config, err);
 	if (ret < 0)
 		return ret;
 	/* The systemd driver asks systemd (PID 1) over D-Bus for a scope;
