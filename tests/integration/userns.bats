@@ -383,6 +383,22 @@ regular" ]
 	[[ "${lines[3]}" == *"Read-only file system"* ]]
 }
 
+@test "userns: bind sources from under a 0700 host directory on the two-stage path (time namespace)" {
+	# runc 1.1.5 lacks this (time namespaces)
+	three_ranges
+	private_sources
+	# the sources go to the init once the first stage has made its
+	# namespaces (after SYNC_CHILD_PID), not right after the clone
+	add_namespace time
+	add_mount "{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$PRIV/vol\", \"options\": [\"rbind\", \"ro\"]}"
+	add_mount "{\"destination\": \"/file.txt\", \"type\": \"bind\", \"source\": \"$PRIV/file.txt\", \"options\": [\"bind\"]}"
+	set_cmd 'cat /vol/f /file.txt'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = "from vol
+a file" ]
+}
+
 @test "bind sources: without a user namespace a bind of a shared host mount is the container's slave" {
 	# what the container mounts below it stays inside; what the host mounts
 	# below it later shows inside, as with any mount after rootfs rslave
