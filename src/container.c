@@ -126,7 +126,7 @@ static int load_bundle(tern_container *c, tern_error **err)
 	ret = tern_lsm_check_config(c->config, err);
 	if (ret < 0)
 		return ret;
-	ret = tern_sysctl_check(c->config->linux_, err);
+	ret = tern_sysctl_check(c->config, err);
 	if (ret < 0)
 		return ret;
 	/* The systemd driver asks systemd (PID 1) over D-Bus for a scope;
@@ -382,17 +382,13 @@ static int release_container(tern_container_dir *dir, const oci_state *st, tern_
 static void run_poststart(const oci_config *config, const oci_state *st)
 {
 	cleanup_free char *json = NULL;
-	tern_error *e = NULL;
 
 	if (config == NULL || config->hooks == NULL || config->hooks->poststart.len == 0)
 		return;
 	if (hook_state_from_disk(st, "running", &json) < 0)
 		return;
 	/* runtime-spec: a failing poststart hook is logged, nothing more. */
-	if (tern_hooks_run(&config->hooks->poststart, "poststart", json, &e) < 0) {
-		tern_warn("%s", e->msg);
-		tern_error_free(e);
-	}
+	tern_hooks_run_all(&config->hooks->poststart, "poststart", json);
 }
 
 static int load(const tern_runtime *rt, const char *id, bool peek, tern_container_dir **dir,
@@ -533,16 +529,13 @@ static void wait_gone(const oci_state *st)
 static void run_poststop(const oci_config *config, const oci_state *st)
 {
 	cleanup_free char *json = NULL;
-	tern_error *e = NULL;
 
 	if (config == NULL || config->hooks == NULL || config->hooks->poststop.len == 0)
 		return;
 	if (hook_state_from_disk(st, "stopped", &json) < 0)
 		return;
-	if (tern_hooks_run(&config->hooks->poststop, "poststop", json, &e) < 0) {
-		tern_warn("%s", e->msg);
-		tern_error_free(e);
-	}
+	/* runtime-spec: likewise for poststop. */
+	tern_hooks_run_all(&config->hooks->poststop, "poststop", json);
 }
 
 int tern_container_delete(const tern_runtime *rt, const char *id, bool force, tern_error **err)

@@ -8,6 +8,7 @@
  * the image made a symlink to the host cannot create anything there. */
 #include "devices.h"
 #include "log.h"
+#include "mounts.h"
 #include "path-resolve.h"
 #include "utils.h"
 
@@ -81,25 +82,88 @@ static int clear_old(int dirfd, const char *name, const struct dev_node *d, bool
 	return 0;
 }
 
-/* In a user namespace mknod of a device is EPERM: bind the host's node
- * onto an empty file instead (its owner and mode are then the host's). */
-static int bind_device(int dirfd, const char *name, const struct dev_node *d, tern_error **err)
+/* An O_PATH fd on `path` if it is the device `d`, else -1. The host path
+ * is a name, the node is what matters: check it before showing it to the
+ * container. */
+static int open_if_device(const char *path, const struct dev_node *d)
 {
-	cleanup_close int host = -1, target = -1;
-	char hp[32], tp[32];
 	struct stat st;
+	int fd = open(path, O_PATH | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || (st.st_mode & S_IFMT) != d->type ||
+	    st.st_rdev != makedev(d->major, d->minor)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The name the kernel gives device `d` under /dev (DEVNAME in
+ * /sys/dev/{char,block}/MAJ:MIN/uevent: "null", "dri/card0"), or NULL. */
+static char *kernel_devname(const struct dev_node *d)
+{
+	char path[64];
+	cleanup_free char *uevent = NULL;
+
+	snprintf(path, sizeof(path), "/sys/dev/%s/%u:%u/uevent",
+		 d->type == S_IFBLK ? "block" : "char", d->major, d->minor);
+	if (tern_read_file(path, &uevent, NULL, 0, NULL) < 0)
+		return NULL;
+	for (char *line = uevent, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (strncmp(line, "DEVNAME=", 8) != 0)
+			continue;
+		line += 8;
+		/* a name below /dev, nothing that climbs out of it */
+		if (*line == '\0' || *line == '/' || strstr(line, "..") != NULL)
+			return NULL;
+		return tern_strdup_printf("/dev/%s", line);
+	}
+	return NULL;
+}
+
+/* The host's node of device `d`, to bind where mknod is not allowed (a
+ * user namespace): at the same path, else wherever the kernel's devtmpfs
+ * name for the numbers puts it (a config may name /dev/mynull what the
+ * host calls /dev/null, as mknod would allow). A device the host does not
+ * have cannot be shown: refused, naming it. */
+static int open_host_node(const struct dev_node *d, tern_error **err)
+{
+	cleanup_free char *other = NULL;
+	int fd = open_if_device(d->path, d);
+
+	if (fd >= 0)
+		return fd;
+	other = kernel_devname(d);
+	if (other != NULL && strcmp(other, d->path) != 0) {
+		fd = open_if_device(other, d);
+		if (fd >= 0)
+			return fd;
+	}
+	return tern_error_make(err, ENODEV,
+			       "the host has no device %c %u:%u to bind (none at `%s`%s%s%s); in "
+			       "a user namespace device nodes cannot be created, only bound from "
+			       "the host's",
+			       d->type == S_IFBLK ? 'b' : 'c', d->major, d->minor, d->path,
+			       other ? " or `" : "", other ? other : "", other ? "`" : "");
+}
+
+/* In a user namespace mknod of a device is EPERM: bind the host's node
+ * (`host`, from open_host_node) onto an empty file instead; its owner and
+ * mode are then the host's. Bound nosuid and noexec, as crun does: the
+ * container has no business executing or trusting set-id bits of a node
+ * of the host's /dev (runc 1.1.5 leaves both off). */
+static int bind_device(int dirfd, const char *name, const struct dev_node *d, int host,
+		       tern_error **err)
+{
+	cleanup_close int target = -1, mnt = -1;
+	char hp[32], tp[32];
 	int fd;
 
-	host = open(d->path, O_PATH | O_CLOEXEC);
-	if (host < 0)
-		return tern_error_make(err, errno, "open the host's `%s`", d->path);
-	/* The host path is a name, the node is what matters: check it is the
-	 * device the config asked for before showing it to the container. */
-	if (fstat(host, &st) < 0)
-		return tern_error_make(err, errno, "stat the host's `%s`", d->path);
-	if ((st.st_mode & S_IFMT) != d->type || st.st_rdev != makedev(d->major, d->minor))
-		return tern_error_make(err, ENODEV, "the host's `%s` is not device %u:%u", d->path,
-				       d->major, d->minor);
 	fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0000);
 	if (fd < 0)
 		return tern_error_make(err, errno, "create the mount point");
@@ -110,6 +174,14 @@ static int bind_device(int dirfd, const char *name, const struct dev_node *d, te
 	if (mount(tern_fd_path(host, hp, sizeof(hp)), tern_fd_path(target, tp, sizeof(tp)), NULL,
 		  MS_BIND, NULL) < 0)
 		return tern_error_make(err, errno, "bind the host's `%s`", d->path);
+	/* The new mount, not the file it covers. */
+	mnt = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (mnt < 0)
+		return tern_error_make(err, errno, "open the bound device");
+	if (mount(NULL, tern_fd_path(mnt, tp, sizeof(tp)), NULL,
+		  MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NOEXEC | tern_mount_locked_flags(mnt, NULL),
+		  NULL) < 0)
+		return tern_error_make(err, errno, "remount the bound device nosuid,noexec");
 	return 0;
 }
 
@@ -124,11 +196,20 @@ static int make_node(int dirfd, const char *name, const struct dev_node *d)
 	return r < 0 ? -e : 0;
 }
 
-static int create_device(int rootfd, const struct dev_node *d, bool in_user_ns, tern_error **err)
+/* Whether device `d` is bound from the host rather than made with mknod. */
+static bool bound_from_host(const struct dev_node *d, bool in_user_ns)
 {
-	cleanup_close int dirfd = -1;
+	return in_user_ns && d->type != S_IFIFO;
+}
+
+/* Make device `d`; `host` is its host node when it is to be bound
+ * (open_host_node), or -1. */
+static int create_device(int rootfd, const struct dev_node *d, bool in_user_ns, int host,
+			 tern_error **err)
+{
+	cleanup_close int dirfd = -1, own_host = -1;
 	cleanup_free char *name = NULL;
-	bool bind = in_user_ns && d->type != S_IFIFO;
+	bool bind = bound_from_host(d, in_user_ns);
 	int ret;
 
 	dirfd = open_parent(rootfd, d->path, &name, err);
@@ -161,7 +242,12 @@ static int create_device(int rootfd, const struct dev_node *d, bool in_user_ns, 
 		if (d->type == S_IFIFO)
 			return tern_error_make(err, EPERM, "mknod");
 	}
-	return bind_device(dirfd, name, d, err);
+	if (host < 0) {
+		host = own_host = open_host_node(d, err);
+		if (host < 0)
+			return host;
+	}
+	return bind_device(dirfd, name, d, host, err);
 }
 
 static int device_from_config(const oci_device *cd, struct dev_node *d, tern_error **err)
@@ -200,20 +286,35 @@ static int make_symlink(int devfd, const char *target, const char *name, tern_er
 	return 0;
 }
 
-int tern_devices_setup(int rootfd, const oci_config *config, bool in_user_ns, tern_error **err)
+/* One device to make, with where it comes from, for messages. */
+struct dev_item {
+	struct dev_node d;
+	int host;	   /* the host's node to bind, or -1 */
+	const char *field; /* "default device" or "linux.devices[N]" */
+	char field_buf[40];
+};
+
+static void dev_items_free(struct dev_item *items, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (items[i].host >= 0)
+			close(items[i].host);
+	free(items);
+}
+
+/* Every device to make: the defaults unless linux.devices names the same
+ * path, then linux.devices. With `in_user_ns`, each host node is found
+ * first: a device the host lacks fails before anything is created. */
+static int collect_devices(const oci_config *config, bool in_user_ns, struct dev_item **out,
+			   size_t *nout, tern_error **err)
 {
 	const oci_linux *lx = config ? config->linux_ : NULL;
-	size_t ndev = lx ? lx->devices_len : 0;
-	cleanup_close int devfd = -1;
-	struct stat st;
-	int ret;
+	size_t ndef = sizeof(default_devices) / sizeof(default_devices[0]);
+	size_t ndev = lx ? lx->devices_len : 0, n = 0;
+	struct dev_item *items = tern_xmalloc0((ndef + ndev + 1) * sizeof(*items));
+	int ret = 0;
 
-	devfd = tern_mkdir_in_root(rootfd, "/dev", false, err);
-	if (devfd < 0)
-		return tern_error_wrap(err, "/dev");
-
-	/* The defaults, unless linux.devices names the same path. */
-	for (size_t i = 0; i < sizeof(default_devices) / sizeof(default_devices[0]); i++) {
+	for (size_t i = 0; i < ndef; i++) {
 		bool overridden = false;
 		for (size_t j = 0; j < ndev; j++)
 			if (lx->devices[j].path &&
@@ -221,20 +322,68 @@ int tern_devices_setup(int rootfd, const oci_config *config, bool in_user_ns, te
 				overridden = true;
 		if (overridden)
 			continue;
-		ret = create_device(rootfd, &default_devices[i], in_user_ns, err);
-		if (ret < 0)
-			return tern_error_wrap(err, "default device `%s`", default_devices[i].path);
+		items[n] = (struct dev_item){.d = default_devices[i], .host = -1};
+		items[n++].field = "default device";
 	}
 	for (size_t j = 0; j < ndev; j++) {
-		struct dev_node d;
-		const char *path = lx->devices[j].path ? lx->devices[j].path : "(none)";
+		struct dev_item *it = &items[n];
 
-		ret = device_from_config(&lx->devices[j], &d, err);
-		if (ret == 0)
-			ret = create_device(rootfd, &d, in_user_ns, err);
-		if (ret < 0)
-			return tern_error_wrap(err, "linux.devices[%zu] `%s`", j, path);
+		it->host = -1;
+		snprintf(it->field_buf, sizeof(it->field_buf), "linux.devices[%zu]", j);
+		it->field = it->field_buf;
+		ret = device_from_config(&lx->devices[j], &it->d, err);
+		if (ret < 0) {
+			tern_error_wrap(err, "%s `%s`", it->field,
+					lx->devices[j].path ? lx->devices[j].path : "(none)");
+			goto out;
+		}
+		n++;
 	}
+	for (size_t i = 0; i < n; i++) {
+		if (!bound_from_host(&items[i].d, in_user_ns))
+			continue;
+		items[i].host = ret = open_host_node(&items[i].d, err);
+		if (ret < 0) {
+			tern_error_wrap(err, "%s `%s`", items[i].field, items[i].d.path);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	if (ret < 0) {
+		dev_items_free(items, n);
+		return ret;
+	}
+	*out = items;
+	*nout = n;
+	return 0;
+}
+
+int tern_devices_setup(int rootfd, const oci_config *config, bool in_user_ns, tern_error **err)
+{
+	cleanup_close int devfd = -1;
+	struct dev_item *items = NULL;
+	size_t n = 0;
+	struct stat st;
+	int ret;
+
+	ret = collect_devices(config, in_user_ns, &items, &n, err);
+	if (ret < 0)
+		return ret;
+	devfd = tern_mkdir_in_root(rootfd, "/dev", false, err);
+	if (devfd < 0) {
+		dev_items_free(items, n);
+		return tern_error_wrap(err, "/dev");
+	}
+	for (size_t i = 0; i < n; i++) {
+		ret = create_device(rootfd, &items[i].d, in_user_ns, items[i].host, err);
+		if (ret < 0) {
+			tern_error_wrap(err, "%s `%s`", items[i].field, items[i].d.path);
+			dev_items_free(items, n);
+			return ret;
+		}
+	}
+	dev_items_free(items, n);
 
 	static const char *const links[][2] = {
 	    {"/proc/self/fd", "fd"},

@@ -3,9 +3,14 @@
  * Each hook runs as a plain child process: the state JSON on its stdin (a
  * pipe that tern writes), its stdout and stderr captured (runc does the same
  * and puts both in the error), argv from args and envp from env exactly as
- * given (no PATH lookup: path is absolute). With a timeout the hook is
- * SIGKILLed when it expires. Hooks of one stage run in order and the first
- * failure stops the stage.
+ * given (no PATH lookup: path is absolute); without env, tern's own
+ * environment, as runc and crun give (an empty list is an empty
+ * environment). With a timeout the hook is SIGKILLed when it expires. Hooks
+ * of one stage run in order. For the stages whose failure fails the
+ * operation (prestart, createRuntime, createContainer, startContainer) the
+ * first failure stops the stage; poststart and poststop hooks all run, each
+ * failure a warning (runtime-spec: the lifecycle goes on as if the hook had
+ * succeeded; crun does the same, runc 1.1.5 stops at the first).
  */
 #include "hooks.h"
 #include "log.h"
@@ -125,9 +130,8 @@ static int run_hook(const oci_hook *h, const char *stage, const char *state_json
 	cleanup_close int pidfd = -1;
 	cleanup_child pid_t pid = -1;
 	char *default_argv[] = {h->path, NULL};
-	char *empty_env[] = {NULL};
 	char **argv = h->args ? h->args : default_argv;
-	char **envp = h->env ? h->env : empty_env;
+	char **envp = h->env ? h->env : environ;
 	const char *json = state_json ? state_json : "";
 	size_t json_len = strlen(json), written = 0;
 	long long deadline = h->timeout.set ? now_ms() + h->timeout.value * 1000 : -1;
@@ -279,4 +283,21 @@ int tern_hooks_run(const oci_hook_list *hooks, const char *stage, const char *st
 			return ret;
 	}
 	return 0;
+}
+
+int tern_hooks_run_all(const oci_hook_list *hooks, const char *stage, const char *state_json)
+{
+	int failed = 0;
+
+	for (size_t i = 0; hooks != NULL && i < hooks->len; i++) {
+		tern_error *e = NULL;
+
+		tern_debug("running %s hook #%zu `%s`", stage, i, hooks->items[i].path);
+		if (run_hook(&hooks->items[i], stage, state_json, &e) < 0) {
+			tern_warn("%s (hook #%zu; going on)", e->msg, i);
+			tern_error_free(e);
+			failed++;
+		}
+	}
+	return failed;
 }

@@ -3,6 +3,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "lsm.h"
+#include "mount-source.h"
 #include "path-resolve.h"
 #include "proc-attrs.h"
 #include "rootfs.h"
@@ -513,6 +514,9 @@ void tern_init_main(tern_container *c, int sync_fd)
 	} else if (c->ns.new_user && become_root_in_userns(&e) < 0) {
 		fail(&ic, e);
 	}
+	/* The bind sources the parent opened for us (sync.h, 0a). */
+	if (tern_mount_sources_receive(sync_fd, c->config, &e) < 0)
+		fail(&ic, e);
 	/* Until execve (which makes a plain binary dumpable again), no process
 	 * of the container without CAP_SYS_PTRACE may open our /proc/PID/exe,
 	 * fd/ or cwd: the state directory fd below is a host directory, and

@@ -968,29 +968,52 @@ static int mount_cgroup(int rootfd, const char *rootfs_path, const char *dest,
 
 /* ---- the mount itself ---- */
 
-static int do_bind(int rootfd, const oci_mount *m, const tern_mount_options *opts,
-		   const char *source, tern_error **err)
+/* Put the source on `dst`: move a prepared tree there, or bind an fd. */
+static int attach_source(const tern_bind_source *src, int dst, bool recursive, tern_error **err)
 {
-	cleanup_close int src = -1, dst = -1;
 	char sp[32], dp[32];
+
+	if (src->tree) {
+		if (move_mount(src->fd, "", dst, "",
+			       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+			return tern_error_make(err, errno, "move the source's mount into place");
+		return 0;
+	}
+	if (mount(tern_fd_path(src->fd, sp, sizeof(sp)), tern_fd_path(dst, dp, sizeof(dp)), NULL,
+		  MS_BIND | (recursive ? MS_REC : 0), NULL) < 0)
+		return tern_error_make(err, errno, "bind mount");
+	return 0;
+}
+
+/* A bind mount of `prepared` (mount-source.h), or else of the path
+ * `source`, opened here. */
+static int do_bind(int rootfd, const oci_mount *m, const tern_mount_options *opts,
+		   const char *source, const tern_bind_source *prepared, tern_error **err)
+{
+	cleanup_close int own = -1, dst = -1;
+	tern_bind_source src = {.fd = -1};
 	struct stat st;
 	int ret;
 
-	/* The source is a host path chosen by whoever wrote config.json (a
-	 * relative one is relative to the bundle, our cwd), so it is opened
-	 * normally. The bare strerror lets the caller say
-	 * "mount `src` to `dst` (mounts[N]): No such file or directory". */
-	src = open(source, O_PATH | O_CLOEXEC);
-	if (src < 0)
-		return tern_error_make_literal(err, errno, strerror(errno));
-	if (fstat(src, &st) < 0)
+	if (prepared != NULL && prepared->fd >= 0) {
+		src = *prepared;
+	} else {
+		/* No prepared source (a rootless tern; /sys for sysfs): the
+		 * bare strerror lets the caller say
+		 * "mount `src` to `dst` (mounts[N]): No such file or directory". */
+		own = open(source, O_PATH | O_CLOEXEC);
+		if (own < 0)
+			return tern_error_make_literal(err, errno, strerror(errno));
+		src.fd = own;
+	}
+	if (fstat(src.fd, &st) < 0)
 		return tern_error_make(err, errno, "stat the source");
 	dst = tern_mkdir_in_root(rootfd, m->destination, !S_ISDIR(st.st_mode), err);
 	if (dst < 0)
 		return tern_error_wrap(err, "create the destination");
-	if (mount(tern_fd_path(src, sp, sizeof(sp)), tern_fd_path(dst, dp, sizeof(dp)), NULL,
-		  MS_BIND | (opts->recursive_bind ? MS_REC : 0), NULL) < 0)
-		return tern_error_make(err, errno, "bind mount");
+	ret = attach_source(&src, dst, opts->recursive_bind, err);
+	if (ret < 0)
+		return ret;
 	/* A bind mount ignores every flag but MS_REC; the rest needs a
 	 * second pass on the new mount. */
 	if (opts->flags & ~(MS_REMOUNT | MS_BIND | MS_REC)) {
@@ -998,29 +1021,6 @@ static int do_bind(int rootfd, const oci_mount *m, const tern_mount_options *opt
 		if (ret < 0)
 			return ret;
 	}
-	return 0;
-}
-
-/* An idmapped bind: the parent already made the detached, idmapped copy
- * of the source (idmap.h); it only has to be moved onto the destination,
- * which is resolved inside the rootfs like any other. */
-static int do_idmap_bind(int rootfd, const oci_mount *m, const tern_mount_options *opts,
-			 tern_error **err)
-{
-	cleanup_close int tree = tern_idmap_take(m), dst = -1;
-	struct stat st;
-
-	if (tree < 0)
-		return tern_error_make_quiet(err, EINVAL, "the idmapped tree was not prepared");
-	if (fstat(tree, &st) < 0)
-		return tern_error_make(err, errno, "stat the source");
-	dst = tern_mkdir_in_root(rootfd, m->destination, !S_ISDIR(st.st_mode), err);
-	if (dst < 0)
-		return tern_error_wrap(err, "create the destination");
-	if (move_mount(tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		return tern_error_make(err, errno, "move the idmapped mount into place");
-	if (opts->flags & ~(MS_REMOUNT | MS_BIND | MS_REC))
-		return bind_remount(rootfd, m->destination, opts, err);
 	return 0;
 }
 
@@ -1087,7 +1087,7 @@ static int do_mount(int rootfd, const oci_mount *m, const tern_mount_options *op
 			tern_mount_options o = *opts;
 			o.recursive_bind = true;
 			o.flags |= MS_NOSUID | MS_NODEV | MS_NOEXEC;
-			ret = do_bind(rootfd, m, &o, "/sys", err);
+			ret = do_bind(rootfd, m, &o, "/sys", NULL, err);
 			if (ret < 0 || !(opts->flags & MS_RDONLY))
 				return ret;
 			/* The bind also brings the host's mounts under /sys:
@@ -1132,11 +1132,12 @@ static int do_mount(int rootfd, const oci_mount *m, const tern_mount_options *op
 	return 0;
 }
 
-int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, bool in_user_ns,
-		      bool cgroupns, tern_error **err)
+int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, tern_bind_source src,
+		      bool in_user_ns, bool cgroupns, tern_error **err)
 {
 	cleanup_mount_options tern_mount_options opts = {0};
 	cleanup_free char *clean = NULL;
+	cleanup_close int srcfd = src.fd; /* closed once attached, or on failure */
 	int ret;
 
 	if (m->destination == NULL)
@@ -1163,8 +1164,10 @@ int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, b
 		/* As runc: a bind on /proc must bring a procfs, not a directory
 		 * that would stand in for it. */
 		struct statfs sf;
-		if (m->source == NULL || statfs(m->source, &sf) < 0 ||
-		    sf.f_type != PROC_SUPER_MAGIC)
+		int r = srcfd >= 0	    ? fstatfs(srcfd, &sf)
+			: m->source != NULL ? statfs(m->source, &sf)
+					    : -1;
+		if (r < 0 || sf.f_type != PROC_SUPER_MAGIC)
 			return tern_error_make(err, EPERM,
 					       "/proc can only be a proc mount or a bind of a "
 					       "procfs, refusing to bind `%s` there",
@@ -1177,12 +1180,12 @@ int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, b
 			return ret;
 	}
 
-	if (tern_idmap_wanted(m)) {
-		ret = do_idmap_bind(rootfd, m, &opts, err);
+	if (tern_idmap_wanted(m) && !src.tree) {
+		return tern_error_make_quiet(err, EINVAL, "the idmapped tree was not prepared");
 	} else if (opts.bind) {
 		if (m->source == NULL)
 			return tern_error_make(err, EINVAL, "a bind mount needs a source");
-		ret = do_bind(rootfd, m, &opts, m->source, err);
+		ret = do_bind(rootfd, m, &opts, m->source, &src, err);
 	} else if (str_eq(m->type, "cgroup")) {
 		ret = mount_cgroup(rootfd, rootfs_path ? rootfs_path : "", m->destination, &opts,
 				   cgroupns, err);
@@ -1200,5 +1203,6 @@ int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, b
 int tern_mount_one(int rootfd, const char *rootfs_path, const oci_mount *m, bool in_user_ns,
 		   tern_error **err)
 {
-	return tern_mount_one_ex(rootfd, rootfs_path, m, in_user_ns, false, err);
+	tern_bind_source none = {.fd = -1};
+	return tern_mount_one_ex(rootfd, rootfs_path, m, none, in_user_ns, false, err);
 }

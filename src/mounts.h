@@ -22,27 +22,38 @@ typedef struct {
 	char *data;	      /* the options the kernel filesystem gets, comma-separated */
 } tern_mount_options;
 
+/* A bind mount's source, opened by the parent (mount-source.h): a detached
+ * tree (open_tree) to move into place, or an O_PATH fd to bind with
+ * mount(2); fd -1 when there is none and the source path is opened here. */
+typedef struct {
+	int fd;
+	bool tree;
+} tern_bind_source;
+
 /* Parse a mount's options list. Unknown options are passed to the
  * filesystem as data (that is what runc does). */
 int tern_mount_options_parse(char *const *options, tern_mount_options *out, tern_error **err);
 void tern_mount_options_clear(tern_mount_options *opts);
 
 /* Mount `m` inside the rootfs open at `rootfd` (rootfs_path is its host
- * path, for messages). A relative bind source is relative to the current
- * directory, which must be the bundle (runc resolves it against the bundle
- * too). On failure the message does not repeat the source and destination:
- * the caller prefixes "mount `SRC` to `DST` (mounts[N])". A mount with an
- * idmap/ridmap option or uid/gid mappings moves the tree that the parent
- * prepared (idmap.h) onto its destination.
+ * path, for messages). A bind mount attaches the source the parent opened
+ * (mount-source.h) when there is one; else its path is opened here, a
+ * relative one against the current directory, which must be the bundle
+ * (runc resolves it against the bundle too). On failure the message does
+ * not repeat the source and destination: the caller prefixes
+ * "mount `SRC` to `DST` (mounts[N])". A mount with an idmap/ridmap option
+ * or uid/gid mappings must come with its prepared (idmapped) tree.
  * A "cgroup" mount is done as if the container had no cgroup namespace. */
 int tern_mount_one(int rootfd, const char *rootfs_path, const oci_mount *m, bool in_user_ns,
 		   tern_error **err);
 
-/* The same, knowing whether the container has its own cgroup namespace:
- * then a "cgroup" mount is a fresh cgroup (v1) filesystem per hierarchy
- * instead of binds of the host's directories for this process's cgroup. */
-int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, bool in_user_ns,
-		      bool cgroupns, tern_error **err);
+/* The same, with the bind source `src` (consumed: its fd is closed here,
+ * {-1} for none), knowing whether the container has its own cgroup
+ * namespace: then a "cgroup" mount is a fresh cgroup (v1) filesystem per
+ * hierarchy instead of binds of the host's directories for this process's
+ * cgroup. */
+int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, tern_bind_source src,
+		      bool in_user_ns, bool cgroupns, tern_error **err);
 
 /* The mount options tern understands (for `tern features`): fills up to
  * `max` names, returns how many there are. */

@@ -434,7 +434,37 @@ static bool own_namespace(const oci_namespace *ns)
 	return theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino;
 }
 
-int tern_sysctl_check(const oci_linux *lx, tern_error **err)
+/* kernel.hostname and kernel.domainname say what the `hostname` and
+ * `domainname` fields say, and the sysctls are written after the fields:
+ * one would silently win. kernel.hostname is always refused (runc and crun
+ * both do: the field is the place for it); kernel.domainname only when the
+ * field is set to something else (crun's rule; runc 1.1.5 has no
+ * `domainname` field). */
+static int sysctl_uts_conflict(const oci_config *config, const char *key, const char *value,
+			       tern_error **err)
+{
+	cleanup_free char *dotted = tern_xstrdup(key);
+
+	for (char *p = dotted; *p; p++)
+		if (*p == '/')
+			*p = '.';
+	if (strcmp(dotted, "kernel.hostname") == 0)
+		return tern_error_make_quiet(
+		    err, EINVAL,
+		    "linux.sysctl: `%s` conflicts with the `hostname` field (set the hostname "
+		    "there%s%s%s)",
+		    key, config->hostname ? ", where it is `" : "",
+		    config->hostname ? config->hostname : "", config->hostname ? "`" : "");
+	if (strcmp(dotted, "kernel.domainname") == 0 && config->domainname && *config->domainname &&
+	    strcmp(config->domainname, value) != 0)
+		return tern_error_make_quiet(
+		    err, EINVAL,
+		    "linux.sysctl: `%s` = `%s` conflicts with the `domainname` field `%s`", key,
+		    value, config->domainname);
+	return 0;
+}
+
+int tern_sysctl_check(const oci_config *config, tern_error **err)
 {
 	static const char *const ns_names[OCI_NS_COUNT] = {
 	    [OCI_NS_PID] = "pid",
@@ -442,13 +472,19 @@ int tern_sysctl_check(const oci_linux *lx, tern_error **err)
 	    [OCI_NS_IPC] = "ipc",
 	    [OCI_NS_UTS] = "uts",
 	};
+	const oci_linux *lx = config->linux_;
 
 	if (lx == NULL)
 		return 0;
 	for (size_t i = 0; i < lx->sysctl.len; i++) {
 		const char *key = lx->sysctl.items[i].key ? lx->sysctl.items[i].key : "";
+		const char *value = lx->sysctl.items[i].value ? lx->sysctl.items[i].value : "";
 		int type = sysctl_namespace(key);
 		bool ok = false;
+		int ret = sysctl_uts_conflict(config, key, value, err);
+
+		if (ret < 0)
+			return ret;
 
 		/* Anything else is the host's own setting: a container config
 		 * must not change it (kernel.core_pattern, vm.*, ...). */

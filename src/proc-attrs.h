@@ -47,7 +47,10 @@ int tern_sysctl_apply(const oci_map *sysctl, tern_error **err);
  * kernel.msg*, kernel.sem, fs.mqueue.*; network: net.*; uts:
  * kernel.domainname, kernel.hostname; pid: kernel.ns_last_pid), as runc
  * requires; any other key would change the host. */
-int tern_sysctl_check(const oci_linux *lx, tern_error **err);
+/* Also refused: kernel.hostname (the `hostname` field is its place) and a
+ * kernel.domainname that differs from the `domainname` field; the message
+ * names both. */
+int tern_sysctl_check(const oci_config *config, tern_error **err);
 
 /* execve process.args[0] (looked up in the PATH of process.env when it has no
  * slash, like execvp does) with process.env. Only returns on failure, with

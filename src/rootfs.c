@@ -4,6 +4,7 @@
 #include "rootfs.h"
 #include "devices.h"
 #include "log.h"
+#include "mount-source.h"
 #include "mounts.h"
 #include "path-resolve.h"
 #include "utils.h"
@@ -344,7 +345,8 @@ int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err)
 			if (ret < 0)
 				return ret;
 		}
-		ret = tern_mount_one_ex(rootfd, ctx->rootfs, m, ctx->in_user_ns, cgroupns, err);
+		ret = tern_mount_one_ex(rootfd, ctx->rootfs, m, tern_mount_source_take(m),
+					ctx->in_user_ns, cgroupns, err);
 		if (ret < 0)
 			return tern_error_wrap(err, "mount `%s` to `%s` (mounts[%zu])", src,
 					       m->destination ? m->destination : "", i);

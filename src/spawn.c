@@ -1,9 +1,9 @@
 #include "spawn.h"
 #include "container-cgroup.h"
 #include "hooks.h"
-#include "idmap.h"
 #include "init.h"
 #include "log.h"
+#include "mount-source.h"
 #include "sync.h"
 #include "utils.h"
 
@@ -80,6 +80,20 @@ static int explain_silence(pid_t *child, int ret, tern_error **err)
 			       strsignal(sig), sig == SIGSYS ? ": a linux.seccomp rule" : "");
 }
 
+/* (0) in sync.h: open the bind sources inside the mount namespace of `pid`
+ * with our credentials, and hand them to the child. */
+static int send_mount_sources(tern_container *c, int sync_fd, pid_t pid, tern_error **err)
+{
+	tern_mount_sources *sources = NULL;
+	int ret = tern_mount_sources_prepare(c->config, pid, c->bundle, &sources, err);
+
+	if (ret < 0)
+		return ret;
+	ret = tern_mount_sources_send(sync_fd, sources, err);
+	tern_mount_sources_free(sources);
+	return ret;
+}
+
 int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 {
 	cleanup_close_pair int sv[2] = {-1, -1};
@@ -90,22 +104,14 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return tern_error_make(err, errno, "socketpair");
 
-	/* Idmapped mounts are made here, where tern still has the host's
-	 * privileges; the child inherits the trees with its fd table. */
-	ret = tern_idmap_prepare(c->config, &c->ns, c->bundle, err);
-	if (ret < 0)
-		return ret;
 	int flags = c->ns.two_stage ? 0 : c->ns.clone_flags;
 	child = clone_child(flags);
-	if (child < 0) {
-		tern_idmap_release();
+	if (child < 0)
 		return tern_error_make(err, errno, "clone the container process");
-	}
 	if (child == 0) {
 		close(sv[0]);
 		tern_init_main(c, sv[1]);
 	}
-	tern_idmap_release();
 	close(steal_fd(&sv[1]));
 
 	/* The slow path forks the init later: it must be in the cgroup first. */
@@ -122,6 +128,14 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	ret = tern_sync_send(sv[0], SYNC_GO, 0, err);
 	if (ret < 0)
 		return ret;
+	/* The fast path's namespaces exist from the clone, and the child
+	 * waits for its sources before it does anything: a missing one fails
+	 * before any mount or cgroup. */
+	if (!c->ns.two_stage) {
+		ret = send_mount_sources(c, sv[0], child, err);
+		if (ret < 0)
+			return ret;
+	}
 	/* The fast path moves the child while it sets up its mounts; it waits
 	 * for SYNC_CGROUP_DONE before anything that must see the cgroup (the
 	 * cgroup namespace, a cgroup mount, hooks) and before it can ever
@@ -158,6 +172,10 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 		init_pid = pid;
 		waitpid(child, &status, 0);
 		child = pid;
+		/* The init's mount namespace exists now. */
+		ret = send_mount_sources(c, sv[0], init_pid, err);
+		if (ret < 0)
+			return ret;
 	}
 	c->pid = init_pid;
 

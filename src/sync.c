@@ -33,6 +33,10 @@ const char *tern_sync_type_name(tern_sync_type type)
 		return "seccomp-fd";
 	case SYNC_SECCOMP_DONE:
 		return "seccomp-done";
+	case SYNC_MOUNT_SOURCES:
+		return "mount-sources";
+	case SYNC_MOUNT_SOURCE:
+		return "mount-source";
 	case SYNC_ERROR:
 		return "error";
 	}
@@ -85,15 +89,21 @@ int tern_sync_send(int fd, tern_sync_type type, int32_t value, tern_error **err)
 	return 0;
 }
 
-int tern_sync_send_fd(int fd, tern_sync_type type, int passfd, tern_error **err)
+int tern_sync_send_fd_value(int fd, tern_sync_type type, int32_t value, int passfd,
+			    tern_error **err)
 {
-	tern_sync_msg msg = {.type = type};
+	tern_sync_msg msg = {.type = type, .value = value};
 	int ret = send_msg_fd(fd, &msg, passfd);
 
 	if (ret < 0)
 		return tern_error_make(err, -ret, "sync: send `%s` with fd %d",
 				       tern_sync_type_name(type), passfd);
 	return 0;
+}
+
+int tern_sync_send_fd(int fd, tern_sync_type type, int passfd, tern_error **err)
+{
+	return tern_sync_send_fd_value(fd, type, 0, passfd, err);
 }
 
 void tern_sync_send_error(int fd, const tern_error *e)
@@ -184,4 +194,11 @@ int tern_sync_expect_fd(int fd, tern_sync_type want, int *passfd, tern_error **e
 {
 	*passfd = -1;
 	return expect_msg(fd, want, NULL, passfd, err);
+}
+
+int tern_sync_expect_fd_value(int fd, tern_sync_type want, int32_t *value, int *passfd,
+			      tern_error **err)
+{
+	*passfd = -1;
+	return expect_msg(fd, want, value, passfd, err);
 }

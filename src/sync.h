@@ -11,6 +11,9 @@
  *  [slow path] move child into the cgroup
  *  [fast path + new userns] write id maps
  *  (1) SYNC_GO ------------------------------->  (1) start
+ *  [fast path] open the bind sources (0),
+ *  (0a) SYNC_MOUNT_SOURCES{n} and
+ *  n x SYNC_MOUNT_SOURCE{fd} ----------------->  (0a) awaited before anything else
  *  [fast path] move child into the cgroup,
  *  (1b) SYNC_CGROUP_DONE --------------------->  (1b) awaited before the cgroup namespace,
  *                                                    a cgroup mount (it shows the
@@ -24,6 +27,8 @@
  *  (2) SYNC_MAPS_DONE ------------------------>  unshare the rest, fork the init
  *  waitpid(stage 1) <-------------------------  (3) SYNC_CHILD_PID{pid} (slow path only;
  *                                                    the stage-1 process then exits)
+ *  [slow path] open the bind sources (0),
+ *  (0a) SYNC_MOUNT_SOURCES... --------------->  (0a) the init keeps them for the mounts
  *                                               mounts, /dev
  *  run prestart + createRuntime hooks <-------  (4) SYNC_HOOKS_REQUEST  (only with such hooks)
  *  (4) SYNC_HOOKS_DONE ----------------------->  createContainer hooks, pivot_root,
@@ -41,6 +46,15 @@
  *  exit 0 (create) / start + wait (run)          the socket, block on exec.fifo
  *                                                (until `tern start`), startContainer hooks,
  *                                                [no_new_privs, seccomp C], execve
+ *
+ * (0) Bind-mount sources (mount-source.h) are opened by the parent, with the
+ * host's credentials but inside the container's mount namespace (setns
+ * there and back), so that a source under a directory the container's root
+ * cannot enter still works and the kernel's locks on host mounts hold. Each
+ * one goes to the child as SYNC_MOUNT_SOURCE with the fd and value
+ * index * 2 + 1 for a detached tree (open_tree) or index * 2 for an O_PATH
+ * fd; n is 0 when the parent could not enter (rootless), and the child then
+ * opens the sources itself.
  *
  * linux.seccomp is loaded at exactly one of A, B, C (init.c, seccomp_stage):
  * C, the last step before execve, when process.noNewPrivileges is set and
@@ -82,6 +96,8 @@ typedef enum {
 	SYNC_ERROR,
 	SYNC_SECCOMP_FD,
 	SYNC_SECCOMP_DONE,
+	SYNC_MOUNT_SOURCES,
+	SYNC_MOUNT_SOURCE,
 } tern_sync_type;
 
 #define TERN_SYNC_MSG_MAX 4000
@@ -98,10 +114,18 @@ int tern_sync_send(int fd, tern_sync_type type, int32_t value, tern_error **err)
  * copy of passfd. */
 int tern_sync_send_fd(int fd, tern_sync_type type, int passfd, tern_error **err);
 
+/* The same with a value in the message. */
+int tern_sync_send_fd_value(int fd, tern_sync_type type, int32_t value, int passfd,
+			    tern_error **err);
+
 /* Like tern_sync_expect, for a message that carries an fd: *passfd gets
  * it (close-on-exec), owned by the caller; a message without one is an
  * error. */
 int tern_sync_expect_fd(int fd, tern_sync_type want, int *passfd, tern_error **err);
+
+/* The same, also giving the message's value. */
+int tern_sync_expect_fd_value(int fd, tern_sync_type want, int32_t *value, int *passfd,
+			      tern_error **err);
 
 /* Send an error (the child's way to report): errno and message of `e`. */
 void tern_sync_send_error(int fd, const tern_error *e);

@@ -80,3 +80,77 @@ load helpers
 	[[ "${lines[2]}" == *" ro,"* || "${lines[2]}" == *" ro "* ]]
 	[ ! -e "$BUNDLE/rootfs/rodir/x" ]
 }
+
+# userns_bundle: a user namespace mapping root to host 100000 (65536 ids),
+# the rootfs copy owned by it. In it mknod of a device is not allowed, so
+# every device is bound from the host's.
+userns_bundle() {
+	add_namespace user
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .mounts |= map(select(.destination != "/sys/fs/cgroup" and .destination != "/sys"))'
+	chown -R 100000:100000 "$BUNDLE/rootfs"
+	make_traversable "$BUNDLE"
+}
+
+# A container command printing "PATH OPTIONS" (the per-mount options of its
+# mountinfo line) for each path given as an argument.
+mount_opts_cmd='for d in "$@"; do grep " $d " /proc/self/mountinfo | cut -d" " -f5,6; done'
+
+@test "/dev in a user namespace: each default device is bound from the host nosuid,noexec, and works" {
+	# runc 1.1.5 lacks this: it binds them without nosuid/noexec (crun sets both)
+	userns_bundle
+	set_args sh -c "$mount_opts_cmd; echo x >/dev/null && head -c 2 /dev/zero | od -An -tx1 | tr -d ' '" \
+		sh /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 7 ]
+	for i in 0 1 2 3 4 5; do
+		[[ ",${lines[$i]#* }," == *,nosuid,* && ",${lines[$i]#* }," == *,noexec,* ]] ||
+			{ echo "not nosuid,noexec: ${lines[$i]}"; false; }
+		[[ ",${lines[$i]#* }," != *,nodev,* ]]
+	done
+	[ "${lines[6]}" = 0000 ]
+}
+
+@test "linux.devices in a user namespace: bound from the host nosuid,noexec" {
+	# runc 1.1.5 lacks this (no nosuid/noexec)
+	userns_bundle
+	# /dev/kmsg (c 1:11): a device every kernel has, and not a default one
+	update_config '.linux.devices = [{"path": "/dev/kmsg", "type": "c", "major": 1, "minor": 11, "fileMode": 420}]'
+	set_args sh -c "$mount_opts_cmd; stat -c '%F %t:%T' /dev/kmsg" sh /dev/kmsg
+	run_container
+	[ "$status" -eq 0 ]
+	[[ ",${lines[0]#* }," == *,nosuid,* && ",${lines[0]#* }," == *,noexec,* ]]
+	[ "${lines[1]}" = "character special file 1:b" ]
+}
+
+@test "linux.devices in a user namespace: a device the host has under another name is bound from there" {
+	# runc 1.1.5 lacks this: it binds only from the same path on the host
+	# (/dev/mynull does not exist there); tern finds 1:3 as /dev/null
+	userns_bundle
+	[ ! -e /dev/mynull ]
+	update_config '.linux.devices = [{"path": "/dev/mynull", "type": "c", "major": 1, "minor": 3, "fileMode": 438}]'
+	set_cmd 'stat -c "%F %t:%T" /dev/mynull; echo x >/dev/mynull && echo written'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = "character special file 1:3
+written" ]
+}
+
+@test "linux.devices in a user namespace: a device the host lacks is refused by name, before anything is created" {
+	userns_bundle
+	# no such device on this host, under any name
+	[ ! -e /sys/dev/char/1:250 ] || { echo "this host has a device c 1:250: pick another" >&2; false; }
+	# the image's own /dev, no tmpfs on it: what is made there would stay
+	update_config '.mounts |= map(select(.destination | startswith("/dev") | not))
+		| .linux.devices = [{"path": "/dev/kmsg", "type": "c", "major": 1, "minor": 11},
+			{"path": "/dev/nothere", "type": "c", "major": 1, "minor": 250}]'
+	local before
+	before=$(ls -la "$BUNDLE/rootfs/dev")
+	run_container
+	check_fails_cleanly "/dev/nothere"
+	# runc 1.1.5 lacks this: it has made the devices before by then
+	is_runc || [ "$(ls -la "$BUNDLE/rootfs/dev")" = "$before" ]
+	is_runc || [[ "$output" == *"linux.devices[1] \`/dev/nothere\`: the host has no device c 1:250 to bind"* ]]
+}

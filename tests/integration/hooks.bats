@@ -146,3 +146,71 @@ all_hooks() {
 	run_container
 	[ "$status" -eq 0 ]
 }
+
+# env_hook FILE [ENV-JSON]: a hook that writes its environment to FILE;
+# with ENV-JSON (e.g. []) that is its env field, without it the field is
+# left out.
+env_hook() {
+	if [ $# -gt 1 ]; then
+		echo "{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"/usr/bin/env >$1\"], \"env\": $2}"
+	else
+		echo "{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"/usr/bin/env >$1\"]}"
+	fi
+}
+
+@test "hooks: a hook without env gets the runtime's environment, one with an empty env none (as runc and crun)" {
+	export TERN_HOOK_PROBE=from-the-caller
+	add_hook prestart "$(env_hook "$BATS_TEST_TMPDIR/prestart.env")"
+	add_hook createRuntime "$(env_hook "$BATS_TEST_TMPDIR/empty.env" '[]')"
+	add_hook poststop "$(env_hook "$BATS_TEST_TMPDIR/poststop.env")"
+	run_container
+	[ "$status" -eq 0 ]
+	grep -qx TERN_HOOK_PROBE=from-the-caller "$BATS_TEST_TMPDIR/prestart.env"
+	grep -qx TERN_HOOK_PROBE=from-the-caller "$BATS_TEST_TMPDIR/poststop.env"
+	# PATH too, so that a hook can find its tools
+	grep -q "^PATH=" "$BATS_TEST_TMPDIR/prestart.env"
+	! grep -q TERN_HOOK_PROBE "$BATS_TEST_TMPDIR/empty.env"
+	! grep -q "^PATH=" "$BATS_TEST_TMPDIR/empty.env"
+}
+
+# marker_hook NAME [STATUS]: a hook that appends NAME to $BATS_TEST_TMPDIR/ran
+# and exits with STATUS (0 by default).
+marker_hook() {
+	echo "{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"echo $1 >>$BATS_TEST_TMPDIR/ran; exit ${2:-0}\"]}"
+}
+
+@test "hooks: failing poststart and poststop hooks do not stop the ones after them (run)" {
+	# runc 1.1.5 lacks this: it stops at the first failure and fails run
+	set_cmd 'sleep 0.1'
+	add_hook poststart "$(marker_hook poststart-1 3)"
+	add_hook poststart "$(marker_hook poststart-2)"
+	add_hook poststop "$(marker_hook poststop-1 4)"
+	add_hook poststop "$(marker_hook poststop-2 5)"
+	add_hook poststop "$(marker_hook poststop-3)"
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$(tr '\n' ' ' <"$BATS_TEST_TMPDIR/ran")" = "poststart-1 poststart-2 poststop-1 poststop-2 poststop-3 " ]
+	# each failure is a warning naming the hook
+	[[ "$output" == *"poststart hook \`/bin/sh\` exited with status 3"* ]]
+	[[ "$output" == *"poststop hook \`/bin/sh\` exited with status 4"* ]]
+	[[ "$output" == *"poststop hook \`/bin/sh\` exited with status 5"* ]]
+}
+
+@test "hooks: failing poststart and poststop hooks do not stop the ones after them (create, start, delete)" {
+	# runc 1.1.5 lacks this: start fails and kills the container
+	set_args /bin/sleep "$MARK"
+	add_hook poststart "$(marker_hook poststart-1 3)"
+	add_hook poststart "$(marker_hook poststart-2)"
+	add_hook poststop "$(marker_hook poststop-1 4)"
+	add_hook poststop "$(marker_hook poststop-2)"
+	run tern create -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	run tern start "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(tr '\n' ' ' <"$BATS_TEST_TMPDIR/ran")" = "poststart-1 poststart-2 " ]
+	[ "$(state_field "$ID" status)" = running ]
+	run tern delete -f "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(tr '\n' ' ' <"$BATS_TEST_TMPDIR/ran")" = "poststart-1 poststart-2 poststop-1 poststop-2 " ]
+	check_nothing_left "$ID"
+}

@@ -330,3 +330,36 @@ container_userns() {
 	[ "$status" -eq 0 ]
 	[ "$output" = 1000:1000 ]
 }
+
+@test "idmap: an idmapped bind of a read-only host mount stays read-only for the container's CAP_SYS_ADMIN" {
+	# runc 1.1.5 lacks this
+	# The tree is copied from the container's own mount namespace, where the
+	# kernel locked the host mount's flags; a copy made in the host's
+	# namespace could be remounted read-write from inside.
+	container_userns
+	update_config '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])'
+	chmod 777 "$SRC"
+	mount --bind "$SRC" "$SRC"
+	mount -o remount,bind,ro "$SRC"
+	add_mount "{\"destination\": \"/mapped\", \"type\": \"bind\", \"source\": \"$SRC\", \"options\": [\"bind\", \"idmap\"]}"
+	set_cmd 'mount -o remount,bind,rw /mapped 2>/dev/null && echo remounted; touch /mapped/x 2>/dev/null && echo wrote; echo done'
+	run_container
+	umount "$SRC"
+	[ "$status" -eq 0 ]
+	[ "$output" = done ]
+	[ ! -e "$SRC/x" ]
+}
+
+@test "idmap: a source under a host directory the container's root cannot enter" {
+	# runc 1.1.5 lacks this
+	container_userns
+	local priv=$BATS_TEST_TMPDIR/private
+	mkdir -p "$priv"
+	mv "$SRC" "$priv/src"
+	chmod 700 "$priv"
+	add_mount "{\"destination\": \"/mapped\", \"type\": \"bind\", \"source\": \"$priv/src\", \"options\": [\"bind\", \"idmap\"]}"
+	set_cmd 'stat -c %u:%g /mapped/f'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = 1000:1000 ]
+}

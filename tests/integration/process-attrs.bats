@@ -315,3 +315,46 @@ capmask() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "ruid=1000 euid=1000 suid=1000 CapPrm=0000000000000000 CapEff=0000000000000000 NoNewPrivs=1" ]
 }
+
+@test "linux.sysctl: kernel.hostname beside the hostname field is refused before anything is created, naming both" {
+	update_config '.hostname = "from-the-field" | .linux.sysctl = {"kernel.hostname": "from-the-sysctl"}'
+	set_cmd 'hostname'
+	run_container
+	check_fails_cleanly "kernel.hostname" "hostname"
+	is_runc || [[ "$output" == *"linux.sysctl: \`kernel.hostname\` conflicts with the \`hostname\` field (set the hostname there, where it is \`from-the-field\`)"* ]]
+}
+
+@test "linux.sysctl: kernel.hostname is refused without the hostname field too, and with the same value (as runc and crun)" {
+	update_config 'del(.hostname) | .linux.sysctl = {"kernel/hostname": "h"}'
+	run_container
+	check_fails_cleanly "kernel" "hostname"
+	is_runc || [[ "$output" == *"linux.sysctl: \`kernel/hostname\` conflicts with the \`hostname\` field (set the hostname there)"* ]]
+	update_config '.hostname = "h" | .linux.sysctl = {"kernel.hostname": "h"}'
+	run_container
+	check_fails_cleanly "kernel.hostname" "hostname"
+}
+
+@test "linux.sysctl: kernel.domainname that differs from the domainname field is refused, naming both" {
+	# runc 1.1.5 lacks this: it has no domainname field and applies the sysctl
+	update_config '.domainname = "field.example" | .linux.sysctl = {"kernel.domainname": "sysctl.example"}'
+	set_cmd 'cat /proc/sys/kernel/domainname'
+	run_container
+	if is_runc; then
+		[ "$status" -eq 0 ]
+		return 0
+	fi
+	check_fails_cleanly
+	[[ "$output" == *"linux.sysctl: \`kernel.domainname\` = \`sysctl.example\` conflicts with the \`domainname\` field \`field.example\`"* ]]
+}
+
+@test "linux.sysctl: kernel.domainname equal to the domainname field, or without it, is applied" {
+	update_config '.domainname = "same.example" | .linux.sysctl = {"kernel/domainname": "same.example"}'
+	set_cmd 'cat /proc/sys/kernel/domainname'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = same.example ]
+	update_config 'del(.domainname) | .linux.sysctl = {"kernel.domainname": "only.example"}'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "$output" = only.example ]
+}

@@ -1,0 +1,380 @@
+/* Bind-mount sources: opened by the parent inside the container's mount
+ * namespace, received and attached by the child (see mount-source.h). */
+#include "mount-source.h"
+#include "idmap.h"
+#include "procfs.h"
+#include "sync.h"
+#include "utils.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct tern_mount_sources {
+	size_t n;	       /* config->mounts_len */
+	tern_bind_source *src; /* one per mount, fd -1 where none */
+};
+
+static void sources_close(tern_bind_source *src, size_t n)
+{
+	for (size_t i = 0; src && i < n; i++)
+		if (src[i].fd >= 0)
+			close(src[i].fd);
+	free(src);
+}
+
+void tern_mount_sources_free(tern_mount_sources *s)
+{
+	if (s == NULL)
+		return;
+	sources_close(s->src, s->n);
+	free(s);
+}
+
+/* bind/rbind as a type or an option, the way mounts.c reads them. */
+static int bind_kind(const oci_mount *m, bool *bind, bool *recursive, bool *ridmap,
+		     tern_error **err)
+{
+	tern_mount_options opts;
+	int ret = tern_mount_options_parse(m->options, &opts, err);
+
+	if (ret < 0)
+		return ret;
+	tern_mount_options_clear(&opts); /* only the booleans are needed */
+	*bind = opts.bind ||
+		(m->type && (strcmp(m->type, "bind") == 0 || strcmp(m->type, "rbind") == 0));
+	*recursive = opts.recursive_bind || (m->type && strcmp(m->type, "rbind") == 0);
+	*ridmap = opts.idmap_recursive;
+	return 0;
+}
+
+/* The propagation the tree gets before it is attached. A copy of a mount
+ * of the container's namespace is still a peer of the host's mount when
+ * the namespace has no user namespace of its own: left like that, what the
+ * container mounts below it would appear on the host. The rootfs stage
+ * makes every mount a slave of the host's unless linux.rootfsPropagation
+ * says otherwise: the trees follow the same rule. */
+static unsigned long tree_propagation(const oci_config *config)
+{
+	const char *p = config->linux_ ? config->linux_->rootfs_propagation : NULL;
+
+	if (p && strstr(p, "shared"))
+		return 0; /* keep the peer group: the container asked to share */
+	if (p && strstr(p, "private"))
+		return MS_PRIVATE;
+	return MS_SLAVE;
+}
+
+typedef struct {
+	int bundlefd;	       /* the bundle, for relative sources */
+	int userns;	       /* the container's user namespace, or -1 */
+	unsigned long prop;    /* tree_propagation */
+	bool no_new_mount_api; /* open_tree or mount_setattr said ENOSYS */
+} open_ctx;
+
+/* open_tree, then the propagation: 1 and the tree in *out, 0 when the
+ * kernel lacks either call, or a negative errno. */
+static int open_tree_source(open_ctx *oc, const char *source, bool recursive, int *out)
+{
+	struct mount_attr attr = {.propagation = oc->prop};
+	cleanup_close int tree = -1;
+
+	*out = -1;
+	tree = open_tree(oc->bundlefd, source,
+			 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
+	if (tree < 0)
+		return errno == ENOSYS ? 0 : -errno;
+	if (oc->prop != 0 &&
+	    mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+		return errno == ENOSYS ? 0 : -errno;
+	*out = steal_fd(&tree);
+	return 1;
+}
+
+static int open_one(open_ctx *oc, const oci_mount *m, size_t index, bool recursive, bool ridmap,
+		    tern_bind_source *out, tern_error **err)
+{
+	bool idmap = tern_idmap_wanted(m);
+	int fd = -1, ret;
+
+	if (m->source == NULL)
+		return tern_error_make_quiet(err, EINVAL, "a bind mount needs a source");
+	if (!oc->no_new_mount_api) {
+		ret = open_tree_source(oc, m->source, recursive, &fd);
+		/* The bare strerror reads "mount `src` to `dst` (mounts[N]):
+		 * No such file or directory" once the caller wraps it. */
+		if (ret < 0)
+			return tern_error_make_literal(err, -ret, strerror(-ret));
+		oc->no_new_mount_api = ret == 0;
+	}
+	if (fd >= 0) {
+		*out = (tern_bind_source){.fd = fd, .tree = true};
+		if (idmap)
+			return tern_idmap_apply(fd, m, index, ridmap, oc->userns, err);
+		return 0;
+	}
+	if (idmap)
+		return tern_error_make_quiet(err, ENOSYS,
+					     "idmapped mounts need open_tree and mount_setattr "
+					     "(Linux 5.12), which this kernel lacks");
+	fd = openat(oc->bundlefd, m->source, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return tern_error_make_literal(err, errno, strerror(errno));
+	*out = (tern_bind_source){.fd = fd, .tree = false};
+	return 0;
+}
+
+/* The container's user namespace, when it has one of its own: the mapping
+ * an `idmap` without mappings of its own takes. */
+static int open_userns(int procfd, pid_t pid)
+{
+	char path[64];
+	struct stat theirs, ours;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/ns/user", pid);
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &theirs) == 0 && fstatat(procfd, "self/ns/user", &ours, 0) == 0 &&
+	    theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Where the parent was before entering the container's mount namespace:
+ * setns resets the root and cwd to the namespace's root, both ways. */
+typedef struct {
+	int mntns, root, cwd;
+} saved_place;
+
+static void saved_place_close(saved_place *s)
+{
+	tern_closep(&s->mntns);
+	tern_closep(&s->root);
+	tern_closep(&s->cwd);
+}
+
+static int leave_mntns(saved_place *s, tern_error **err)
+{
+	if (setns(s->mntns, CLONE_NEWNS) < 0 || fchdir(s->root) < 0 || chroot(".") < 0 ||
+	    fchdir(s->cwd) < 0)
+		return tern_error_make(err, errno, "return to tern's own mount namespace");
+	return 0;
+}
+
+/* Enter the mount namespace `target`; 0 when already there (a container
+ * without a mount namespace of its own), 1 when entered, -EPERM when we
+ * may not (a rootless tern), another negative errno on error. */
+static int enter_mntns(int procfd, int target, saved_place *s, tern_error **err)
+{
+	struct stat theirs, ours;
+
+	s->mntns = s->root = s->cwd = -1;
+	if (fstat(target, &theirs) < 0)
+		return tern_error_make(err, errno, "stat the container's mount namespace");
+	/* ns/ files are magic links: tern_procfs_openat would refuse them. */
+	s->mntns = openat(procfd, "self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (s->mntns < 0)
+		return tern_error_make(err, errno, "open /proc/self/ns/mnt");
+	if (fstat(s->mntns, &ours) < 0)
+		return tern_error_make(err, errno, "stat our mount namespace");
+	if (theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev)
+		return 0;
+	s->root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	s->cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s->root < 0 || s->cwd < 0)
+		return tern_error_make(err, errno, "open our root and working directory");
+	if (setns(target, CLONE_NEWNS) < 0)
+		return errno == EPERM
+			   ? -EPERM
+			   : tern_error_make(err, errno, "enter the container's mount namespace");
+	return 1;
+}
+
+/* Inside the container's mount namespace: open every bind source. */
+static int open_all(const oci_config *config, open_ctx *oc, tern_mount_sources *s, tern_error **err)
+{
+	for (size_t i = 0; i < config->mounts_len; i++) {
+		const oci_mount *m = &config->mounts[i];
+		bool bind, recursive, ridmap;
+		int ret = bind_kind(m, &bind, &recursive, &ridmap, err);
+
+		if (ret == 0 && !bind)
+			continue;
+		if (ret == 0)
+			ret = open_one(oc, m, i, recursive, ridmap, &s->src[i], err);
+		if (ret < 0)
+			return tern_error_wrap(err, "mount `%s` to `%s` (mounts[%zu])",
+					       m->source ? m->source : "none",
+					       m->destination ? m->destination : "", i);
+	}
+	return 0;
+}
+
+static bool any_bind(const oci_config *config)
+{
+	for (size_t i = 0; i < config->mounts_len; i++) {
+		bool bind = false, recursive, ridmap;
+		if (bind_kind(&config->mounts[i], &bind, &recursive, &ridmap, NULL) < 0 || bind)
+			return true;
+	}
+	return false;
+}
+
+/* What a parent that may not enter the container's mount namespace (a
+ * rootless tern) can do: nothing; the child opens the sources with the same
+ * credentials, except that idmapped mounts need privileges. */
+static int cannot_enter(const oci_config *config, tern_error **err)
+{
+	for (size_t i = 0; i < config->mounts_len; i++) {
+		const oci_mount *m = &config->mounts[i];
+		if (tern_idmap_wanted(m))
+			return tern_error_make(err, EPERM,
+					       "mount `%s` to `%s` (mounts[%zu]): idmapped mounts "
+					       "need CAP_SYS_ADMIN",
+					       m->source ? m->source : "none",
+					       m->destination ? m->destination : "", i);
+	}
+	return 0;
+}
+
+static tern_mount_sources *sources_new(size_t n)
+{
+	tern_mount_sources *s = tern_xmalloc0(sizeof(*s));
+
+	s->n = n;
+	s->src = tern_xmalloc0((n + 1) * sizeof(*s->src));
+	for (size_t i = 0; i < n; i++)
+		s->src[i].fd = -1;
+	return s;
+}
+
+int tern_mount_sources_prepare(const oci_config *config, pid_t pid, const char *bundle,
+			       tern_mount_sources **out, tern_error **err)
+{
+	cleanup_close int procfd = -1, target = -1, bundlefd = -1, userns = -1;
+	saved_place place = {-1, -1, -1};
+	tern_mount_sources *s = NULL;
+	char path[64];
+	int entered, ret;
+
+	*out = NULL;
+	if (!any_bind(config))
+		return 0;
+	procfd = tern_procfs_open(err);
+	if (procfd < 0)
+		return procfd;
+	snprintf(path, sizeof(path), "%d/ns/mnt", pid);
+	target = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (target < 0 && (errno == EACCES || errno == EPERM))
+		return cannot_enter(config, err);
+	if (target < 0)
+		return tern_error_make(err, errno, "open /proc/%s", path);
+	userns = open_userns(procfd, pid);
+
+	entered = enter_mntns(procfd, target, &place, err);
+	if (entered < 0) {
+		saved_place_close(&place);
+		return entered == -EPERM ? cannot_enter(config, err) : entered;
+	}
+	/* Opened in there: a path resolved from an fd of the host's own
+	 * namespace would give a mount of that namespace. */
+	bundlefd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (bundlefd < 0) {
+		ret = tern_error_make(err, errno, "open the bundle `%s`", bundle);
+	} else {
+		open_ctx oc = {
+		    .bundlefd = bundlefd, .userns = userns, .prop = tree_propagation(config)};
+		s = sources_new(config->mounts_len);
+		ret = open_all(config, &oc, s, err);
+	}
+	/* Back before anything else, on success and failure alike. */
+	if (entered == 1 && leave_mntns(&place, ret < 0 ? NULL : err) < 0 && ret == 0)
+		ret = -EIO;
+	saved_place_close(&place);
+	if (ret < 0) {
+		tern_mount_sources_free(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+int tern_mount_sources_send(int sync_fd, const tern_mount_sources *s, tern_error **err)
+{
+	int32_t count = 0;
+	int ret;
+
+	for (size_t i = 0; s && i < s->n; i++)
+		count += s->src[i].fd >= 0;
+	ret = tern_sync_send(sync_fd, SYNC_MOUNT_SOURCES, count, err);
+	for (size_t i = 0; ret == 0 && s && i < s->n; i++) {
+		if (s->src[i].fd < 0)
+			continue;
+		ret = tern_sync_send_fd_value(sync_fd, SYNC_MOUNT_SOURCE,
+					      (int32_t)(i * 2 + (s->src[i].tree ? 1 : 0)),
+					      s->src[i].fd, err);
+	}
+	return ret;
+}
+
+/* ---- the child's side ---- */
+
+/* What the child received, by mount: found again by the mount's address
+ * in the config, which the clone and the fork keep. */
+static struct {
+	const oci_mount *mounts;
+	tern_mount_sources *s;
+} received;
+
+int tern_mount_sources_receive(int sync_fd, const oci_config *config, tern_error **err)
+{
+	int32_t count = 0;
+	int ret = tern_sync_expect(sync_fd, SYNC_MOUNT_SOURCES, &count, err);
+
+	if (ret < 0)
+		return ret;
+	tern_mount_sources_free(received.s);
+	received.mounts = config->mounts;
+	received.s = sources_new(config->mounts_len);
+	for (int32_t k = 0; k < count; k++) {
+		tern_bind_source *src = received.s->src;
+		int32_t value = 0;
+		int fd = -1;
+		size_t index;
+
+		ret = tern_sync_expect_fd_value(sync_fd, SYNC_MOUNT_SOURCE, &value, &fd, err);
+		if (ret < 0)
+			return ret;
+		index = (size_t)value / 2;
+		if (value < 0 || index >= received.s->n || src[index].fd >= 0) {
+			close(fd);
+			return tern_error_make(err, EPROTO, "sync: a mount source for mounts[%d]",
+					       value / 2);
+		}
+		src[index] = (tern_bind_source){.fd = fd, .tree = (value & 1) != 0};
+	}
+	return 0;
+}
+
+tern_bind_source tern_mount_source_take(const oci_mount *m)
+{
+	tern_bind_source none = {.fd = -1, .tree = false}, got;
+	const tern_mount_sources *s = received.s;
+
+	if (s == NULL || m < received.mounts || m >= received.mounts + s->n)
+		return none;
+	got = s->src[m - received.mounts];
+	s->src[m - received.mounts] = none;
+	return got;
+}
