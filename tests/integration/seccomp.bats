@@ -256,28 +256,6 @@ audit_logged() {
 	[[ "${lines[5]}" == "getpid 3: ok"* ]]
 }
 
-@test "seccomp: architectures: a 32-bit syscall is filtered by the x86 rules, or killed when x86 is not listed" {
-	# int $0x80 from a 64-bit process: the filter sees AUDIT_ARCH_I386
-	seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\",
-		\"architectures\": [\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"],
-		\"syscalls\": [$(rule getppid SCMP_ACT_ERRNO '{errnoRet: 42}')]}"
-	set_args /bin/seccomp-call -32 getppid , getpid
-	run_container
-	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "getppid: errno 42" ]
-	[[ "${lines[1]}" == "getpid: ok "* ]]
-	# x86 not in the filter: any i386 syscall gets the bad-arch action (kill)
-	update_config '.linux.seccomp.architectures = ["SCMP_ARCH_X86_64"]'
-	run_container
-	[ "$status" -eq "$SIGSYS_STATUS" ]
-	[ -z "$output" ]
-	# and without the filter the same calls just work
-	update_config 'del(.linux.seccomp)'
-	run_container
-	[ "$status" -eq 0 ]
-	[[ "${lines[0]}" == "getppid: ok "* ]]
-}
-
 @test "seccomp: the filter is loaded after tern's setup: denying mount, pivot_root, capset, setresuid, sethostname... does not stop the container" {
 	local denied='["mount","umount2","pivot_root","chroot","capset","capget","setresuid","setresgid",
 		"setgroups","setuid","setgid","sethostname","setdomainname","unshare","setns","keyctl",
