@@ -63,3 +63,11 @@ size_t tern_mount_option_names(const char **names, size_t max);
  * the kernel locks them (ro, nosuid, nodev, noexec, the atime mode), less
  * those `opts` explicitly clears (`opts` may be NULL). */
 unsigned long tern_mount_locked_flags(int fd, const tern_mount_options *opts);
+
+/* Remount the bind mount at `dest` in the rootfs (resolved again, inside
+ * it) with the per-mount flags of `opts` and those the kernel locks. */
+int tern_mount_bind_remount(int rootfd, const char *dest, const tern_mount_options *opts,
+			    tern_error **err);
+
+/* Append `opt` to the comma-separated filesystem data `*data`. */
+void tern_mount_data_append(char **data, const char *opt);
