@@ -49,6 +49,43 @@ static void unescape(char *s)
 	*w = '\0';
 }
 
+/* One line of /proc/self/mountinfo, split in place; the paths unescaped. */
+struct mountinfo_entry {
+	const char *dev;  /* major:minor */
+	const char *root; /* what of the filesystem the mount shows */
+	const char *mnt;  /* where it is mounted */
+	const char *fstype;
+	char *superopts; /* NULL when the line has none */
+};
+
+/* false for a malformed line and for a mount under the rootfs: the copies
+ * that earlier config mounts made there (an rbind of /sys) are not the
+ * host's. */
+static bool mountinfo_entry_parse(char *line, const char *rootfs_path, struct mountinfo_entry *e)
+{
+	char *fields[12] = {0}, *sep = strstr(line, " - "), *p;
+	size_t rl = strlen(rootfs_path);
+	int nf = 0;
+
+	if (sep == NULL)
+		return false;
+	*sep = '\0';
+	e->fstype = strtok_r(sep + 3, " ", &p);
+	(void)strtok_r(NULL, " ", &p); /* source */
+	e->superopts = strtok_r(NULL, " ", &p);
+	for (char *f = strtok_r(line, " ", &p); f && nf < 12; f = strtok_r(NULL, " ", &p))
+		fields[nf++] = f;
+	if (nf < 5 || e->fstype == NULL)
+		return false;
+	unescape(fields[3]);
+	unescape(fields[4]);
+	e->dev = fields[2];
+	e->root = fields[3];
+	e->mnt = fields[4];
+	return !(rl > 0 && strncmp(e->mnt, rootfs_path, rl) == 0 &&
+		 (e->mnt[rl] == '/' || e->mnt[rl] == '\0'));
+}
+
 static bool list_has(const char *commalist, const char *item, size_t len)
 {
 	const char *p = commalist;
@@ -152,41 +189,25 @@ struct cg_mount {
 static size_t cg_mounts_parse(char *mountinfo, const char *rootfs_path, struct cg_mount *m,
 			      size_t max)
 {
-	size_t n = 0, rl = strlen(rootfs_path);
+	size_t n = 0;
 
 	for (char *line = mountinfo, *next; line && *line; line = next) {
-		char *fields[12] = {0}, *sep, *fstype, *superopts, *p;
-		int nf = 0;
+		struct mountinfo_entry e;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
-		sep = strstr(line, " - ");
-		if (sep == NULL)
-			continue;
-		*sep = '\0';
-		fstype = strtok_r(sep + 3, " ", &p);
-		(void)strtok_r(NULL, " ", &p); /* source */
-		superopts = strtok_r(NULL, " ", &p);
-		if (!cg_str_eq(fstype, "cgroup") || superopts == NULL)
-			continue;
-		for (char *f = strtok_r(line, " ", &p); f && nf < 12; f = strtok_r(NULL, " ", &p))
-			fields[nf++] = f;
-		if (nf < 5)
-			continue;
-		unescape(fields[3]);
-		unescape(fields[4]);
-		if (rl > 0 && strncmp(fields[4], rootfs_path, rl) == 0 &&
-		    (fields[4][rl] == '/' || fields[4][rl] == '\0'))
+		if (!mountinfo_entry_parse(line, rootfs_path, &e) ||
+		    !cg_str_eq(e.fstype, "cgroup") || e.superopts == NULL)
 			continue;
 		size_t i = 0;
-		while (i < n && strcmp(m[i].dev, fields[2]) != 0)
+		while (i < n && strcmp(m[i].dev, e.dev) != 0)
 			i++;
-		if (i < n && strlen(fields[3]) >= strlen(m[i].root))
+		if (i < n && strlen(e.root) >= strlen(m[i].root))
 			continue;
 		if (i == n && n == max)
 			continue;
-		m[i] = (struct cg_mount){fields[2], fields[3], fields[4], superopts};
+		m[i] = (struct cg_mount){e.dev, e.root, e.mnt, e.superopts};
 		if (i == n)
 			n++;
 	}
@@ -366,7 +387,7 @@ out:
 static int own_cgroup2_dir(const char *rootfs_path, char **dir, tern_error **err)
 {
 	cleanup_free char *mountinfo = NULL, *selfcg = NULL;
-	size_t rl = strlen(rootfs_path), best_root = 0;
+	size_t best_root = 0;
 	const char *own = NULL;
 	int ret;
 
@@ -384,34 +405,23 @@ static int own_cgroup2_dir(const char *rootfs_path, char **dir, tern_error **err
 			own = line + 3;
 	}
 	for (char *line = mountinfo, *next; line && *line; line = next) {
-		char *fields[12] = {0}, *sep, *p;
-		int nf = 0;
+		struct mountinfo_entry e;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
-		sep = strstr(line, " - ");
-		if (sep == NULL || strncmp(sep + 3, "cgroup2 ", 8) != 0)
-			continue;
-		*sep = '\0';
-		for (char *f = strtok_r(line, " ", &p); f && nf < 12; f = strtok_r(NULL, " ", &p))
-			fields[nf++] = f;
-		if (nf < 5)
-			continue;
-		unescape(fields[3]);
-		unescape(fields[4]);
-		if (rl > 0 && strncmp(fields[4], rootfs_path, rl) == 0 &&
-		    (fields[4][rl] == '/' || fields[4][rl] == '\0'))
+		if (!mountinfo_entry_parse(line, rootfs_path, &e) ||
+		    !cg_str_eq(e.fstype, "cgroup2"))
 			continue;
 		/* the mount that shows the most of it (see cg_mounts_parse) */
-		if (*dir != NULL && strlen(fields[3]) >= best_root)
+		if (*dir != NULL && strlen(e.root) >= best_root)
 			continue;
 		const char *rel = own ? own : "/";
-		size_t fl = strlen(fields[3]);
-		if (strcmp(fields[3], "/") != 0 && strncmp(rel, fields[3], fl) == 0)
+		size_t fl = strlen(e.root);
+		if (strcmp(e.root, "/") != 0 && strncmp(rel, e.root, fl) == 0)
 			rel += fl;
 		free(*dir);
-		*dir = tern_strdup_printf("%s%s", fields[4], strcmp(rel, "/") == 0 ? "" : rel);
+		*dir = tern_strdup_printf("%s%s", e.mnt, strcmp(rel, "/") == 0 ? "" : rel);
 		best_root = fl;
 	}
 	return 0;

@@ -1,6 +1,7 @@
 #include "exec.h"
 #include "caps.h"
 #include "cgroup.h"
+#include "identity.h"
 #include "log.h"
 #include "lsm.h"
 #include "path-resolve.h"
@@ -339,43 +340,26 @@ static int close_inherited_fds(const tern_exec_opts *o, int sync_fd, tern_error 
 	return 0;
 }
 
-/* The process's identity, in the order of the init's (init.c,
- * become_process): stdio to the user, bounding set, the filter when it
- * needs CAP_SYS_ADMIN (no no_new_privs: sync.h, stage A), user,
- * capabilities; then args[0] is looked up as execve will judge it. */
+struct exec_filter {
+	const tern_seccomp_filter *filter;
+	int sync_fd;
+};
+
+static int load_exec_seccomp_cb(void *data, tern_error **err)
+{
+	struct exec_filter *f = data;
+	return load_exec_seccomp(f->filter, f->sync_fd, err);
+}
+
+/* The filter goes in before the user changes when it needs CAP_SYS_ADMIN
+ * (no no_new_privs: sync.h, stage A), as in the init. */
 static int become_exec_process(const oci_process *p, const tern_seccomp_filter *filter, int sync_fd,
 			       tern_error **err)
 {
+	struct exec_filter f = {filter, sync_fd};
 	bool filter_first = filter && !p->no_new_privileges;
-	int ret;
 
-	ret = tern_stdio_chown(p->user.uid, err);
-	if (ret < 0)
-		return ret;
-	if (filter_first) {
-		/* as root, before the filter can deny the lookup: see init.c */
-		ret = tern_exec_check(p, err);
-		if (ret < 0 && (ret != -EACCES || p->user.uid == 0))
-			return ret;
-		tern_error_freep(err);
-	}
-	ret = tern_caps_drop_bounding(p->capabilities, err);
-	if (ret < 0)
-		return ret;
-	if (filter_first) {
-		ret = load_exec_seccomp(filter, sync_fd, err);
-		if (ret < 0)
-			return ret;
-	}
-	ret = tern_user_apply(&p->user, err);
-	if (ret < 0)
-		return ret;
-	ret = tern_caps_apply(p->capabilities, err);
-	if (ret < 0)
-		return ret;
-	if (!filter_first || tern_exec_check_possible())
-		return tern_exec_check(p, err);
-	return 0;
+	return tern_become_process(p, filter_first ? load_exec_seccomp_cb : NULL, &f, err);
 }
 
 /* Rootless exec: join the pid and time namespaces here, after the user

@@ -1,6 +1,7 @@
 #include "init.h"
 #include "caps.h"
 #include "hooks.h"
+#include "identity.h"
 #include "log.h"
 #include "lsm.h"
 #include "mount-source.h"
@@ -281,51 +282,22 @@ static int close_runtime_fds(init_ctx *ic, tern_error **err)
 	return 0;
 }
 
-/* The checks and changes of the process's identity, in the order the
- * kernel needs: stdio to the user (needs CAP_CHOWN), the bounding set
- * (CAP_SETPCAP), [seccomp A] (CAP_SYS_ADMIN), user, capabilities. Then
- * args[0] is looked up with the credentials execve will judge it by. */
+/* SYNC_CGROUP_DONE comes before SYNC_SECCOMP_DONE on the socket: read it
+ * first. */
+static int load_early_seccomp(void *data, tern_error **err)
+{
+	init_ctx *ic = data;
+	int ret = await_cgroup(ic, err);
+
+	return ret < 0 ? ret : load_seccomp(ic, err);
+}
+
 static int become_process(init_ctx *ic, tern_error **err)
 {
-	const oci_process *p = ic->c->config->process;
 	bool filter_first = ic->seccomp_at == SECCOMP_BEFORE_USER;
-	int ret;
 
-	ret = tern_stdio_chown(p->user.uid, err);
-	if (ret < 0)
-		return ret;
-	if (filter_first) {
-		/* The filter may deny what the check needs: look now, as
-		 * root. Another user may lack the permission root has; what
-		 * root lacks, any user does, bar a root-squashing NFS. */
-		ret = tern_exec_check(p, err);
-		if (ret < 0 && (ret != -EACCES || p->user.uid == 0))
-			return ret;
-		tern_error_freep(err);
-	}
-	ret = tern_caps_drop_bounding(p->capabilities, err);
-	if (ret < 0)
-		return tern_error_wrap(err, "process.capabilities.bounding");
-	if (filter_first) {
-		/* SYNC_CGROUP_DONE comes before SYNC_SECCOMP_DONE on the
-		 * socket: read it first. */
-		ret = await_cgroup(ic, err);
-		if (ret < 0)
-			return ret;
-		ret = load_seccomp(ic, err);
-		if (ret < 0)
-			return ret;
-	}
-	ret = tern_user_apply(&p->user, err);
-	if (ret < 0)
-		return tern_error_wrap(err, "process.user");
-	ret = tern_caps_apply(p->capabilities, err);
-	if (ret < 0)
-		return tern_error_wrap(err, "process.capabilities");
-	/* Fail now, at create time, rather than after `start` returned. */
-	if (!filter_first || tern_exec_check_possible())
-		return tern_exec_check(p, err);
-	return 0;
+	return tern_become_process(ic->c->config->process, filter_first ? load_early_seccomp : NULL,
+				   ic, err);
 }
 
 /* A missing process.cwd is created, as runc and crun do: now, as the
