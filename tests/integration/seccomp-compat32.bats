@@ -10,19 +10,7 @@
 # int $0x80 is a failure, not a skip.
 
 load helpers
-
-# SIGSYS is 31: a process killed by seccomp exits 128+31.
-SIGSYS_STATUS=159
-
-seccomp() {
-	update_config ".linux.seccomp = $1"
-}
-
-rule() {
-	local names
-	names=$(printf '%s' "$1" | jq -R -c 'split(",")')
-	jq -n -c --argjson n "$names" --arg a "$2" "{names: \$n, action: \$a} + (${3:-{\}})"
-}
+load seccomp-helpers
 
 # require_compat32: int $0x80 works on this kernel, outside any container.
 require_compat32() {

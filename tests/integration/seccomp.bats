@@ -5,21 +5,7 @@
 # chosen syscalls with chosen arguments and prints "ok RET" or "errno N".
 
 load helpers
-
-# SIGSYS is 31: a process killed by seccomp exits 128+31.
-SIGSYS_STATUS=159
-
-# seccomp JSON: linux.seccomp = JSON.
-seccomp() {
-	update_config ".linux.seccomp = $1"
-}
-
-# rule NAMES ACTION [EXTRA-JSON]: one syscalls[] entry, NAMES comma-separated.
-rule() {
-	local names
-	names=$(printf '%s' "$1" | jq -R -c 'split(",")')
-	jq -n -c --argjson n "$names" --arg a "$2" "{names: \$n, action: \$a} + (${3:-{\}})"
-}
+load seccomp-helpers
 
 # The syscalls a static glibc program needs to start and print (strace of
 # seccomp-call), for profiles whose default action denies.
