@@ -31,7 +31,7 @@ apt-get install -y -q --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
 	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev libprotobuf-c-dev \
 	criu busybox-static jq bats runc iproute2 procps util-linux uidmap libcap2-bin \
-	golang-github-containers-common podman conmon catatonit </dev/null ||
+	golang-github-containers-common podman conmon catatonit containerd </dev/null ||
 	die "apt-get install failed"
 ./scripts/install-criu.sh </dev/null || die "installing criu failed"
 
@@ -74,7 +74,9 @@ count_tap() {
 
 echo "== integration tests (bats)"
 # podman.bats drives tern through podman and conmon (installed above), with a
-# private containers.conf and storage under bats's temporary directory.
+# private containers.conf and storage under bats's temporary directory;
+# containerd.bats through containerd's runc shim, on a private containerd
+# that it starts and stops itself.
 TAP=$LOGDIR/integration.tap
 # A runtime that hangs fails its test instead of hanging CI.
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
