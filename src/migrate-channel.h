@@ -1,0 +1,112 @@
+/* The control connection of a live migration (tern migrate / tern
+ * migrate-receive): one TCP connection, TLS 1.3 keyed by the shared token.
+ *
+ * Both sides prove they hold the token without sending it: the TLS 1.3
+ * handshake uses an external pre-shared key derived from the token (HKDF
+ * over the token, with psk_dhe_ke, so a recorded session stays secret even
+ * if the token leaks later), and its Finished messages are MACs under that
+ * key, so a peer without the token fails the handshake. Everything after
+ * is encrypted and integrity-checked by TLS.
+ *
+ * On top of TLS, framed messages: a 4-byte type and an 8-byte length (both
+ * big-endian), then the payload. The first message each way is HELLO,
+ * which carries the protocol version: a peer of another version is refused
+ * with a message naming both versions, never misread. The protocol itself
+ * (message types and their order) is documented in man/tern-migrate.1.
+ *
+ * Also here: an ephemeral X.509 key and certificate for criu's own page
+ * server connection (criu --tls), which the two sides exchange over this
+ * channel, so that page data never crosses the network in clear. */
+#pragma once
+
+#include "error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TERN_MIGRATE_PROTO_VERSION 1
+
+/* Frame types. The payload of each is described in man/tern-migrate.1;
+ * JSON unless noted. */
+enum tern_msg_type {
+	TERN_MSG_HELLO = 1,	  /* {"magic":"tern-migrate","version":N,"role":"source"|"target",...} */
+	TERN_MSG_ERROR = 2,	  /* UTF-8 text: the peer failed and says why; ends the session */
+	TERN_MSG_OFFER = 3,	  /* source: container id, config, mode, sizes, features */
+	TERN_MSG_ACCEPT = 4,	  /* target: id it restores as, features, its criu */
+	TERN_MSG_ROOTFS_MANIFEST = 5, /* target: what its bundle's rootfs holds (rootfs-sync.h) */
+	TERN_MSG_ROOTFS_DATA = 6,     /* source: a rootfs-sync stream chunk (binary) */
+	TERN_MSG_ROOTFS_DONE = 7,     /* either: end of one rootfs-sync round */
+	TERN_MSG_IMAGE_FILE = 8,      /* source: {"name":..., "size":N} then IMAGE_DATA chunks */
+	TERN_MSG_IMAGE_DATA = 9,      /* source: raw bytes of the current image file (binary) */
+	TERN_MSG_IMAGES_DONE = 10,    /* source: the image set is complete */
+	TERN_MSG_PAGE_SERVER = 11,    /* source: where criu's page server listens, its cert */
+	TERN_MSG_RUNNING = 12,	      /* target: the container runs here */
+	TERN_MSG_DONE = 13,	      /* source: the source copy is gone; the end */
+	TERN_MSG_PROGRESS = 14,	      /* either: a progress event for the other side's log */
+};
+
+typedef struct tern_mchan tern_mchan;
+
+/* The shared secret, read from `path`: a regular file, not a symlink, not
+ * readable or writable by group or others (like an ssh key), holding at
+ * least 16 bytes (a trailing newline is dropped). The error names the file
+ * and what is wrong with it. */
+int tern_mchan_token_read(const char *path, unsigned char **token, size_t *len,
+			  tern_error **err);
+
+/* Listen on "IP:PORT" (IPv4, or [IPv6]:PORT); PORT 0 picks one, which
+ * *port then holds. Returns the listening fd (O_CLOEXEC). */
+int tern_mchan_listen(const char *ip_port, int *port, tern_error **err);
+
+/* Accept one connection on `lfd` within `timeout_ms` (-1: no limit), run
+ * the TLS handshake as the server and exchange HELLO as `role` ("target").
+ * A wrong token, another protocol version or a non-tern peer is an error
+ * saying which. */
+int tern_mchan_accept(int lfd, const unsigned char *token, size_t token_len, const char *role,
+		      int timeout_ms, tern_mchan **out, tern_error **err);
+
+/* Connect to "IP:PORT" within `timeout_ms`, TLS handshake as the client,
+ * HELLO as `role` ("source"). */
+int tern_mchan_connect(const char *ip_port, const unsigned char *token, size_t token_len,
+		       const char *role, int timeout_ms, tern_mchan **out, tern_error **err);
+
+/* Send one message. */
+int tern_mchan_send(tern_mchan *c, uint32_t type, const void *payload, size_t len,
+		    tern_error **err);
+
+/* Receive one message within `timeout_ms` (-1: no limit). *payload is
+ * malloc'd with a NUL after its `len` bytes (so JSON and text can be used
+ * as strings); free it. A TERN_MSG_ERROR from the peer is returned as an
+ * error "the other side: TEXT" (-ECONNABORTED); a closed connection as
+ * -ECONNRESET, naming the peer. With `want` non-zero any other type is a
+ * protocol error naming both types. */
+int tern_mchan_recv(tern_mchan *c, uint32_t want, uint32_t *type, char **payload, size_t *len,
+		    int timeout_ms, tern_error **err);
+
+/* Tell the peer why this side gives up (TERN_MSG_ERROR); best effort. */
+void tern_mchan_send_error(tern_mchan *c, const tern_error *why);
+
+/* Stream `size` bytes from `fd` as messages of `type` (chunks of at most
+ * 1 MiB). */
+int tern_mchan_send_fd(tern_mchan *c, uint32_t type, int fd, uint64_t size, tern_error **err);
+
+/* Bytes of payload sent and received so far (for progress reports). */
+uint64_t tern_mchan_bytes_sent(const tern_mchan *c);
+uint64_t tern_mchan_bytes_received(const tern_mchan *c);
+
+/* The peer's address as "IP" (for criu's page server connection). */
+const char *tern_mchan_peer_ip(const tern_mchan *c);
+/* This side's address on the connection as "IP". */
+const char *tern_mchan_local_ip(const tern_mchan *c);
+
+void tern_mchan_free(tern_mchan *c);
+void tern_mchan_freep(tern_mchan **c);
+#define cleanup_mchan __attribute__((cleanup(tern_mchan_freep)))
+
+/* Write a fresh self-signed key and certificate (PEM, CA:TRUE, the given
+ * common name) for criu --tls into `dir` as key.pem and cert.pem (mode
+ * 0600). *cert_pem is the certificate's text, to send to the peer, which
+ * gives it to its criu as --tls-cacert. */
+int tern_mchan_ephemeral_cert(const char *dir, const char *common_name, char **cert_pem,
+			      tern_error **err);
