@@ -12,7 +12,16 @@
  * big-endian), then the payload. The first message each way is HELLO,
  * which carries the protocol version: a peer of another version is refused
  * with a message naming both versions, never misread. The protocol itself
- * (message types and their order) is documented in man/tern-migrate.1.
+ * (message types and their order) is documented in man/tern-migrate.1; the
+ * wire format of the channel (key derivation, TLS settings, framing, HELLO,
+ * ERROR) in man/tern-migrate-protocol.7.
+ *
+ * Callers need not ignore SIGPIPE: the channel writes with
+ * send(MSG_NOSIGNAL), so a vanished peer is an error (EPIPE, ECONNRESET),
+ * never a signal. A tern_mchan is for one thread at a time. After a failed
+ * send or recv, only tern_mchan_send_error and tern_mchan_free make sense;
+ * except that a recv which timed out before any byte of a message arrived
+ * may be retried.
  *
  * Also here: an ephemeral X.509 key and certificate for criu's own page
  * server connection (criu --tls), which the two sides exchange over this
@@ -30,10 +39,10 @@
 /* Frame types. The payload of each is described in man/tern-migrate.1;
  * JSON unless noted. */
 enum tern_msg_type {
-	TERN_MSG_HELLO = 1,	  /* {"magic":"tern-migrate","version":N,"role":"source"|"target",...} */
-	TERN_MSG_ERROR = 2,	  /* UTF-8 text: the peer failed and says why; ends the session */
-	TERN_MSG_OFFER = 3,	  /* source: container id, config, mode, sizes, features */
-	TERN_MSG_ACCEPT = 4,	  /* target: id it restores as, features, its criu */
+	TERN_MSG_HELLO = 1,  /* {"magic":"tern-migrate","version":N,"role":"source"|"target",...} */
+	TERN_MSG_ERROR = 2,  /* UTF-8 text: the peer failed and says why; ends the session */
+	TERN_MSG_OFFER = 3,  /* source: container id, config, mode, sizes, features */
+	TERN_MSG_ACCEPT = 4, /* target: id it restores as, features, its criu */
 	TERN_MSG_ROOTFS_MANIFEST = 5, /* target: what its bundle's rootfs holds (rootfs-sync.h) */
 	TERN_MSG_ROOTFS_DATA = 6,     /* source: a rootfs-sync stream chunk (binary) */
 	TERN_MSG_ROOTFS_DONE = 7,     /* either: end of one rootfs-sync round */
@@ -52,11 +61,12 @@ typedef struct tern_mchan tern_mchan;
  * readable or writable by group or others (like an ssh key), holding at
  * least 16 bytes (a trailing newline is dropped). The error names the file
  * and what is wrong with it. */
-int tern_mchan_token_read(const char *path, unsigned char **token, size_t *len,
-			  tern_error **err);
+int tern_mchan_token_read(const char *path, unsigned char **token, size_t *len, tern_error **err);
+/* Zero and free a token from tern_mchan_token_read. */
+void tern_mchan_token_free(unsigned char *token, size_t len);
 
 /* Listen on "IP:PORT" (IPv4, or [IPv6]:PORT); PORT 0 picks one, which
- * *port then holds. Returns the listening fd (O_CLOEXEC). */
+ * *port then holds. Returns the listening fd (O_CLOEXEC, O_NONBLOCK). */
 int tern_mchan_listen(const char *ip_port, int *port, tern_error **err);
 
 /* Accept one connection on `lfd` within `timeout_ms` (-1: no limit), run
@@ -71,11 +81,18 @@ int tern_mchan_accept(int lfd, const unsigned char *token, size_t token_len, con
 int tern_mchan_connect(const char *ip_port, const unsigned char *token, size_t token_len,
 		       const char *role, int timeout_ms, tern_mchan **out, tern_error **err);
 
-/* Send one message. */
+/* Send one message (payload at most 64 MiB). */
 int tern_mchan_send(tern_mchan *c, uint32_t type, const void *payload, size_t len,
 		    tern_error **err);
 
-/* Receive one message within `timeout_ms` (-1: no limit). *payload is
+/* A limit for each later send (and send_fd chunk), in ms; -1 (the default):
+ * none. Without one, a peer that stops reading blocks a send until the
+ * kernel gives up on the connection (TCP_USER_TIMEOUT, 60 s without an
+ * acknowledgement). */
+void tern_mchan_set_send_timeout(tern_mchan *c, int timeout_ms);
+
+/* Receive one message within `timeout_ms` (-1: no limit). A payload
+ * announced as larger than 64 MiB is a protocol error. *payload is
  * malloc'd with a NUL after its `len` bytes (so JSON and text can be used
  * as strings); free it. A TERN_MSG_ERROR from the peer is returned as an
  * error "the other side: TEXT" (-ECONNABORTED); a closed connection as
@@ -87,9 +104,13 @@ int tern_mchan_recv(tern_mchan *c, uint32_t want, uint32_t *type, char **payload
 /* Tell the peer why this side gives up (TERN_MSG_ERROR); best effort. */
 void tern_mchan_send_error(tern_mchan *c, const tern_error *why);
 
-/* Stream `size` bytes from `fd` as messages of `type` (chunks of at most
- * 1 MiB). */
+/* Stream `size` bytes from `fd`, read from its current offset (a file or
+ * a pipe), as messages of `type` (chunks of at most 1 MiB). An fd that ends
+ * early is an error naming its path. */
 int tern_mchan_send_fd(tern_mchan *c, uint32_t type, int fd, uint64_t size, tern_error **err);
+
+/* "HELLO", "OFFER", ...; "unknown" for other numbers. */
+const char *tern_mchan_type_name(uint32_t type);
 
 /* Bytes of payload sent and received so far (for progress reports). */
 uint64_t tern_mchan_bytes_sent(const tern_mchan *c);
@@ -107,6 +128,23 @@ void tern_mchan_freep(tern_mchan **c);
 /* Write a fresh self-signed key and certificate (PEM, CA:TRUE, the given
  * common name) for criu --tls into `dir` as key.pem and cert.pem (mode
  * 0600). *cert_pem is the certificate's text, to send to the peer, which
- * gives it to its criu as --tls-cacert. */
+ * gives it to its criu as --tls-cacert.
+ *
+ * The key is EC P-256, the certificate valid from an hour ago (clock skew)
+ * for a day. `common_name` must be an IP address or a host name; it is
+ * also the certificate's subjectAltName (IP or DNS). criu checks the
+ * peer's certificate against its own --address unless given
+ * --tls-no-cn-verify: the page server's certificate should name the
+ * address the client dials; the client's certificate cannot name the
+ * server's address, so the page server side needs --tls-no-cn-verify (the
+ * trust is in the pinned certificate, --tls-cacert, not in the name). */
 int tern_mchan_ephemeral_cert(const char *dir, const char *common_name, char **cert_pem,
 			      tern_error **err);
+
+#ifdef TERN_MCHAN_TESTING
+/* Unit test only (compiled in with -DTERN_MCHAN_TESTING): the HELLO this
+ * process sends (another version, or a wrong magic when non-NULL), and raw
+ * bytes on the TLS stream (a truncated frame). */
+void tern_mchan_test_set_hello(int version, const char *magic);
+int tern_mchan_test_send_raw(tern_mchan *c, const void *buf, size_t len, tern_error **err);
+#endif
