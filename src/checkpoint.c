@@ -243,6 +243,24 @@ static int apply_common(criu_session *s, const tern_ckpt_opts *o, tern_error **e
 		rpc->has_empty_ns = true;
 		rpc->empty_ns |= CLONE_NEWNET;
 	}
+	if (o->tls_cacert || o->tls_cert || o->tls_key) {
+		/* libcriu 3.17 has no setters for criu's TLS options */
+		CriuOpts *rpc = rpc_opts(s->opts);
+		if (rpc == NULL)
+			return tern_error_make_quiet(err, ENOTSUP,
+						     "criu TLS: this libcriu's options are not laid "
+						     "out as tern expects");
+		rpc->has_tls = true;
+		rpc->tls = true;
+		/* copies: libcriu may free its message's strings with it */
+		rpc->tls_cacert = o->tls_cacert ? tern_xstrdup(o->tls_cacert) : NULL;
+		rpc->tls_cert = o->tls_cert ? tern_xstrdup(o->tls_cert) : NULL;
+		rpc->tls_key = o->tls_key ? tern_xstrdup(o->tls_key) : NULL;
+		/* the peer's certificate is pinned as the only CA: its name
+		 * says nothing more */
+		rpc->has_tls_no_cn_verify = true;
+		rpc->tls_no_cn_verify = true;
+	}
 	if (o->lazy_pages) {
 		/* memory is left behind and fetched on demand through
 		 * userfaultfd: ask criu whether this kernel can */
@@ -708,9 +726,6 @@ static bool has_effective_cap(cap_value_t cap)
 
 static int check_lazy_dump(const tern_ckpt_opts *o, tern_error **err)
 {
-	cleanup_free char *data = NULL;
-	size_t len;
-
 	if (o->page_server == NULL)
 		return tern_error_make_quiet(err, EINVAL,
 					     "--lazy-pages needs --page-server IP:PORT: the "
@@ -718,6 +733,14 @@ static int check_lazy_dump(const tern_ckpt_opts *o, tern_error **err)
 	if (o->pre_dump)
 		return tern_error_make_quiet(err, EINVAL,
 					     "--lazy-pages cannot be combined with --pre-dump");
+	return tern_criu_lazy_pipes_check(err);
+}
+
+int tern_criu_lazy_pipes_check(tern_error **err)
+{
+	cleanup_free char *data = NULL;
+	size_t len;
+
 	if (has_effective_cap(CAP_SYS_RESOURCE))
 		return 0;
 	if (tern_read_file("/proc/sys/fs/pipe-max-size", &data, &len, 64, NULL) < 0)

@@ -36,6 +36,11 @@ typedef struct {
 	const char *lsm_profile;
 	const char *lsm_mount_context;
 	char **empty_ns;
+	/* criu --tls for the page server connection (tern migrate): the
+	 * peer must present a certificate signed by tls_cacert */
+	const char *tls_cacert;
+	const char *tls_cert;
+	const char *tls_key;
 	int status_fd; /* -1 */
 	bool leave_running;
 	bool tcp_established;
@@ -52,6 +57,19 @@ typedef struct {
 /* The criu to use (malloc'd path), or a clear error naming every place
  * looked at. `flag` is --criu (may be NULL). */
 int tern_criu_find(const char *flag, char **path, tern_error **err);
+
+/* What this kernel and criu can do for a migration: restore memory
+ * lazily (userfaultfd) and track dirty pages (soft-dirty, for pre-copy). */
+typedef struct {
+	bool lazy_pages;
+	bool mem_track;
+} tern_criu_features;
+
+int tern_criu_features_check(const char *criu, tern_criu_features *f, tern_error **err);
+
+/* Whether criu can serve memory lazily here: its page server needs 4 MiB
+ * pipes (fs.pipe-max-size, unless CAP_SYS_RESOURCE). */
+int tern_criu_lazy_pipes_check(tern_error **err);
 
 int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const char *id,
 			      const tern_ckpt_opts *o, tern_error **err);

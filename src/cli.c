@@ -95,3 +95,76 @@ bool tern_cli_bool_value(const char *value)
 		return true;
 	return strcmp(value, "false") != 0 && strcmp(value, "0") != 0;
 }
+
+int tern_cli_parse_globals(int argc, char **argv, tern_global_opts *g, int *action)
+{
+	enum {
+		OPT_ROOT = 256,
+		OPT_LOG,
+		OPT_LOG_FORMAT,
+		OPT_DEBUG,
+		OPT_SYSTEMD,
+		OPT_CRIU,
+		OPT_ROOTLESS
+	};
+	static const struct option longopts[] = {
+	    {"root", required_argument, NULL, OPT_ROOT},
+	    {"log", required_argument, NULL, OPT_LOG},
+	    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+	    {"debug", no_argument, NULL, OPT_DEBUG},
+	    {"systemd-cgroup", no_argument, NULL, OPT_SYSTEMD},
+	    {"criu", required_argument, NULL, OPT_CRIU},
+	    {"rootless", required_argument, NULL, OPT_ROOTLESS},
+	    {"version", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c;
+
+	*action = 0;
+	opterr = 0;
+	while ((c = getopt_long_only(argc, argv, "+vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_ROOT:
+			g->rt.root = optarg;
+			break;
+		case OPT_LOG:
+			g->log = optarg;
+			break;
+		case OPT_LOG_FORMAT:
+			g->log_format = optarg;
+			break;
+		case OPT_DEBUG:
+			g->debug = true;
+			break;
+		case OPT_SYSTEMD:
+			g->rt.systemd_cgroup = true;
+			break;
+		case OPT_CRIU:
+			g->criu = optarg;
+			break;
+		case OPT_ROOTLESS:
+			if (strcmp(optarg, "auto") == 0) {
+				g->rt.rootless = TERN_ROOTLESS_AUTO;
+			} else if (strcmp(optarg, "true") == 0) {
+				g->rt.rootless = TERN_ROOTLESS_ON;
+			} else if (strcmp(optarg, "false") == 0) {
+				g->rt.rootless = TERN_ROOTLESS_OFF;
+			} else {
+				fprintf(stderr, "tern: --rootless `%s`: want true, false or auto\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'v':
+		case 'h':
+			*action = c;
+			return optind;
+		default:
+			fprintf(stderr, "tern: unknown or incomplete global option `%s`\n",
+				argv[optind - 1]);
+			return -1;
+		}
+	}
+	return optind;
+}

@@ -35,6 +35,12 @@ const tern_command *tern_command_find(const char *name);
 int tern_cli_next(int argc, char **argv, const char *shortopts, const struct option *longopts,
 		  const char *usage);
 
+/* The global options, shared by tern and tern-migrate: fills `g` and
+ * returns the index of the command word (argc when there is none), or -1
+ * after printing what is wrong (the caller prints the usage). --version
+ * and --help stop the parsing: *action is then 'v' or 'h'. */
+int tern_cli_parse_globals(int argc, char **argv, tern_global_opts *g, int *action);
+
 /* Reset getopt before parsing a command's options. */
 void tern_cli_reset(void);
 

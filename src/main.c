@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+static int cmd_migrate_stub(tern_global_opts *g, int argc, char **argv);
 
 const tern_command tern_commands[] = {
     {"create", tern_cmd_create, "create a container"},
@@ -36,6 +39,8 @@ const tern_command tern_commands[] = {
     {"checkpoint", tern_cmd_checkpoint, "checkpoint a running container with CRIU"},
     {"restore", tern_cmd_restore, "restore a container from a CRIU checkpoint"},
     {"features", tern_cmd_features, "print the features this tern supports"},
+    {"migrate", cmd_migrate_stub, "move a running container to another node"},
+    {"migrate-receive", cmd_migrate_stub, "receive one migrating container on this node"},
     {"help", NULL, "show this help, or a command's with `help COMMAND`"},
     {NULL, NULL, NULL},
 };
@@ -150,7 +155,7 @@ static void print_usage(FILE *out)
 {
 	fputs(usage, out);
 	for (const tern_command *c = tern_commands; c->name; c++)
-		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+		fprintf(out, "  %-16s %s\n", c->name, c->summary);
 }
 
 static void print_version(void)
@@ -164,81 +169,94 @@ static void print_version(void)
 		printf("libseccomp: %u.%u.%u\n", v->major, v->minor, v->micro);
 }
 
+/* `tern migrate` and `tern migrate-receive` live in tern-migrate, which
+ * links OpenSSL (tern itself must not: mapping libcrypto slows every
+ * start). Found as $TERN_MIGRATE_BIN, else next to the real tern binary,
+ * else in the configured libexec directory. */
+static int exec_migrate(char **argv)
+{
+	const char *env = getenv("TERN_MIGRATE_BIN");
+	char self[PATH_MAX];
+	ssize_t n;
+	cleanup_free char *beside = NULL;
+	const char *tried[3] = {0};
+	int ntried = 0;
+
+	if (env && *env) {
+		argv[0] = (char *)env;
+		execv(env, argv);
+		fprintf(stderr, "tern: $TERN_MIGRATE_BIN `%s`: %s\n", env, strerror(errno));
+		return 1;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			beside = tern_strdup_printf("%s/tern-migrate", self);
+			tried[ntried++] = beside;
+		}
+	}
+	tried[ntried++] = TERN_PKGLIBEXECDIR "/tern-migrate";
+	for (int i = 0; i < ntried; i++) {
+		if (access(tried[i], X_OK) < 0)
+			continue;
+		argv[0] = (char *)tried[i];
+		execv(tried[i], argv);
+		fprintf(stderr, "tern: execute `%s`: %s\n", tried[i], strerror(errno));
+		return 1;
+	}
+	fprintf(stderr,
+		"tern: %s: tern-migrate, which runs the migration commands, is not installed: "
+		"looked for $TERN_MIGRATE_BIN, %s%s" TERN_PKGLIBEXECDIR "/tern-migrate\n",
+		argv[1] ? argv[1] : "migrate", beside ? beside : "", beside ? " and " : "");
+	return 127;
+}
+
+static bool is_migrate(const char *command)
+{
+	return strcmp(command, "migrate") == 0 || strcmp(command, "migrate-receive") == 0;
+}
+
+/* In the command table only for --help and `tern help migrate`: main
+ * execs tern-migrate before a command runs. */
+static int cmd_migrate_stub(tern_global_opts *g, int argc, char **argv)
+{
+	(void)g;
+	(void)argc;
+	(void)argv;
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
-	enum {
-		OPT_ROOT = 256,
-		OPT_LOG,
-		OPT_LOG_FORMAT,
-		OPT_DEBUG,
-		OPT_SYSTEMD,
-		OPT_CRIU,
-		OPT_ROOTLESS
-	};
-	static const struct option longopts[] = {
-	    {"root", required_argument, NULL, OPT_ROOT},
-	    {"log", required_argument, NULL, OPT_LOG},
-	    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
-	    {"debug", no_argument, NULL, OPT_DEBUG},
-	    {"systemd-cgroup", no_argument, NULL, OPT_SYSTEMD},
-	    {"criu", required_argument, NULL, OPT_CRIU},
-	    {"rootless", required_argument, NULL, OPT_ROOTLESS},
-	    {"version", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	tern_global_opts g = {.rt = {.root = NULL, .rootless = TERN_ROOTLESS_AUTO},
 			      .log_format = "text"};
 	cleanup_free char *default_root = NULL;
 	const tern_command *cmd;
-	int c, ret;
+	int action = 0, ret;
 
-	opterr = 0;
-	while ((c = getopt_long_only(argc, argv, "+vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_ROOT:
-			g.rt.root = optarg;
-			break;
-		case OPT_LOG:
-			g.log = optarg;
-			break;
-		case OPT_LOG_FORMAT:
-			g.log_format = optarg;
-			break;
-		case OPT_DEBUG:
-			g.debug = true;
-			break;
-		case OPT_SYSTEMD:
-			g.rt.systemd_cgroup = true;
-			break;
-		case OPT_CRIU:
-			g.criu = optarg;
-			break;
-		case OPT_ROOTLESS:
-			if (strcmp(optarg, "auto") == 0) {
-				g.rt.rootless = TERN_ROOTLESS_AUTO;
-			} else if (strcmp(optarg, "true") == 0) {
-				g.rt.rootless = TERN_ROOTLESS_ON;
-			} else if (strcmp(optarg, "false") == 0) {
-				g.rt.rootless = TERN_ROOTLESS_OFF;
-			} else {
-				fprintf(stderr, "tern: --rootless `%s`: want true, false or auto\n",
-					optarg);
-				return 1;
-			}
-			break;
-		case 'v':
-			print_version();
-			return 0;
-		case 'h':
-			print_usage(stdout);
-			return 0;
-		default:
-			fprintf(stderr, "tern: unknown or incomplete global option `%s`\n",
-				argv[optind - 1]);
-			print_usage(stderr);
-			return 1;
-		}
+	optind = tern_cli_parse_globals(argc, argv, &g, &action);
+	if (optind < 0) {
+		print_usage(stderr);
+		return 1;
+	}
+	if (action == 'v') {
+		print_version();
+		return 0;
+	}
+	if (action == 'h') {
+		print_usage(stdout);
+		return 0;
+	}
+	/* the same arguments, global options included, before anything else */
+	if (optind < argc && is_migrate(argv[optind]))
+		return exec_migrate(argv);
+	if (optind + 1 < argc && strcmp(argv[optind], "help") == 0 &&
+	    is_migrate(argv[optind + 1])) {
+		char *help_argv[] = {argv[0], argv[optind + 1], "--help", NULL};
+		return exec_migrate(help_argv);
 	}
 	if (g.rt.root == NULL) {
 		default_root = tern_state_default_root();

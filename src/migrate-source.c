@@ -1,0 +1,733 @@
+/* tern migrate: the source side (the session is drawn in migrate.h).
+ *
+ * The rule this file keeps: until the target says RUNNING, the container
+ * here is the one that counts. It is frozen with the cgroup freezer (as
+ * `tern pause`), dumped with criu's leave-running (criu leaves a cgroup it
+ * found frozen frozen), and any failure before RUNNING thaws it again.
+ * After RUNNING it is never thawed: it is deleted. */
+#include "checkpoint.h"
+#include "container-cgroup.h"
+#include "log.h"
+#include "migrate.h"
+#include "rootfs-sync.h"
+#include "utils.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MIGRATE_LOCK "migrate.lock"
+
+typedef struct {
+	tern_global_opts *g;
+	const tern_migrate_opts *o;
+	tern_mig_progress p;
+	char *criu;
+	tern_mchan *c;
+	int lock_fd;
+	char *config_json;
+	char *rootfs;
+	pid_t pid; /* the container's init */
+	uint64_t memory_bytes;
+	tern_mig_mode mode;
+	char *target_id;
+	char *target_cert;
+	/* root/id/migrate-XXXXXX: images/, work/, tls/ */
+	char *work;
+	char *images;
+	char *crit_work;
+	char *tls_dir;
+	char *page_ip;
+	int page_port;
+	pid_t dump_pid;
+	int dump_errfd;
+	int status_fd; /* read end: a byte once a lazy dump's images are written */
+	bool frozen;
+	bool committed;
+	uint64_t t_freeze, t_running;
+	uint64_t image_bytes, rootfs_bytes;
+} source;
+
+/* ---- checks before anything changes ---- */
+
+static int take_lock(source *s, tern_error **err)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/%s/%s", s->g->rt.root, s->o->id, MIGRATE_LOCK);
+
+	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (s->lock_fd < 0)
+		return tern_error_make(err, errno, "migration lock `%s`", path);
+	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			return tern_error_make_quiet(err, EBUSY,
+						     "container `%s` is already being migrated",
+						     s->o->id);
+		return tern_error_make(err, errno, "migration lock `%s`", path);
+	}
+	return 0;
+}
+
+/* criu refuses established connections without --tcp-established, but
+ * only once the container is frozen and half dumped: look first. */
+static int check_tcp(source *s, tern_error **err)
+{
+	static const char *const files[] = {"tcp", "tcp6"};
+
+	if (s->o->tcp_established)
+		return 0;
+	for (size_t i = 0; i < 2; i++) {
+		cleanup_free char *path = tern_strdup_printf("/proc/%d/net/%s", s->pid, files[i]);
+		cleanup_free char *data = NULL;
+		size_t len;
+		if (tern_read_file(path, &data, &len, 0, NULL) < 0)
+			continue;
+		char *save = NULL;
+		char *l = strtok_r(data, "\n", &save); /* the header */
+		for (l = strtok_r(NULL, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			char st[8] = "";
+			/* sl local rem st: state 01 is ESTABLISHED */
+			if (sscanf(l, " %*s %*s %*s %7s", st) == 1 && strcmp(st, "01") == 0)
+				return tern_error_make_quiet(
+				    err, EBUSY,
+				    "container `%s` has established TCP connections (%s): migrate "
+				    "them with --tcp-established (the container's address must be "
+				    "reachable on the target), or close them first",
+				    s->o->id, path);
+		}
+	}
+	return 0;
+}
+
+/* The init's stdio comes from this node (the file or pipe `tern run -d`
+ * was given). The target hands the restored init /dev/null instead; criu
+ * accepts that for a pipe or a character device, but a regular file must
+ * match its size and mode on restore, which no file on the target can. */
+static int check_stdio(source *s, tern_error **err)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		cleanup_free char *link = tern_strdup_printf("/proc/%d/fd/%d", s->pid, fd);
+		char target[PATH_MAX];
+		struct stat st;
+		ssize_t n = readlink(link, target, sizeof(target) - 1);
+		if (n < 0 || stat(link, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		target[n] = '\0';
+		size_t rl = strlen(s->rootfs);
+		if (strncmp(target, s->rootfs, rl) == 0 && target[rl] == '/')
+			continue; /* inside the rootfs: it travels */
+		return tern_error_make_quiet(
+		    err, EINVAL,
+		    "container `%s`: its fd %d is `%s`, a file of this node that cannot go with "
+		    "it (criu restores a regular file only with its exact size); start it with "
+		    "stdio on /dev/null or a pipe",
+		    s->o->id, fd, target);
+	}
+	return 0;
+}
+
+/* What the dump will hold, about: the resident memory of the container's
+ * processes (shared pages counted twice, so rather more). */
+static uint64_t memory_estimate(const oci_state *st)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < st->cgroup_paths.len; i++) {
+		cleanup_free char *procs =
+		    tern_strdup_printf("%s%s/cgroup.procs", st->cgroup_paths.items[i].key,
+				       st->cgroup_paths.items[i].value);
+		cleanup_free char *data = NULL;
+		size_t len;
+		if (tern_read_file(procs, &data, &len, 0, NULL) < 0)
+			continue;
+		char *save = NULL;
+		for (char *l = strtok_r(data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			cleanup_free char *status = tern_strdup_printf("/proc/%s/status", l);
+			cleanup_free char *sdata = NULL;
+			size_t slen;
+			char *rss;
+			if (tern_read_file(status, &sdata, &slen, 0, NULL) == 0 &&
+			    (rss = strstr(sdata, "VmRSS:")) != NULL)
+				total += strtoull(rss + 6, NULL, 10) << 10;
+		}
+		if (total)
+			break;
+	}
+	return total;
+}
+
+static int load(source *s, tern_error **err)
+{
+	cleanup_state_dir tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+	size_t len;
+	int ret = tern_container_peek(&s->g->rt, s->o->id, &dir, &st, err);
+
+	if (ret < 0)
+		return ret;
+	if (strcmp(st->status, "running") != 0) {
+		ret = tern_error_make_quiet(err, EINVAL,
+					    "cannot migrate container `%s`: it is %s, not running",
+					    s->o->id, st->status);
+		goto out;
+	}
+	s->pid = st->pid;
+	s->rootfs = tern_xstrdup(st->rootfs);
+	s->memory_bytes = memory_estimate(st);
+	cleanup_free char *cfg = tern_strdup_printf("%s/%s", dir->dir, TERN_CONFIG_COPY);
+	ret = tern_read_file(cfg, &s->config_json, &len, 0, err);
+	if (ret < 0)
+		tern_error_wrap(err, "container `%s`", s->o->id);
+out:
+	oci_state_free(st);
+	return ret;
+}
+
+/* Which modes can work here; the target decides with its own half. */
+static int choose_features(source *s, bool *post_copy, bool *pre_copy, tern_error **err)
+{
+	tern_criu_features f;
+	tern_error *why = NULL;
+	int ret = tern_criu_features_check(s->criu, &f, err);
+
+	if (ret < 0)
+		return ret;
+	*pre_copy = f.mem_track;
+	*post_copy = tern_criu_lazy_pipes_check(&why) == 0;
+	if (s->o->mode == TERN_MIG_PRE_COPY) {
+		tern_error_free(why);
+		if (!f.mem_track)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "--mode pre-copy: this kernel lacks memory dirty tracking "
+			    "(CONFIG_MEM_SOFT_DIRTY; `criu check --feature mem_dirty_track` "
+			    "fails), which pre-copy needs; use --mode post-copy or stop-and-copy");
+		return tern_error_make_quiet(
+		    err, ENOTSUP,
+		    "--mode pre-copy: not implemented in this tern yet (the kernel could); "
+		    "use --mode post-copy or stop-and-copy");
+	}
+	/* pre-copy is not implemented: never offered */
+	*pre_copy = false;
+	if (s->o->mode == TERN_MIG_POST_COPY && why) {
+		*err = why;
+		return tern_error_wrap(err, "--mode post-copy");
+	}
+	tern_error_free(why);
+	return 0;
+}
+
+/* ---- the conversation ---- */
+
+static int offer(source *s, bool post_copy, bool pre_copy, tern_error **err)
+{
+	cleanup_free char *msg = NULL, *reply = NULL;
+	size_t len;
+	yajl_val v = NULL;
+	tern_jw w;
+	int ret;
+
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "id", s->o->id);
+	tern_jw_str(&w, "mode", tern_mig_mode_name(s->o->mode));
+	tern_jw_str(&w, "config", s->config_json);
+	tern_jw_u64(&w, "memory_bytes", s->memory_bytes);
+	tern_jw_bool(&w, "tcp_established", s->o->tcp_established);
+	tern_jw_bool(&w, "post_copy", post_copy);
+	tern_jw_bool(&w, "pre_copy", pre_copy);
+	msg = tern_jw_end(&w);
+	ret = tern_mchan_send(s->c, TERN_MSG_OFFER, msg, strlen(msg), err);
+	if (ret < 0)
+		return ret;
+	ret = tern_mchan_recv(s->c, TERN_MSG_ACCEPT, NULL, &reply, &len, TERN_MIG_STEP_TIMEOUT_MS,
+			      err);
+	if (ret < 0)
+		return ret;
+	ret = tern_mig_json_parse(reply, "ACCEPT", &v, err);
+	if (ret < 0)
+		return ret;
+	const char *mode = tern_mig_json_str(v, "mode");
+	const char *id = tern_mig_json_str(v, "id");
+	const char *cert = tern_mig_json_str(v, "cert");
+	if (mode == NULL || tern_mig_mode_parse(mode, &s->mode) < 0 || id == NULL ||
+	    (s->mode != TERN_MIG_STOP_AND_COPY && s->mode != TERN_MIG_POST_COPY) ||
+	    (s->mode == TERN_MIG_POST_COPY && (!post_copy || cert == NULL))) {
+		yajl_tree_free(v);
+		return tern_error_make_quiet(err, EPROTO,
+					     "the target's ACCEPT names no mode this side offered");
+	}
+	s->target_id = tern_xstrdup(id);
+	s->target_cert = cert ? tern_xstrdup(cert) : NULL;
+	yajl_tree_free(v);
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "mode", tern_mig_mode_name(s->mode));
+	tern_jw_str(&w, "target_id", s->target_id);
+	tern_mig_event(&s->p, "accepted", &w, "target accepted `%s` as `%s`, mode %s", s->o->id,
+		       s->target_id, tern_mig_mode_name(s->mode));
+	return 0;
+}
+
+static int rootfs_write(void *data, const void *buf, size_t len, tern_error **err)
+{
+	return tern_mchan_send(data, TERN_MSG_ROOTFS_DATA, buf, len, err);
+}
+
+static int rootfs_round(source *s, tern_rootfs_sender *rs, int round, tern_error **err)
+{
+	tern_rootfs_stats st = {0};
+	tern_jw w;
+	int ret = tern_rootfs_sender_round(rs, rootfs_write, s->c, &st, err);
+
+	if (ret < 0)
+		return tern_error_wrap(err, "rootfs `%s`, round %d", s->rootfs, round);
+	ret = tern_mchan_send(s->c, TERN_MSG_ROOTFS_DONE, NULL, 0, err);
+	if (ret < 0)
+		return ret;
+	s->rootfs_bytes += st.stream_bytes;
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "phase", "rootfs");
+	tern_jw_u64(&w, "round", (uint64_t)round);
+	tern_jw_u64(&w, "entries", st.entries_sent);
+	tern_jw_u64(&w, "deleted", st.entries_deleted);
+	tern_jw_u64(&w, "data_bytes", st.data_bytes);
+	tern_jw_u64(&w, "bytes", st.stream_bytes);
+	tern_mig_event(&s->p, "phase", &w,
+		       "rootfs round %d: %llu entries, %llu deleted, %llu data bytes (%llu sent)",
+		       round, (unsigned long long)st.entries_sent,
+		       (unsigned long long)st.entries_deleted, (unsigned long long)st.data_bytes,
+		       (unsigned long long)st.stream_bytes);
+	return 0;
+}
+
+/* ---- the dump ---- */
+
+/* A free TCP port on `ip` for criu's page server (criu binds it itself,
+ * a moment later). */
+static int free_port(const char *ip, tern_error **err)
+{
+	struct sockaddr_storage ss = {0};
+	socklen_t sl;
+	cleanup_close int fd = -1;
+
+	if (strchr(ip, ':')) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+		a->sin6_family = AF_INET6;
+		if (inet_pton(AF_INET6, ip, &a->sin6_addr) != 1)
+			return tern_error_make_quiet(err, EINVAL, "address `%s`", ip);
+		sl = sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+		a->sin_family = AF_INET;
+		if (inet_pton(AF_INET, ip, &a->sin_addr) != 1)
+			return tern_error_make_quiet(err, EINVAL, "address `%s`", ip);
+		sl = sizeof(*a);
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, sl) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return tern_error_make(err, errno, "a free port on `%s` for criu's page server", ip);
+	return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+					      : ((struct sockaddr_in *)&ss)->sin_port);
+}
+
+typedef struct {
+	source *s;
+	tern_ckpt_opts ck;
+} dump_job;
+
+static int dump_child(void *arg, tern_error **err)
+{
+	dump_job *j = arg;
+
+	return tern_container_checkpoint(&j->s->g->rt, j->s->criu, j->s->o->id, &j->ck, err);
+}
+
+static int prepare_tls(source *s, tern_error **err)
+{
+	cleanup_free char *cert = NULL;
+	cleanup_free char *peer = tern_strdup_printf("%s/peer.pem", s->tls_dir);
+	int ret = tern_mchan_ephemeral_cert(s->tls_dir, tern_mchan_local_ip(s->c), &cert, err);
+
+	if (ret < 0)
+		return tern_error_wrap(err, "criu TLS certificate");
+	ret = tern_write_file(peer, s->target_cert, strlen(s->target_cert), 0600, err);
+	if (ret < 0)
+		return ret;
+	free(s->target_cert);
+	s->target_cert = steal_pointer(&cert); /* now: ours, for PAGE_SERVER */
+	s->page_ip = tern_xstrdup(tern_mchan_local_ip(s->c));
+	s->page_port = free_port(s->page_ip, err);
+	return s->page_port < 0 ? s->page_port : 0;
+}
+
+static int start_dump(source *s, tern_error **err)
+{
+	dump_job j = {.s = s,
+		      .ck = {.image_path = s->images,
+			     .work_path = s->crit_work,
+			     .leave_running = true,
+			     .tcp_established = s->o->tcp_established,
+			     .status_fd = -1}};
+	cleanup_free char *ps = NULL, *cacert = NULL, *cert = NULL, *key = NULL;
+	int sp[2] = {-1, -1};
+	int ret;
+
+	if (s->mode == TERN_MIG_POST_COPY) {
+		if (pipe2(sp, O_CLOEXEC) < 0)
+			return tern_error_make(err, errno, "pipe");
+		ps = strchr(s->page_ip, ':') ? tern_strdup_printf("[%s]:%d", s->page_ip, s->page_port)
+					     : tern_strdup_printf("%s:%d", s->page_ip, s->page_port);
+		cacert = tern_strdup_printf("%s/peer.pem", s->tls_dir);
+		cert = tern_strdup_printf("%s/cert.pem", s->tls_dir);
+		key = tern_strdup_printf("%s/key.pem", s->tls_dir);
+		j.ck.lazy_pages = true;
+		j.ck.page_server = ps;
+		j.ck.tls_cacert = cacert;
+		j.ck.tls_cert = cert;
+		j.ck.tls_key = key;
+		j.ck.status_fd = sp[1];
+	}
+	/* the child keeps the status pipe's write end across fork; criu
+	 * (exec'd) does not need it: checkpoint.c writes it */
+	if (sp[1] >= 0)
+		fcntl(sp[1], F_SETFD, 0);
+	int close_these[] = {sp[0], s->lock_fd};
+	ret = tern_mig_child_start(dump_child, &j, close_these, 2, &s->dump_pid, &s->dump_errfd,
+				   err);
+	if (sp[1] >= 0)
+		close(sp[1]);
+	s->status_fd = sp[0];
+	return ret;
+}
+
+/* Post-copy: wait until the images are written and criu's page server
+ * listens (a byte on the status pipe), or the dump failed. */
+static int wait_lazy_ready(source *s, tern_error **err)
+{
+	char b;
+	struct pollfd pfd = {.fd = s->status_fd, .events = POLLIN};
+	int r = poll(&pfd, 1, TERN_MIG_STEP_TIMEOUT_MS);
+
+	if (r > 0 && read(s->status_fd, &b, 1) == 1)
+		return 0;
+	int ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, r == 0 ? 0 : 10000, err);
+	if (ret == -ETIMEDOUT || ret == 0)
+		return tern_error_make_quiet(err, ETIMEDOUT,
+					     "criu's lazy dump did not get ready within %d s",
+					     TERN_MIG_STEP_TIMEOUT_MS / 1000);
+	s->dump_pid = 0;
+	return ret;
+}
+
+/* Make a lazy dump that is still waiting give up cleanly (so that criu
+ * unlocks the network and lets the tasks go, still frozen): connect to its
+ * page server and hang up, which fails its TLS handshake; if it does not
+ * end, kill it. */
+static void abort_dump(source *s)
+{
+	tern_error *ignored = NULL;
+
+	if (s->dump_pid <= 0)
+		return;
+	if (s->page_port > 0) {
+		cleanup_free char *ps = tern_strdup_printf("%s:%d", s->page_ip, s->page_port);
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(s->page_port)};
+		if (inet_pton(AF_INET, s->page_ip, &a.sin_addr) == 1) {
+			int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (fd >= 0) {
+				if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+					tern_debug("page server %s: %s", ps, strerror(errno));
+				close(fd);
+			}
+		}
+	}
+	if (tern_mig_child_wait(s->dump_pid, s->dump_errfd, 20000, &ignored) == -ETIMEDOUT) {
+		/* criu runs in the child's process group? no: kill what we can */
+		kill(s->dump_pid, SIGKILL);
+		tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, &ignored);
+	}
+	tern_error_free(ignored);
+	s->dump_pid = 0;
+}
+
+static int send_page_server(source *s, tern_error **err)
+{
+	cleanup_free char *msg = NULL;
+	tern_jw w;
+
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "address", s->page_ip);
+	tern_jw_u64(&w, "port", (uint64_t)s->page_port);
+	tern_jw_str(&w, "cert", s->target_cert);
+	msg = tern_jw_end(&w);
+	return tern_mchan_send(s->c, TERN_MSG_PAGE_SERVER, msg, strlen(msg), err);
+}
+
+/* ---- the whole ---- */
+
+static int make_work(source *s, tern_error **err)
+{
+	cleanup_free char *tmpl = tern_strdup_printf("%s/%s/migrate-XXXXXX", s->g->rt.root, s->o->id);
+
+	if (mkdtemp(tmpl) == NULL)
+		return tern_error_make(err, errno, "work directory `%s`", tmpl);
+	s->work = steal_pointer(&tmpl);
+	s->images = tern_strdup_printf("%s/images", s->work);
+	s->crit_work = tern_strdup_printf("%s/work", s->work);
+	s->tls_dir = tern_strdup_printf("%s/tls", s->work);
+	if (mkdir(s->images, 0700) < 0 || mkdir(s->crit_work, 0700) < 0 ||
+	    mkdir(s->tls_dir, 0700) < 0)
+		return tern_error_make(err, errno, "work directory `%s`", s->work);
+	return 0;
+}
+
+static int freeze(source *s, tern_error **err)
+{
+	int ret = tern_container_pause(&s->g->rt, s->o->id, err);
+
+	if (ret < 0)
+		return tern_error_wrap(err, "freeze `%s`", s->o->id);
+	s->frozen = true;
+	s->t_freeze = tern_mig_now_ns();
+	tern_jw w;
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "phase", "freeze");
+	tern_mig_event(&s->p, "phase", &w, "frozen `%s`", s->o->id);
+	return 0;
+}
+
+static int wait_running(source *s, tern_error **err)
+{
+	cleanup_free char *payload = NULL;
+	size_t len;
+	int ret = tern_mchan_recv(s->c, TERN_MSG_RUNNING, NULL, &payload, &len,
+				  TERN_MIG_STEP_TIMEOUT_MS, err);
+
+	if (ret < 0)
+		return ret;
+	/* the commit point: the target owns the container from here */
+	s->committed = true;
+	s->t_running = tern_mig_now_ns();
+	tern_jw w;
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "phase", "running");
+	tern_jw_u64(&w, "downtime_ms", (s->t_running - s->t_freeze) / 1000000);
+	tern_mig_event(&s->p, "phase", &w, "the target runs `%s` (frozen here for %llu ms)",
+		       s->target_id, (unsigned long long)((s->t_running - s->t_freeze) / 1000000));
+	return 0;
+}
+
+static int run(source *s, tern_error **err)
+{
+	unsigned char *token = NULL;
+	size_t token_len;
+	bool post_copy = false, pre_copy = false;
+	int ret;
+
+	ret = tern_mchan_token_read(s->o->token_file, &token, &token_len, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_criu_find(s->g->criu, &s->criu, err);
+	if (ret == 0)
+		ret = load(s, err);
+	if (ret == 0)
+		ret = take_lock(s, err);
+	if (ret == 0)
+		ret = check_tcp(s, err);
+	if (ret == 0)
+		ret = check_stdio(s, err);
+	if (ret == 0)
+		ret = choose_features(s, &post_copy, &pre_copy, err);
+	if (ret < 0) {
+		tern_mchan_token_free(token, token_len);
+		return ret;
+	}
+	ret = tern_mchan_connect(s->o->to, token, token_len, "source", TERN_MIG_CONNECT_TIMEOUT_MS,
+				 &s->c, err);
+	tern_mchan_token_free(token, token_len);
+	token = NULL;
+	if (ret < 0)
+		return tern_error_wrap(err, "--to `%s`", s->o->to);
+	tern_mchan_set_send_timeout(s->c, TERN_MIG_STEP_TIMEOUT_MS);
+	tern_mig_event(&s->p, "connected", NULL, "connected to %s", s->o->to);
+	ret = offer(s, post_copy, pre_copy, err);
+	if (ret < 0)
+		return ret;
+
+	/* rootfs round 1, while the container runs */
+	cleanup_free char *manifest = NULL;
+	size_t mlen;
+	ret = tern_mchan_recv(s->c, TERN_MSG_ROOTFS_MANIFEST, NULL, &manifest, &mlen,
+			      TERN_MIG_STEP_TIMEOUT_MS, err);
+	if (ret < 0)
+		return ret;
+	cleanup_close int rootfd = open(s->rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (rootfd < 0)
+		return tern_error_make(err, errno, "rootfs `%s`", s->rootfs);
+	tern_rootfs_sender *rs = NULL;
+	ret = tern_rootfs_sender_new(rootfd, manifest, mlen, &rs, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "rootfs `%s`", s->rootfs);
+	ret = rootfs_round(s, rs, 1, err);
+	if (ret == 0)
+		ret = make_work(s, err);
+	if (ret == 0 && s->mode == TERN_MIG_POST_COPY)
+		ret = prepare_tls(s, err);
+
+	/* downtime from here */
+	if (ret == 0)
+		ret = freeze(s, err);
+	if (ret == 0)
+		ret = rootfs_round(s, rs, 2, err);
+	tern_rootfs_sender_free(rs);
+	if (ret < 0)
+		return ret;
+	ret = start_dump(s, err);
+	if (ret < 0)
+		return ret;
+	if (s->mode == TERN_MIG_POST_COPY) {
+		ret = wait_lazy_ready(s, err);
+	} else {
+		ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
+		s->dump_pid = 0;
+	}
+	if (ret < 0)
+		return ret;
+	tern_jw w;
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "phase", "dumped");
+	tern_mig_event(&s->p, "phase", &w, "criu dump done%s",
+		       s->mode == TERN_MIG_POST_COPY ? " (memory stays here, served lazily)" : "");
+	ret = tern_mig_images_send(s->c, s->images, NULL, true, &s->image_bytes, err);
+	if (ret < 0)
+		return ret;
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "phase", "images");
+	tern_jw_u64(&w, "bytes", s->image_bytes);
+	tern_mig_event(&s->p, "phase", &w, "images sent: %llu bytes",
+		       (unsigned long long)s->image_bytes);
+	if (s->mode == TERN_MIG_POST_COPY) {
+		ret = send_page_server(s, err);
+		if (ret < 0)
+			return ret;
+	}
+	return wait_running(s, err);
+}
+
+/* After RUNNING: wait for the lazy dump to have served every page, then
+ * delete the source container and say DONE. */
+static int finish(source *s, tern_error **err)
+{
+	int ret = 0;
+
+	if (s->dump_pid > 0) {
+		ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
+		s->dump_pid = 0;
+		if (ret < 0)
+			return tern_error_wrap(
+			    err,
+			    "post-copy: the memory transfer to the target failed after the target "
+			    "had started `%s`, so its copy lacks pages; the source container "
+			    "`%s` is left frozen with the memory as it was at the freeze: check "
+			    "the target, then `tern resume %s` (if the target's copy is gone) or "
+			    "`tern delete --force %s`",
+			    s->target_id, s->o->id, s->o->id, s->o->id);
+		tern_jw w;
+		tern_jw_begin(&w);
+		tern_jw_str(&w, "phase", "pages");
+		tern_mig_event(&s->p, "phase", &w, "every page fetched by the target");
+	}
+	tern_mig_remove_tree(s->work);
+	ret = tern_container_delete(&s->g->rt, s->o->id, true, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "the target runs `%s`, but deleting the source copy failed",
+				       s->target_id);
+	tern_error *ignored = NULL;
+	if (tern_mchan_send(s->c, TERN_MSG_DONE, NULL, 0, &ignored) < 0) {
+		tern_warn("DONE not delivered to the target: %s", ignored->msg);
+		tern_error_free(ignored);
+	}
+	return 0;
+}
+
+/* Before RUNNING: the source keeps the container, running. */
+static void roll_back(source *s, tern_error *why)
+{
+	tern_error *e = NULL;
+
+	if (s->c)
+		tern_mchan_send_error(s->c, why);
+	abort_dump(s);
+	if (s->frozen) {
+		if (tern_container_resume(&s->g->rt, s->o->id, &e) < 0) {
+			tern_log(TERN_LOG_ERROR, "thaw `%s` after the failed migration: %s",
+				 s->o->id, e->msg);
+			tern_error_free(e);
+		} else {
+			tern_mig_event(&s->p, "rollback", NULL, "`%s` thawed: it keeps running here",
+				       s->o->id);
+		}
+	}
+	if (s->work)
+		tern_mig_remove_tree(s->work);
+}
+
+int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_error **err)
+{
+	source s = {.g = g, .o = o, .lock_fd = -1, .dump_errfd = -1, .status_fd = -1};
+	int ret;
+
+	tern_mig_progress_init(&s.p, "source", o->json);
+	ret = run(&s, err);
+	if (ret < 0 && s.c && !s.committed)
+		tern_mig_peer_reason(s.c, err);
+	if (ret < 0 && !s.committed)
+		roll_back(&s, *err);
+	if (ret == 0)
+		ret = finish(&s, err);
+	if (ret == 0) {
+		uint64_t now = tern_mig_now_ns();
+		tern_jw w;
+		tern_jw_begin(&w);
+		tern_jw_str(&w, "id", o->id);
+		tern_jw_str(&w, "target_id", s.target_id);
+		tern_jw_str(&w, "mode", tern_mig_mode_name(s.mode));
+		tern_jw_u64(&w, "downtime_ms", (s.t_running - s.t_freeze) / 1000000);
+		tern_jw_u64(&w, "total_ms", (now - s.p.t0_ns) / 1000000);
+		tern_jw_u64(&w, "image_bytes", s.image_bytes);
+		tern_jw_u64(&w, "rootfs_bytes", s.rootfs_bytes);
+		tern_jw_u64(&w, "memory_bytes", s.memory_bytes);
+		tern_mig_event(&s.p, "done", &w,
+			       "done: `%s` runs on %s as `%s` (%s); downtime %llu ms, total %llu ms",
+			       o->id, o->to, s.target_id, tern_mig_mode_name(s.mode),
+			       (unsigned long long)((s.t_running - s.t_freeze) / 1000000),
+			       (unsigned long long)((now - s.p.t0_ns) / 1000000));
+	}
+	if (s.status_fd >= 0)
+		close(s.status_fd);
+	if (s.lock_fd >= 0)
+		close(s.lock_fd);
+	tern_mchan_free(s.c);
+	free(s.criu);
+	free(s.config_json);
+	free(s.rootfs);
+	free(s.target_id);
+	free(s.target_cert);
+	free(s.work);
+	free(s.images);
+	free(s.crit_work);
+	free(s.tls_dir);
+	free(s.page_ip);
+	return ret;
+}

@@ -1,0 +1,674 @@
+/* tern migrate-receive: the target side (the session is drawn in
+ * migrate.h). It accepts one migration, restores the container detached
+ * and exits 0 once it runs here (post-copy: once every page has arrived).
+ *
+ * Everything from the network is checked before it is used: the id, the
+ * image names and sizes against the free space, the image set's
+ * completeness, the page server's address. On any failure before RUNNING
+ * it says ERROR and leaves nothing: no container, no state directory, no
+ * cgroup, no image directory, no criu daemon. The images wait in a private
+ * directory in the bundle (BUNDLE/.tern-migrate-XXXXXX, 0700) that holds a
+ * lock file while in use: a receiver that was killed cannot remove its
+ * own, so the next one into the same bundle removes every such directory
+ * whose lock is free. */
+#include "checkpoint.h"
+#include "log.h"
+#include "migrate.h"
+#include "oci-config.h"
+#include "rootfs-sync.h"
+#include "state.h"
+#include "utils.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define WORK_PREFIX ".tern-migrate-"
+#define WORK_LOCK   "lock"
+/* what a lazy dump's images need at most besides memory, roughly */
+#define LAZY_IMAGE_ALLOWANCE (64ULL << 20)
+
+typedef struct {
+	tern_global_opts *g;
+	const tern_receive_opts *o;
+	tern_mig_progress p;
+	char *criu;
+	tern_mchan *c;
+	char *bundle;
+	char *rootfs;
+	char *id;
+	char *src_id;
+	bool wrote_config;
+	char *work;
+	int work_lock;
+	char *images;
+	tern_mig_mode mode;
+	bool tcp_established;
+	uint64_t memory_bytes;
+	char *cert; /* ours (post-copy) */
+	pid_t lazy_pid;
+	bool restored;
+	uint64_t image_bytes;
+} target;
+
+/* ---- leftovers of receivers that were killed ---- */
+
+static void sweep(const char *bundle)
+{
+	DIR *d = opendir(bundle);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, WORK_PREFIX, strlen(WORK_PREFIX)) != 0)
+			continue;
+		cleanup_free char *dir = tern_strdup_printf("%s/%s", bundle, e->d_name);
+		cleanup_free char *lock = tern_strdup_printf("%s/%s", dir, WORK_LOCK);
+		cleanup_close int fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		/* held: another receiver's, in use */
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue;
+		tern_info("removing `%s`, left by a receiver that did not finish", dir);
+		tern_mig_remove_tree(dir);
+	}
+	closedir(d);
+}
+
+static int make_work(target *t, tern_error **err)
+{
+	cleanup_free char *tmpl = tern_strdup_printf("%s/" WORK_PREFIX "XXXXXX", t->bundle);
+	cleanup_free char *lock = NULL;
+
+	if (mkdtemp(tmpl) == NULL)
+		return tern_error_make(err, errno, "image directory `%s`", tmpl);
+	t->work = steal_pointer(&tmpl);
+	lock = tern_strdup_printf("%s/%s", t->work, WORK_LOCK);
+	t->work_lock = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (t->work_lock < 0 || flock(t->work_lock, LOCK_EX) < 0)
+		return tern_error_make(err, errno, "lock `%s`", lock);
+	t->images = tern_strdup_printf("%s/images", t->work);
+	if (mkdir(t->images, 0700) < 0)
+		return tern_error_make(err, errno, "image directory `%s`", t->images);
+	return 0;
+}
+
+/* ---- the offer ---- */
+
+static int use_config(target *t, const char *src_config, tern_error **err)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/config.json", t->bundle);
+	oci_config *config = NULL;
+	char *msg = NULL;
+	int ret;
+
+	if (access(path, F_OK) < 0) {
+		/* the source's config (its bind sources may not exist here:
+		 * restore says which) */
+		ret = tern_write_file(path, src_config, strlen(src_config), 0644, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "--bundle");
+		t->wrote_config = true;
+	}
+	ret = oci_config_parse_file(path, &config, &msg);
+	if (ret < 0) {
+		tern_error_make_literal(err, -ret, msg ? msg : "config.json: invalid");
+		free(msg);
+		return ret;
+	}
+	const char *root = config->root && config->root->path ? config->root->path : "rootfs";
+	if (root[0] == '/' || strstr(root, "..")) {
+		ret = tern_error_make_quiet(err, EINVAL,
+					    "%s: root.path `%s`: the rootfs must be inside the bundle "
+					    "(relative, no `..`)",
+					    path, root);
+	} else {
+		cleanup_free char *joined = tern_strdup_printf("%s/%s", t->bundle, root);
+		t->rootfs = realpath(joined, NULL);
+		if (t->rootfs == NULL)
+			ret = tern_error_make(err, errno, "root.path: rootfs `%s`", joined);
+	}
+	oci_config_free(config);
+	return ret;
+}
+
+static int choose_mode(target *t, const char *asked, bool src_post, tern_error **err)
+{
+	tern_mig_mode want;
+	tern_criu_features f;
+	int ret;
+
+	if (asked == NULL || tern_mig_mode_parse(asked, &want) < 0)
+		return tern_error_make_quiet(err, EPROTO, "OFFER: unknown mode `%s`",
+					     asked ? asked : "");
+	ret = tern_criu_features_check(t->criu, &f, err);
+	if (ret < 0)
+		return ret;
+	switch (want) {
+	case TERN_MIG_PRE_COPY:
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "--mode pre-copy is not implemented in this tern");
+	case TERN_MIG_POST_COPY:
+		if (!f.lazy_pages)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "--mode post-copy: criu on the target says this kernel cannot restore "
+			    "memory lazily (no usable userfaultfd)");
+		if (!src_post)
+			return tern_error_make_quiet(err, ENOTSUP,
+						     "--mode post-copy: the source cannot serve "
+						     "memory lazily");
+		t->mode = TERN_MIG_POST_COPY;
+		return 0;
+	case TERN_MIG_AUTO:
+		t->mode = f.lazy_pages && src_post ? TERN_MIG_POST_COPY : TERN_MIG_STOP_AND_COPY;
+		return 0;
+	case TERN_MIG_STOP_AND_COPY:
+		t->mode = TERN_MIG_STOP_AND_COPY;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int check_id(target *t, tern_error **err)
+{
+	cleanup_free char *dir = NULL;
+	int ret = tern_state_check_id(t->id, err);
+
+	if (ret < 0)
+		return tern_error_wrap(err, "the container id");
+	dir = tern_strdup_printf("%s/%s", t->g->rt.root, t->id);
+	if (access(dir, F_OK) == 0)
+		return tern_error_make_quiet(err, EEXIST,
+					     "container `%s` already exists under --root `%s`", t->id,
+					     t->g->rt.root);
+	return 0;
+}
+
+static int check_space(target *t, tern_error **err)
+{
+	uint64_t have, need;
+	int ret = tern_mig_free_bytes(t->bundle, &have, err);
+
+	if (ret < 0)
+		return ret;
+	need = t->mode == TERN_MIG_POST_COPY ? LAZY_IMAGE_ALLOWANCE
+					     : t->memory_bytes + LAZY_IMAGE_ALLOWANCE;
+	if (need > have)
+		return tern_error_make_quiet(err, ENOSPC,
+					     "no space on %s: need %llu MiB, have %llu MiB",
+					     t->bundle, (unsigned long long)(need >> 20),
+					     (unsigned long long)(have >> 20));
+	return 0;
+}
+
+static int handle_offer(target *t, tern_error **err)
+{
+	cleanup_free char *payload = NULL;
+	size_t len;
+	yajl_val v = NULL;
+	int ret = tern_mchan_recv(t->c, TERN_MSG_OFFER, NULL, &payload, &len,
+				  TERN_MIG_STEP_TIMEOUT_MS, err);
+
+	if (ret < 0)
+		return ret;
+	ret = tern_mig_json_parse(payload, "OFFER", &v, err);
+	if (ret < 0)
+		return ret;
+	const char *id = tern_mig_json_str(v, "id");
+	const char *config = tern_mig_json_str(v, "config");
+	if (id == NULL || config == NULL) {
+		ret = tern_error_make_quiet(err, EPROTO, "OFFER: want an \"id\" and a \"config\"");
+		goto out;
+	}
+	t->src_id = tern_xstrdup(id);
+	t->id = tern_xstrdup(t->o->new_id ? t->o->new_id : id);
+	t->tcp_established = tern_mig_json_bool(v, "tcp_established");
+	tern_mig_json_u64(v, "memory_bytes", &t->memory_bytes);
+	ret = check_id(t, err);
+	if (ret == 0)
+		ret = choose_mode(t, tern_mig_json_str(v, "mode"), tern_mig_json_bool(v, "post_copy"),
+				  err);
+	if (ret == 0)
+		ret = check_space(t, err);
+	if (ret == 0)
+		ret = use_config(t, config, err);
+out:
+	yajl_tree_free(v);
+	return ret;
+}
+
+static int accept_offer(target *t, tern_error **err)
+{
+	cleanup_free char *msg = NULL;
+	tern_jw w;
+	int ret;
+
+	if (t->mode == TERN_MIG_POST_COPY) {
+		cleanup_free char *tls = tern_strdup_printf("%s/tls", t->work);
+		if (mkdir(tls, 0700) < 0)
+			return tern_error_make(err, errno, "`%s`", tls);
+		ret = tern_mchan_ephemeral_cert(tls, tern_mchan_local_ip(t->c), &t->cert, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "criu TLS certificate");
+	}
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "id", t->id);
+	tern_jw_str(&w, "mode", tern_mig_mode_name(t->mode));
+	if (t->cert)
+		tern_jw_str(&w, "cert", t->cert);
+	msg = tern_jw_end(&w);
+	ret = tern_mchan_send(t->c, TERN_MSG_ACCEPT, msg, strlen(msg), err);
+	if (ret < 0)
+		return ret;
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "id", t->id);
+	tern_jw_str(&w, "mode", tern_mig_mode_name(t->mode));
+	tern_mig_event(&t->p, "accepted", &w, "accepted `%s` as `%s`, mode %s", t->src_id, t->id,
+		       tern_mig_mode_name(t->mode));
+	return 0;
+}
+
+/* ---- rootfs ---- */
+
+static int rootfs_rounds(target *t, tern_error **err)
+{
+	cleanup_close int rootfd = open(t->rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	cleanup_free char *manifest = NULL;
+	tern_rootfs_applier *a = NULL;
+	size_t mlen;
+	int ret, round = 1;
+
+	if (rootfd < 0)
+		return tern_error_make(err, errno, "rootfs `%s`", t->rootfs);
+	ret = tern_rootfs_manifest(rootfd, &manifest, &mlen, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "rootfs `%s`", t->rootfs);
+	ret = tern_mchan_send(t->c, TERN_MSG_ROOTFS_MANIFEST, manifest, mlen, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_rootfs_applier_new(rootfd, &a, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "rootfs `%s`", t->rootfs);
+	/* two rounds: while the container runs, then frozen */
+	while (ret == 0 && round <= 2) {
+		cleanup_free char *data = NULL;
+		uint32_t type;
+		size_t len;
+		ret = tern_mchan_recv(t->c, 0, &type, &data, &len, TERN_MIG_STEP_TIMEOUT_MS, err);
+		if (ret < 0)
+			break;
+		if (type == TERN_MSG_ROOTFS_DATA) {
+			ret = tern_rootfs_applier_feed(a, data, len, err);
+		} else if (type == TERN_MSG_ROOTFS_DONE) {
+			ret = tern_rootfs_applier_finish_round(a, err);
+			if (ret == 0) {
+				tern_jw w;
+				tern_jw_begin(&w);
+				tern_jw_str(&w, "phase", "rootfs");
+				tern_jw_u64(&w, "round", (uint64_t)round);
+				tern_mig_event(&t->p, "phase", &w, "rootfs round %d applied", round);
+			}
+			round++;
+		} else {
+			ret = tern_error_make_quiet(err, EPROTO,
+						    "protocol: message type %u during the rootfs "
+						    "rounds",
+						    type);
+		}
+	}
+	tern_rootfs_applier_free(a);
+	return ret < 0 ? tern_error_wrap(err, "rootfs `%s`", t->rootfs) : 0;
+}
+
+/* ---- images ---- */
+
+static int receive_images(target *t, tern_error **err)
+{
+	static const char *const needed[] = {"inventory.img", TERN_CKPT_DESCRIPTOR,
+					     TERN_CKPT_CONFIG};
+	cleanup_close int dirfd = open(t->images, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	uint64_t space;
+	int ret;
+
+	if (dirfd < 0)
+		return tern_error_make(err, errno, "`%s`", t->images);
+	ret = tern_mig_free_bytes(t->images, &space, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_mig_images_recv(t->c, dirfd, t->images, space, &t->image_bytes, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "receiving the images");
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+		if (faccessat(dirfd, needed[i], F_OK, 0) < 0)
+			return tern_error_make_quiet(err, EPROTO,
+						     "the image set is incomplete: no `%s`; nothing "
+						     "restored",
+						     needed[i]);
+	tern_jw w;
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "phase", "images");
+	tern_jw_u64(&w, "bytes", t->image_bytes);
+	tern_mig_event(&t->p, "phase", &w, "images received: %llu bytes",
+		       (unsigned long long)t->image_bytes);
+	return 0;
+}
+
+/* ---- post-copy: criu lazy-pages ---- */
+
+static int start_lazy_daemon(target *t, tern_error **err)
+{
+	cleanup_free char *payload = NULL;
+	cleanup_free char *addr = NULL, *port_s = NULL, *peer = NULL;
+	cleanup_free char *sock = NULL;
+	unsigned char buf[sizeof(struct in6_addr)];
+	uint64_t port = 0;
+	size_t len;
+	yajl_val v = NULL;
+	int ret = tern_mchan_recv(t->c, TERN_MSG_PAGE_SERVER, NULL, &payload, &len,
+				  TERN_MIG_STEP_TIMEOUT_MS, err);
+
+	if (ret < 0)
+		return ret;
+	ret = tern_mig_json_parse(payload, "PAGE_SERVER", &v, err);
+	if (ret < 0)
+		return ret;
+	const char *a = tern_mig_json_str(v, "address");
+	const char *cert = tern_mig_json_str(v, "cert");
+	if (a)
+		addr = tern_xstrdup(a);
+	peer = tern_strdup_printf("%s/tls/peer.pem", t->work);
+	if (cert)
+		ret = tern_write_file(peer, cert, strlen(cert), 0600, err);
+	bool port_ok = tern_mig_json_u64(v, "port", &port) && port > 0 && port < 65536;
+	yajl_tree_free(v);
+	if (ret < 0)
+		return ret;
+	/* an address, never an option or a name to resolve */
+	if (addr == NULL || cert == NULL || !port_ok ||
+	    (inet_pton(AF_INET, addr, buf) != 1 && inet_pton(AF_INET6, addr, buf) != 1))
+		return tern_error_make_quiet(err, EPROTO,
+					     "PAGE_SERVER: want an IP \"address\", a \"port\" and "
+					     "a \"cert\"");
+	port_s = tern_strdup_printf("%llu", (unsigned long long)port);
+	cleanup_free char *cacert = tern_xstrdup(peer);
+	cleanup_free char *mycert = tern_strdup_printf("%s/tls/cert.pem", t->work);
+	cleanup_free char *mykey = tern_strdup_printf("%s/tls/key.pem", t->work);
+	char *argv[] = {t->criu,	   "lazy-pages",     "--page-server", "--address", addr,
+			"--port",	   port_s,	     "-D",	      t->images,   "-o",
+			"lazy-pages.log",  "-v4",	     "--tls",	      "--tls-cacert", cacert,
+			"--tls-cert",	   mycert,	     "--tls-key",     mykey,	     "--tls-no-cn-verify",
+			NULL};
+	fflush(stdout);
+	fflush(stderr);
+	t->lazy_pid = fork();
+	if (t->lazy_pid < 0)
+		return tern_error_make(err, errno, "fork for criu lazy-pages");
+	if (t->lazy_pid == 0) {
+		/* it must not outlive a receiver that was killed */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		signal(SIGPIPE, SIG_DFL);
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+		}
+		execv(t->criu, argv);
+		_exit(127);
+	}
+	sock = tern_strdup_printf("%s/lazy-pages.socket", t->images);
+	for (int i = 0; i < 400; i++) {
+		int status;
+		if (access(sock, F_OK) == 0)
+			return 0;
+		if (waitpid(t->lazy_pid, &status, WNOHANG) == t->lazy_pid) {
+			t->lazy_pid = 0;
+			return tern_error_make_quiet(err, EIO,
+						     "criu lazy-pages exited before it listened (log: "
+						     "%s/lazy-pages.log)",
+						     t->images);
+		}
+		usleep(25000);
+	}
+	return tern_error_make_quiet(err, ETIMEDOUT, "criu lazy-pages did not start within 10 s");
+}
+
+/* The daemon ends once every page is here; non-zero when it failed. */
+static int wait_lazy_daemon(target *t, tern_error **err)
+{
+	int status;
+
+	while (waitpid(t->lazy_pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return tern_error_make(err, errno, "waitpid criu lazy-pages");
+	t->lazy_pid = 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	return tern_error_make_quiet(err, EIO, "criu lazy-pages failed (%s %d) before every page "
+					       "arrived",
+				     WIFSIGNALED(status) ? "signal" : "exit status",
+				     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+/* ---- restore ---- */
+
+static int restore_child(void *arg, tern_error **err)
+{
+	target *t = arg;
+	tern_create_opts copts = {.bundle = t->bundle, .detach = true};
+	tern_ckpt_opts ck = {.image_path = t->images,
+			     .tcp_established = t->tcp_established,
+			     .lazy_pages = t->mode == TERN_MIG_POST_COPY,
+			     .status_fd = -1};
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int status;
+
+	signal(SIGPIPE, SIG_DFL);
+	/* the container's stdio, which was the source's: /dev/null here */
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+	}
+	return tern_container_restore(&t->g->rt, t->criu, t->id, &copts, &ck, &status, err);
+}
+
+static int restore(target *t, tern_error **err)
+{
+	pid_t pid;
+	int errfd;
+	int keep[] = {t->work_lock};
+	int ret = tern_mig_child_start(restore_child, t, keep, 1, &pid, &errfd, err);
+
+	if (ret < 0)
+		return ret;
+	ret = tern_mig_child_wait(pid, errfd, -1, err);
+	if (ret < 0)
+		return ret;
+	t->restored = true;
+	return 0;
+}
+
+static int send_running(target *t, tern_error **err)
+{
+	tern_error *e = NULL;
+	int ret = tern_mchan_send(t->c, TERN_MSG_RUNNING, "{}", 2, err);
+
+	if (ret < 0) {
+		/* the source did not hear it and thaws its copy: ours goes,
+		 * never two running */
+		if (tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
+			tern_log(TERN_LOG_ERROR, "delete `%s`: %s", t->id, e->msg);
+			tern_error_free(e);
+		}
+		t->restored = false;
+		return tern_error_wrap(err, "telling the source that `%s` runs", t->id);
+	}
+	tern_jw w;
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "phase", "running");
+	tern_jw_str(&w, "id", t->id);
+	tern_mig_event(&t->p, "phase", &w, "`%s` runs here", t->id);
+	return 0;
+}
+
+/* ---- the whole ---- */
+
+static int run(target *t, tern_error **err)
+{
+	unsigned char *token = NULL;
+	cleanup_close int lfd = -1;
+	size_t token_len;
+	int port, ret;
+
+	ret = tern_mchan_token_read(t->o->token_file, &token, &token_len, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_criu_find(t->g->criu, &t->criu, err);
+	if (ret == 0) {
+		t->bundle = realpath(t->o->bundle, NULL);
+		if (t->bundle == NULL)
+			ret = tern_error_make(err, errno, "--bundle `%s`", t->o->bundle);
+	}
+	if (ret == 0 && t->o->new_id && tern_state_check_id(t->o->new_id, err) < 0)
+		ret = tern_error_wrap(err, "--id");
+	if (ret == 0) {
+		sweep(t->bundle);
+		lfd = tern_mchan_listen(t->o->listen, &port, err);
+		if (lfd < 0)
+			ret = tern_error_wrap(err, "--listen");
+	}
+	if (ret < 0) {
+		tern_mchan_token_free(token, token_len);
+		return ret;
+	}
+	tern_jw w;
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "listen", t->o->listen);
+	tern_jw_u64(&w, "port", (uint64_t)port);
+	tern_mig_event(&t->p, "listening", &w, "listening on %s (port %d)", t->o->listen, port);
+	ret = tern_mchan_accept(lfd, token, token_len, "target", t->o->timeout_ms, &t->c, err);
+	tern_mchan_token_free(token, token_len);
+	if (ret < 0)
+		return ret;
+	tern_mchan_set_send_timeout(t->c, TERN_MIG_STEP_TIMEOUT_MS);
+	tern_mig_event(&t->p, "connected", NULL, "source %s connected", tern_mchan_peer_ip(t->c));
+	ret = handle_offer(t, err);
+	if (ret == 0)
+		ret = make_work(t, err);
+	if (ret == 0)
+		ret = accept_offer(t, err);
+	if (ret == 0)
+		ret = rootfs_rounds(t, err);
+	if (ret == 0)
+		ret = receive_images(t, err);
+	if (ret == 0 && t->mode == TERN_MIG_POST_COPY)
+		ret = start_lazy_daemon(t, err);
+	if (ret == 0)
+		ret = restore(t, err);
+	if (ret == 0)
+		ret = send_running(t, err);
+	return ret;
+}
+
+static int finish(target *t, tern_error **err)
+{
+	cleanup_free char *payload = NULL;
+	tern_error *e = NULL;
+	size_t len;
+	int ret;
+
+	if (t->lazy_pid > 0) {
+		ret = wait_lazy_daemon(t, err);
+		if (ret < 0) {
+			/* memory it lacks would read as zeros: never run it so */
+			if (tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
+				tern_log(TERN_LOG_ERROR, "delete `%s`: %s", t->id, e->msg);
+				tern_error_free(e);
+			}
+			return tern_error_wrap(err, "post-copy of `%s`: the container was killed here",
+					       t->id);
+		}
+		tern_jw w;
+		tern_jw_begin(&w);
+		tern_jw_str(&w, "phase", "pages");
+		tern_mig_event(&t->p, "phase", &w, "every page arrived");
+	}
+	if (tern_mchan_recv(t->c, TERN_MSG_DONE, NULL, &payload, &len, TERN_MIG_STEP_TIMEOUT_MS,
+			    &e) < 0) {
+		tern_warn("`%s` runs here, but the source did not confirm that it deleted its "
+			  "copy: %s",
+			  t->id, e->msg);
+		tern_error_free(e);
+	}
+	return 0;
+}
+
+static void roll_back(target *t, tern_error *why)
+{
+	tern_error *e = NULL;
+
+	if (t->c)
+		tern_mchan_send_error(t->c, why);
+	if (t->lazy_pid > 0) {
+		kill(t->lazy_pid, SIGKILL);
+		waitpid(t->lazy_pid, NULL, 0);
+		t->lazy_pid = 0;
+	}
+	if (t->restored && tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
+		tern_log(TERN_LOG_ERROR, "delete `%s`: %s", t->id, e->msg);
+		tern_error_free(e);
+	}
+	if (t->wrote_config) {
+		cleanup_free char *path = tern_strdup_printf("%s/config.json", t->bundle);
+		unlink(path);
+	}
+}
+
+int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_error **err)
+{
+	target t = {.g = g, .o = o, .work_lock = -1};
+	int ret;
+
+	tern_mig_progress_init(&t.p, "target", o->json);
+	ret = run(&t, err);
+	if (ret < 0)
+		roll_back(&t, *err);
+	else
+		ret = finish(&t, err);
+	if (ret == 0) {
+		tern_jw w;
+		tern_jw_begin(&w);
+		tern_jw_str(&w, "id", t.id);
+		tern_jw_str(&w, "mode", tern_mig_mode_name(t.mode));
+		tern_jw_u64(&w, "total_ms", (tern_mig_now_ns() - t.p.t0_ns) / 1000000);
+		tern_mig_event(&t.p, "done", &w, "done: `%s` runs here (%s)", t.id,
+			       tern_mig_mode_name(t.mode));
+	}
+	if (t.work && ret < 0 && g->debug)
+		tern_log(TERN_LOG_ERROR, "--debug: the images and criu's logs are kept in `%s`",
+			 t.work);
+	else if (t.work)
+		tern_mig_remove_tree(t.work);
+	if (t.work_lock >= 0)
+		close(t.work_lock);
+	tern_mchan_free(t.c);
+	free(t.criu);
+	free(t.bundle);
+	free(t.rootfs);
+	free(t.id);
+	free(t.src_id);
+	free(t.work);
+	free(t.images);
+	free(t.cert);
+	return ret;
+}

@@ -1,0 +1,150 @@
+/* Live migration between nodes: `tern migrate` (the source) and `tern
+ * migrate-receive` (the target), both run by tern-migrate.
+ *
+ * The session, over one control connection (migrate-channel.h):
+ *
+ *   source                                target
+ *   HELLO                  <---->         HELLO       (versions, in the channel)
+ *   OFFER {id, mode, config, sizes} --->
+ *                          <---           ACCEPT {id, mode, cert}  or ERROR
+ *                          <---           ROOTFS_MANIFEST
+ *   ROOTFS_DATA..., ROOTFS_DONE  --->                 (round 1, container runs)
+ *   -- freeze (cgroup freezer): downtime starts --
+ *   ROOTFS_DATA..., ROOTFS_DONE  --->                 (last round, frozen)
+ *   criu dump (leave running, so still frozen; post-copy: memory left behind)
+ *   IMAGE_FILE, IMAGE_DATA... (each file), IMAGES_DONE --->
+ *   post-copy: PAGE_SERVER {address, port, cert} --->  criu lazy-pages starts
+ *                          <---           RUNNING     (restored, detached)
+ *   -- downtime ends; the target owns the container from here --
+ *   post-copy: criu's dump returns once every page was fetched
+ *   delete the source container, DONE  --->
+ *
+ * Before RUNNING any failure thaws the source, which keeps running; the
+ * target removes everything it made. After RUNNING the source never
+ * thaws. */
+#pragma once
+
+#include "cli.h"
+#include "migrate-channel.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <yajl/yajl_tree.h>
+
+typedef enum {
+	TERN_MIG_AUTO = 0,
+	TERN_MIG_PRE_COPY,
+	TERN_MIG_POST_COPY,
+	TERN_MIG_STOP_AND_COPY,
+} tern_mig_mode;
+
+const char *tern_mig_mode_name(tern_mig_mode m);
+int tern_mig_mode_parse(const char *s, tern_mig_mode *m);
+
+/* Seconds each side waits for the next step of the other. */
+#define TERN_MIG_STEP_TIMEOUT_MS (120 * 1000)
+#define TERN_MIG_CONNECT_TIMEOUT_MS (15 * 1000)
+
+typedef struct {
+	const char *to; /* IP:PORT */
+	const char *token_file;
+	tern_mig_mode mode;
+	bool tcp_established;
+	int max_rounds;
+	bool json;
+	const char *id;
+} tern_migrate_opts;
+
+typedef struct {
+	const char *listen; /* IP:PORT */
+	const char *bundle;
+	const char *token_file;
+	const char *new_id;
+	bool json;
+	int timeout_ms; /* waiting for the source to connect; -1: forever */
+} tern_receive_opts;
+
+int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_error **err);
+int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_error **err);
+
+/* ---- progress: text on stderr, or one JSON object per line on stdout ---- */
+
+typedef struct {
+	bool json;
+	const char *side; /* "source", "target" */
+	uint64_t t0_ns;
+} tern_mig_progress;
+
+uint64_t tern_mig_now_ns(void);
+void tern_mig_progress_init(tern_mig_progress *p, const char *side, bool json);
+
+/* A small JSON object writer (messages and events). */
+typedef struct {
+	char *buf;
+	size_t len;
+	FILE *f;
+	bool first;
+} tern_jw;
+
+void tern_jw_begin(tern_jw *w);
+void tern_jw_str(tern_jw *w, const char *key, const char *value);
+void tern_jw_u64(tern_jw *w, const char *key, uint64_t value);
+void tern_jw_bool(tern_jw *w, const char *key, bool value);
+/* Ends the object; returns the malloc'd text (the caller frees it). */
+char *tern_jw_end(tern_jw *w);
+
+/* Print an event: `w` holds its fields after "event"; `text` is the
+ * line for the terminal. Frees w's buffer. */
+void tern_mig_event(tern_mig_progress *p, const char *event, tern_jw *w, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ---- reading the JSON of a message ---- */
+
+/* Parse `text` (a message of `what`) into a yajl tree. */
+int tern_mig_json_parse(const char *text, const char *what, yajl_val *out, tern_error **err);
+const char *tern_mig_json_str(yajl_val v, const char *key);
+bool tern_mig_json_u64(yajl_val v, const char *key, uint64_t *out);
+bool tern_mig_json_bool(yajl_val v, const char *key);
+
+/* ---- the images (migrate-images.c) ---- */
+
+/* A name criu or tern gives an image file: [A-Za-z0-9_.-]+, at most 128
+ * bytes, not "." or "..", and nothing else (never a path). */
+bool tern_mig_image_name_ok(const char *name);
+
+/* Send every regular file of `dir` (not `skip`, NULL-terminated list),
+ * then IMAGES_DONE when `done`. *bytes: the file data sent. */
+int tern_mig_images_send(tern_mchan *c, const char *dir, const char *const *skip, bool done,
+			 uint64_t *bytes, tern_error **err);
+
+/* Receive image files into `dirfd` until IMAGES_DONE. Each name is
+ * checked, no file may exist twice, and the sizes add up to at most
+ * `space_left` bytes (what the file system holding it has free). */
+int tern_mig_images_recv(tern_mchan *c, int dirfd, const char *dir, uint64_t space_left,
+			 uint64_t *bytes, tern_error **err);
+
+/* rm -rf of a directory tree on the host (does not follow symlinks). */
+void tern_mig_remove_tree(const char *path);
+
+/* The free bytes of the file system holding `path`. */
+int tern_mig_free_bytes(const char *path, uint64_t *free_bytes, tern_error **err);
+
+/* If a send failed because the peer already gave up, its ERROR message
+ * says why: replace *err with it when one arrives within a second. */
+void tern_mig_peer_reason(tern_mchan *c, tern_error **err);
+
+/* ---- work done in a child process ---- */
+
+/* Run fn(arg, err) in a forked child (so that what it does to its own
+ * process, such as restore's mount namespace, or how long it blocks, such
+ * as a lazy dump, stays out of the session). *errfd receives the child's
+ * error message; tern_mig_child_wait collects both. The child closes the
+ * `n` fds of `close_in_child` first (the session's own). */
+typedef int (*tern_mig_child_fn)(void *arg, tern_error **err);
+int tern_mig_child_start(tern_mig_child_fn fn, void *arg, const int *close_in_child, size_t n,
+			 pid_t *pid, int *errfd, tern_error **err);
+/* Wait (at most timeout_ms, -1 forever) for the child: 0 when it
+ * succeeded, its error otherwise; -ETIMEDOUT leaves it running. */
+int tern_mig_child_wait(pid_t pid, int errfd, int timeout_ms, tern_error **err);
