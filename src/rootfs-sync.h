@@ -53,6 +53,16 @@ int tern_rootfs_applier_feed(tern_rootfs_applier *a, const void *buf, size_t len
 int tern_rootfs_applier_finish_round(tern_rootfs_applier *a, tern_error **err);
 void tern_rootfs_applier_free(tern_rootfs_applier *a);
 
+/* Which device nodes the stream may create. Without a filter, only the
+ * character devices every container gets anyway (null, zero, full, random,
+ * urandom, tty, console, ptmx); `allow` is asked about any other and
+ * returns true to let it be created (tern-migrate can answer from the
+ * container's linux.devices). */
+typedef bool (*tern_rootfs_device_fn)(void *data, const char *path, bool block, uint32_t major,
+				      uint32_t minor);
+void tern_rootfs_applier_set_device_filter(tern_rootfs_applier *a, tern_rootfs_device_fn allow,
+					   void *data);
+
 /* ---- source side ---- */
 
 typedef struct tern_rootfs_sender tern_rootfs_sender;
