@@ -108,11 +108,6 @@ void tern_rootfs_applier_free(tern_rootfs_applier *a)
 
 /* ---- metadata ---- */
 
-static bool skipped_xattr(const char *name)
-{
-	return strcmp(name, RS_XATTR_SKIPPED) == 0;
-}
-
 static bool has_xattr(const struct rs_attrs *a, const char *name)
 {
 	for (size_t i = 0; i < a->nxattrs; i++)
@@ -136,13 +131,13 @@ static int sync_xattrs(const char *procpath, const struct rs_attrs *a, tern_erro
 			return tern_error_make(err, errno, "list xattrs");
 	}
 	for (char *p = names; n > 0 && p < names + n; p += strlen(p) + 1) {
-		if (*p && !skipped_xattr(p) && !has_xattr(a, p) && removexattr(procpath, p) < 0 &&
-		    errno != ENODATA)
+		if (*p && !rs_xattr_skipped(p) && !has_xattr(a, p) &&
+		    removexattr(procpath, p) < 0 && errno != ENODATA)
 			return tern_error_make(err, errno, "remove xattr `%s`", p);
 	}
 	for (size_t i = 0; i < a->nxattrs; i++) {
 		const struct rs_xattr *x = &a->xattrs[i];
-		if (skipped_xattr(x->name))
+		if (rs_xattr_skipped(x->name))
 			continue;
 		if (setxattr(procpath, x->name, x->value, x->len, 0) < 0)
 			return tern_error_make(err, errno, "set xattr `%s`", x->name);

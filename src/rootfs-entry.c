@@ -87,6 +87,13 @@ bool rs_attrs_node_equal(const struct rs_attrs *a, const struct rs_attrs *b)
 	return true;
 }
 
+bool rs_xattr_skipped(const char *name)
+{
+	return strcmp(name, "security.selinux") == 0 ||
+	       strncmp(name, "trusted.overlay.", 16) == 0 ||
+	       strncmp(name, "user.overlay.", 13) == 0;
+}
+
 static int xattr_cmp(const void *x, const void *y)
 {
 	return strcmp(((const struct rs_xattr *)x)->name, ((const struct rs_xattr *)y)->name);
@@ -464,7 +471,7 @@ static int read_xattrs(int fd, struct rs_attrs *a)
 	for (char *p = names; p < names + n; p += strlen(p) + 1) {
 		int ret;
 
-		if (*p == '\0' || strcmp(p, RS_XATTR_SKIPPED) == 0)
+		if (*p == '\0' || rs_xattr_skipped(p))
 			continue;
 		a->xattrs = realloc(a->xattrs, (a->nxattrs + 1) * sizeof(*a->xattrs));
 		if (a->xattrs == NULL)
@@ -692,6 +699,12 @@ int rs_list_dir(int dirfd, char ***out, size_t *count)
 			abort();
 		names[n++] = tern_xstrdup(de->d_name);
 		names[n] = NULL;
+	}
+	if (errno != 0) {
+		int e = errno;
+		closedir(d);
+		tern_strv_freep(&names);
+		return -e;
 	}
 	closedir(d);
 	if (n > 1)

@@ -37,10 +37,15 @@ enum {
 #define RS_MANIFEST_MAGIC "tern-rootfs-manifest"
 #define RS_VERSION	  1u
 
-/* SELinux labels are the target's business: its runtime labels the rootfs
- * with the container's own context (mountLabel, MCS categories that may
- * differ between nodes), so this xattr is neither read, sent nor touched. */
-#define RS_XATTR_SKIPPED "security.selinux"
+/* Xattrs that are neither read, sent nor touched on the target:
+ * - security.selinux: labels are the target's business; its runtime labels
+ *   the rootfs with the container's own context (mountLabel, MCS
+ *   categories that may differ between nodes);
+ * - trusted.overlay.* and user.overlay.*: overlayfs's private structure of
+ *   a layer (redirects, opaque dirs, metacopy). Never visible through a
+ *   mounted overlay, and a stream must not plant them in a directory that
+ *   may later serve as a layer. */
+bool rs_xattr_skipped(const char *name);
 
 struct rs_xattr {
 	char *name;
