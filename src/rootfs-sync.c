@@ -16,9 +16,10 @@
  * if that differs.
  *
  * Hard links: the names of one source inode (non-directory, st_nlink > 1,
- * same dev and ino in this walk) form a group; the first in walk order,
- * the leader, is compared and sent as above, the others become LINK
- * records to it unless the target already has them on the leader's inode.
+ * same dev and ino in this walk) form a group; one of them, the leader
+ * (the first the target already has, else the first in walk order), is
+ * compared and sent as above, the others become LINK records to it unless
+ * the target already has them on the leader's inode.
  * If the target's inode of the leader is shared with a name that is not in
  * the group, the leader is sent whole (a new inode), since changing the
  * shared one in place would change that other name too. */
@@ -30,6 +31,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The stream is written in chunks of about this much (data records are
@@ -146,7 +148,9 @@ struct tern_rootfs_sender {
 	rs_map *tids;  /* tid -> how many target paths have it */
 	uint64_t next_tid;
 	unsigned round;
+	bool failed; /* a round failed half-way: the model is not the target */
 	/* The round being sent. */
+	struct timespec round_start;
 	struct rs_buf out;
 	tern_rootfs_write_fn write;
 	void *write_data;
@@ -417,11 +421,12 @@ struct went {
 	struct stat st;
 	bool foreign;
 	bool skipped; /* vanished or replaced since the walk: next round */
+	bool done;
 	size_t group; /* 1 + index in groups, 0 if not hard-linked */
 };
 
 struct group {
-	size_t leader; /* index in entries of the first name */
+	size_t leader; /* index in entries of the name compared and sent */
 	size_t *members;
 	size_t n;
 };
@@ -499,6 +504,23 @@ static int collect(void *data, int dirfd, const char *name, const char *path, co
 	return 0;
 }
 
+/* The leader of a group: the first name the target already has as a
+ * non-directory (so a new name added before it in walk order becomes a
+ * LINK to it, not a fresh copy of the whole file), else the first name. */
+static void pick_leaders(tern_rootfs_sender *s, struct walk_list *w)
+{
+	for (size_t i = 0; i < w->ngroups; i++) {
+		struct group *g = &w->groups[i];
+		for (size_t k = 0; k < g->n; k++) {
+			const struct node *n = node_get(s, w->v[g->members[k]].path);
+			if (n != NULL && !S_ISDIR(n->a.mode)) {
+				g->leader = g->members[k];
+				break;
+			}
+		}
+	}
+}
+
 static bool under_foreign(struct walk_list *w, const char *path)
 {
 	if (rs_map_count(w->foreign) == 0)
@@ -565,9 +587,14 @@ static bool stat_unchanged(const struct node *n, const struct stat *st)
 	       n->ctime.tv_sec == st->st_ctim.tv_sec && n->ctime.tv_nsec == st->st_ctim.tv_nsec;
 }
 
-static void remember_stat(struct node *n, const struct stat *st)
+/* Timestamps come from a coarse clock: a change within the same tick as the
+ * stat we keep would leave ctime and mtime as they were (git's "racy"
+ * entries). So a stat is only trusted when its ctime is clearly older than
+ * the start of the round; a recent entry is looked at (hashed) again the
+ * next round. */
+static void remember_stat(tern_rootfs_sender *s, struct node *n, const struct stat *st)
 {
-	n->snap_valid = true;
+	n->snap_valid = st->st_ctim.tv_sec < s->round_start.tv_sec - 1;
 	n->dev = st->st_dev;
 	n->ino = st->st_ino;
 	n->mode = st->st_mode;
@@ -656,7 +683,7 @@ static int process_leader(tern_rootfs_sender *s, struct walk_list *w, struct wen
 	rs_attrs_clear(&n->a);
 	n->a = src;
 	memset(&src, 0, sizeof(src));
-	remember_stat(n, &e->st);
+	remember_stat(s, n, &e->st);
 	/* The other names the target has on this inode see the same change. */
 	for (size_t i = 0; g != NULL && i < g->n; i++) {
 		struct node *m = node_get(s, w->v[g->members[i]].path);
@@ -702,11 +729,21 @@ static int process_entry(tern_rootfs_sender *s, struct walk_list *w, size_t i, t
 {
 	struct went *e = &w->v[i];
 	struct node *n = node_get(s, e->path);
+	size_t leader = e->group ? w->groups[e->group - 1].leader : i;
 
-	if (e->foreign)
+	if (e->done || e->foreign)
 		return 0;
-	if (e->group && w->groups[e->group - 1].leader != i)
+	e->done = true;
+	if (leader != i) {
+		/* The leader may come later in walk order: it goes first, so
+		 * the link is to its final inode. The target has it (see
+		 * pick_leaders), so its directory is there already. */
+		int ret = process_entry(s, w, leader, err);
+		if (ret < 0)
+			return ret;
+		n = node_get(s, e->path);
 		return process_link(s, w, e, n, err);
+	}
 	if (n != NULL && stat_unchanged(n, &e->st))
 		return 0;
 	return process_leader(s, w, e, n, err);
@@ -718,7 +755,10 @@ int tern_rootfs_sender_round(tern_rootfs_sender *s, tern_rootfs_write_fn write, 
 	struct walk_list w = {.s = s, .by_inode = rs_map_new(), .foreign = rs_map_new()};
 	int ret;
 
+	if (s->failed)
+		return tern_error_make_quiet(err, EIO, "rootfs sync: an earlier round failed");
 	s->round++;
+	clock_gettime(CLOCK_REALTIME, &s->round_start);
 	s->write = write;
 	s->write_data = data;
 	memset(&s->stats, 0, sizeof(s->stats));
@@ -726,8 +766,10 @@ int tern_rootfs_sender_round(tern_rootfs_sender *s, tern_rootfs_write_fn write, 
 	put_header(&s->out, RS_STREAM_MAGIC);
 
 	ret = rs_walk(s->rootfd, collect, &w, err);
-	if (ret == 0)
+	if (ret == 0) {
+		pick_leaders(s, &w);
 		ret = send_deletions(s, &w, err);
+	}
 	for (size_t i = 0; ret == 0 && i < w.n; i++)
 		ret = process_entry(s, &w, i, err);
 	if (ret == 0)
@@ -735,7 +777,9 @@ int tern_rootfs_sender_round(tern_rootfs_sender *s, tern_rootfs_write_fn write, 
 	walk_list_free(&w);
 	if (stats != NULL)
 		*stats = s->stats;
-	if (ret < 0)
+	if (ret < 0) {
+		s->failed = true;
 		return tern_error_wrap(err, "rootfs sync, round %u", s->round);
+	}
 	return 0;
 }

@@ -17,8 +17,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -325,6 +327,18 @@ static const unsigned char fcap[20] = {0x01, 0x00, 0x00, 0x02, 0x00, 0x04};
 
 static bool can_fcap;
 
+static void make_socket(const char *path)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0)
+		printf("# socket %s: %s\n", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 static void change_a_round1(void)
 {
 	struct timespec old[2] = {{0, UTIME_OMIT}, {1000000000, 123456789}};
@@ -367,6 +381,7 @@ static void change_a_round1(void)
 	symlink("../etc/hostname", at("A/sym/rel"));
 	lsetxattr(at("A/sym/outside"), "trusted.sym", "on the link", 11, 0);
 	mkfifo(at("A/dev/fifo"), 0640);
+	make_socket(at("A/dev/sock"));
 	if (mknod(at("A/dev/null"), S_IFCHR | 0666, makedev(1, 3)) < 0)
 		printf("# mknod: %s\n", strerror(errno));
 	/* A file becomes a directory and a directory a file. */
@@ -390,6 +405,8 @@ static void change_a_round2(void)
 		printf("# write: %s\n", strerror(errno));
 	close(fd);
 	unlink(at("A/links/single-too"));
+	/* A new name that sorts before the one B has: a LINK, not a copy. */
+	link(at("A/usr/bin/tool"), at("A/usr/bin/a-tool"));
 	sh("rm -rf %s", at("A/newdir/sub"));
 	chmod(at("A/newdir"), 0700);
 	fd = open(at("A/sparse/big"), O_WRONLY | O_CLOEXEC);
@@ -465,7 +482,8 @@ static void test_sync(void)
 	ok(compare_trees(at("A"), at("B")) == 0, "after round 2, B is A");
 	ok(lstat(at("B/sparse/big"), &sb) == 0 && sb.st_blocks * 512 < (1 << 20),
 	   "still sparse after an extent was added");
-	ok(st.data_bytes < (400 << 10), "round 2 sends only what changed");
+	ok(st.data_bytes < (400 << 10),
+	   "round 2 sends only what changed (a new first name of a file is a link)");
 
 	ret = round_trip(s, ap, &st, NULL, &err);
 	ok(ret == 0, "round 3 with nothing changed");
@@ -751,8 +769,22 @@ static void test_hostile(const char *variant)
 	rs_buf_free(&b);
 }
 
+static int count_fds(void)
+{
+	char **paths;
+	size_t n;
+
+	list_tree("/proc/self/fd", &paths, &n);
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return (int)n;
+}
+
 int main(void)
 {
+	int fds;
+
 	if (geteuid() != 0) {
 		printf("1..0 # SKIP needs root (chown, mknod, security.capability)\n");
 		return 0;
@@ -762,11 +794,13 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
+	fds = count_fds();
 	test_sync();
 	test_hostile("openat2");
 	rs_no_openat2 = true;
 	test_hostile("the O_NOFOLLOW walk (no openat2)");
 	rs_no_openat2 = false;
+	is_int(count_fds(), fds, "no file descriptor leaked");
 	sh("rm -rf %s", top);
 	return done_testing();
 }
