@@ -92,6 +92,10 @@ struct pipe_ctx {
 	size_t max_chunk;
 };
 
+/* Round 1's stream, kept for the corruption test. */
+static struct rs_buf captured;
+static bool capturing;
+
 /* The transport: hands the chunk to the applier in awkward pieces, so
  * records are split at every kind of boundary. */
 static int to_applier(void *data, const void *buf, size_t len, tern_error **err)
@@ -103,6 +107,8 @@ static int to_applier(void *data, const void *buf, size_t len, tern_error **err)
 
 	if (len > c->max_chunk)
 		c->max_chunk = len;
+	if (capturing)
+		rs_buf_put(&captured, buf, len);
 	while (len > 0) {
 		size_t n = pieces[k++ % 5];
 		int ret;
@@ -448,7 +454,9 @@ static void test_sync(void)
 	if (s == NULL || ap == NULL)
 		return;
 
+	capturing = true;
 	ret = round_trip(s, ap, &st, &chunk, &err);
+	capturing = false;
 	ok(ret == 0, "round 1%s%s", err ? ": " : "", err ? err->msg : "");
 	printf("# round 1: %llu sent, %llu deleted, %llu data bytes, %llu stream bytes\n",
 	       (unsigned long long)st.entries_sent, (unsigned long long)st.entries_deleted,
@@ -781,6 +789,34 @@ static int count_fds(void)
 	return (int)n;
 }
 
+/* Round 1's stream with one byte changed, many times over, into a scratch
+ * copy of the base: errors are fine, crashes and writes elsewhere are not. */
+static void test_corrupt_stream(void)
+{
+	int refused = 0, runs = 0;
+
+	sh("cp -a %s %s", at("base"), at("F"));
+	for (size_t i = 0; i < captured.len; i += 7, runs++) {
+		tern_rootfs_applier *ap = NULL;
+		tern_error *err = NULL;
+		int fd = open_dir(at("F"));
+
+		captured.data[i] ^= 0x21;
+		if (tern_rootfs_applier_new(fd, &ap, &err) < 0 ||
+		    tern_rootfs_applier_feed(ap, captured.data, captured.len, &err) < 0 ||
+		    tern_rootfs_applier_finish_round(ap, &err) < 0)
+			refused++;
+		captured.data[i] ^= 0x21;
+		tern_rootfs_applier_free(ap);
+		tern_error_free(err);
+		close(fd);
+	}
+	ok(runs > 0 && compare_trees(at("A"), at("B")) == 0 && outside_intact(),
+	   "%d corrupted streams (%d refused): no crash, nothing outside the target changed", runs,
+	   refused);
+	rs_buf_free(&captured);
+}
+
 int main(void)
 {
 	int fds;
@@ -800,6 +836,7 @@ int main(void)
 	rs_no_openat2 = true;
 	test_hostile("the O_NOFOLLOW walk (no openat2)");
 	rs_no_openat2 = false;
+	test_corrupt_stream();
 	is_int(count_fds(), fds, "no file descriptor leaked");
 	sh("rm -rf %s", top);
 	return done_testing();
