@@ -17,10 +17,13 @@
  *
  * Security: the target applies the stream inside its rootfs only: every
  * path is resolved beneath it without following symlinks (openat2
- * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or our own path-resolve), names
- * with "/" or ".." components are refused, and the stream cannot create a
- * device node the target's policy forbids. A malformed stream is an error
- * naming the entry; nothing outside the rootfs is ever touched.
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV, or, without
+ * openat2, an O_NOFOLLOW walk one component at a time; not path-resolve.h,
+ * which follows symlinks inside the root), absolute paths and empty, "."
+ * or ".." components are refused, and the stream cannot create a device
+ * node the target's policy forbids (tern_rootfs_applier_set_device_filter).
+ * A malformed stream is an error naming the entry; nothing outside the
+ * rootfs is ever touched.
  *
  * The stream is transport-agnostic: the source writes it through a
  * callback (tern migrate sends each chunk as a TERN_MSG_ROOTFS_DATA
@@ -37,8 +40,11 @@
 
 /* Serialize the manifest of the tree at `rootfd` (an O_PATH or O_DIRECTORY
  * fd of the rootfs): every entry's path, type, mode, owner, size, mtime,
- * xattr names and a content hash of each regular file (SHA-256). Malloc'd
- * bytes; the format is private to this file (versioned). */
+ * device number, symlink target, xattrs (names and values), an id shared
+ * by the names of one hard-linked inode, and a content hash of each
+ * regular file (SHA-256). Entries on another device (mounts below the
+ * rootfs) are left out. Malloc'd bytes; the format is private to the
+ * rootfs sync (versioned, see rootfs-entry.h). */
 int tern_rootfs_manifest(int rootfd, char **out, size_t *out_len, tern_error **err);
 
 typedef struct tern_rootfs_applier tern_rootfs_applier;
@@ -52,6 +58,16 @@ int tern_rootfs_applier_feed(tern_rootfs_applier *a, const void *buf, size_t len
  * mtimes are fixed up now. */
 int tern_rootfs_applier_finish_round(tern_rootfs_applier *a, tern_error **err);
 void tern_rootfs_applier_free(tern_rootfs_applier *a);
+
+/* Which device nodes the stream may create. Without a filter, only the
+ * character devices every container gets anyway (null, zero, full, random,
+ * urandom, tty, console, ptmx); `allow` is asked about any other and
+ * returns true to let it be created (tern-migrate can answer from the
+ * container's linux.devices). */
+typedef bool (*tern_rootfs_device_fn)(void *data, const char *path, bool block, uint32_t major,
+				      uint32_t minor);
+void tern_rootfs_applier_set_device_filter(tern_rootfs_applier *a, tern_rootfs_device_fn allow,
+					   void *data);
 
 /* ---- source side ---- */
 
