@@ -349,8 +349,14 @@ typedef struct {
 static int dump_child(void *arg, tern_error **err)
 {
 	dump_job *j = arg;
+	int ret;
 
-	return tern_container_checkpoint(&j->s->g->rt, j->s->criu, j->s->o->id, &j->ck, err);
+	signal(SIGPIPE, SIG_DFL);
+	ret = tern_container_checkpoint(&j->s->g->rt, j->s->criu, j->s->o->id, &j->ck, err);
+	/* criu answers before it has quite finished with its work directory */
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+	return ret;
 }
 
 static int prepare_tls(source *s, tern_error **err)
@@ -482,7 +488,12 @@ static int make_work(source *s, tern_error **err)
 
 	if (mkdtemp(tmpl) == NULL)
 		return tern_error_make(err, errno, "work directory `%s`", tmpl);
-	s->work = steal_pointer(&tmpl);
+	/* absolute: criu does not run in our working directory */
+	s->work = realpath(tmpl, NULL);
+	if (s->work == NULL) {
+		s->work = steal_pointer(&tmpl);
+		return tern_error_make(err, errno, "work directory `%s`", s->work);
+	}
 	s->images = tern_strdup_printf("%s/images", s->work);
 	s->crit_work = tern_strdup_printf("%s/work", s->work);
 	s->tls_dir = tern_strdup_printf("%s/tls", s->work);
@@ -679,7 +690,10 @@ static void roll_back(source *s, tern_error *why)
 				       s->o->id);
 		}
 	}
-	if (s->work)
+	if (s->work && s->g->debug)
+		tern_log(TERN_LOG_ERROR, "--debug: the images and criu's logs are kept in `%s`",
+			 s->work);
+	else if (s->work)
 		tern_mig_remove_tree(s->work);
 }
 

@@ -473,6 +473,8 @@ static int restore_child(void *arg, tern_error **err)
 	int status;
 
 	signal(SIGPIPE, SIG_DFL);
+	/* a group of its own, with criu: killed together if it hangs */
+	setpgid(0, 0);
 	/* the container's stdio, which was the source's: /dev/null here */
 	if (null >= 0) {
 		dup2(null, 0);
@@ -491,7 +493,15 @@ static int restore(target *t, tern_error **err)
 
 	if (ret < 0)
 		return ret;
-	ret = tern_mig_child_wait(pid, errfd, -1, err);
+	ret = tern_mig_child_wait(pid, errfd, TERN_MIG_STEP_TIMEOUT_MS, err);
+	if (ret == -ETIMEDOUT) {
+		/* criu can hang when a lazy restore fails half way */
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		tern_mig_child_wait(pid, errfd, -1, err);
+		ret = tern_error_make_quiet(err, ETIMEDOUT, "restore of `%s` did not end within %d s",
+					    t->id, TERN_MIG_STEP_TIMEOUT_MS / 1000);
+	}
 	if (ret < 0)
 		return ret;
 	t->restored = true;
