@@ -473,8 +473,12 @@ static int restore_child(void *arg, tern_error **err)
 	int status;
 
 	signal(SIGPIPE, SIG_DFL);
-	/* a group of its own, with criu: killed together if it hangs */
+	/* a group of its own, with criu: killed together if it hangs; and
+	 * never a restore that goes on when the receiver was killed */
 	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1)
+		return tern_error_make_quiet(err, ECANCELED, "the receiver is gone");
 	/* the container's stdio, which was the source's: /dev/null here */
 	if (null >= 0) {
 		dup2(null, 0);

@@ -1,0 +1,359 @@
+#!/usr/bin/env bats
+# tern migrate / tern migrate-receive between two "nodes" on this machine:
+# two network namespaces joined by a veth pair (10.231.0.1 and 10.231.0.2),
+# each with its own --root and bundle. The nodes are entered with
+# `nsenter --net` rather than `ip netns exec`, which remounts /sys and so
+# hides the cgroup hierarchies from tern. Both nodes share this machine's
+# cgroupfs, so the target's bundle gets a cgroupsPath of its own ($ID-b).
+
+load helpers
+
+setup() {
+	if is_runc; then
+		skip "tern migrate is tern's own"
+	fi
+	setup_bundle
+	N=$$-${BATS_SUITE_TEST_NUMBER:-0}
+	NA=tmigA-$N
+	NB=tmigB-$N
+	VETH=tmv$$${BATS_SUITE_TEST_NUMBER:-0}
+	VETH=${VETH:0:13}
+	ip netns add "$NA"
+	ip netns add "$NB"
+	ip link add "${VETH}a" type veth peer name "${VETH}b"
+	ip link set "${VETH}a" netns "$NA"
+	ip link set "${VETH}b" netns "$NB"
+	ip -n "$NA" addr add 10.231.0.1/24 dev "${VETH}a"
+	ip -n "$NB" addr add 10.231.0.2/24 dev "${VETH}b"
+	for ns in "$NA" "$NB"; do
+		ip -n "$ns" link set lo up
+	done
+	ip -n "$NA" link set "${VETH}a" up
+	ip -n "$NB" link set "${VETH}b" up
+	RB=$BATS_TEST_TMPDIR/nodeB/state
+	BUNDLE_B=$BATS_TEST_TMPDIR/nodeB/bundle
+	mkdir -p "$RB"
+	TOKEN=$BATS_TEST_TMPDIR/token
+	head -c 32 /dev/urandom | base64 >"$TOKEN"
+	chmod 600 "$TOKEN"
+	PORT=$((20000 + RANDOM % 20000))
+	cd "$BATS_TEST_TMPDIR"
+}
+
+teardown() {
+	# background migrations of this test: their arguments hold its dir
+	pkill -9 -f -- "--token-file $BATS_TEST_TMPDIR/" 2>/dev/null
+	if [ -d "${RB:-/nonexistent}" ]; then
+		for id in $(timeout -s KILL 10 "$TERN_BIN" --root "$RB" list -q 2>/dev/null); do
+			timeout -s KILL 10 "$TERN_BIN" --root "$RB" delete --force "$id" >/dev/null 2>&1
+		done
+	fi
+	teardown_bundle
+	[ -n "${NA:-}" ] && ip netns del "$NA" 2>/dev/null
+	[ -n "${NB:-}" ] && ip netns del "$NB" 2>/dev/null
+	if [ -n "${PIPE_MAX_WAS:-}" ]; then
+		echo "$PIPE_MAX_WAS" >/proc/sys/fs/pipe-max-size
+	fi
+	return 0
+}
+
+# on NODE CMD...: run CMD in node A or B's network namespace.
+on() {
+	local ns=$NA
+	[ "$1" = B ] && ns=$NB
+	shift
+	nsenter --net="/run/netns/$ns" "$@"
+}
+
+# tern_b ARG...: tern on node B.
+tern_b() {
+	in_file "$TERN_BIN" --root "$RB" "$@"
+}
+
+# start_source: node B's bundle is a copy of the bundle as it is now (the
+# image both nodes have), then the container starts on node A with its
+# stdio on /dev/null.
+start_source() {
+	mkdir -p "$BUNDLE_B"
+	cp -a "$BUNDLE/rootfs" "$BUNDLE/config.json" "$BUNDLE_B/"
+	update_config ".linux.cgroupsPath = \"/$ID-b\"" "$BUNDLE_B"
+	on A "$TERN_BIN" --root "$ROOT" run -d -b "$BUNDLE" "$ID" </dev/null >/dev/null 2>&1 3>&-
+	wait_status "$ID" running
+	SRC_PID=$(state_field "$ID" pid)
+	SRC_START=$(cut -d' ' -f22 "/proc/$SRC_PID/stat")
+}
+
+# receive [ARG...]: migrate-receive on node B in the background, JSON
+# progress in recv.out, text errors in recv.err, exit status in recv.rc.
+receive() {
+	rm -f "$BATS_TEST_TMPDIR/recv.rc"
+	(
+		rc=0
+		on B timeout -s KILL 150 "$TERN_BIN" --root "$RB" migrate-receive \
+			--listen "10.231.0.2:$PORT" --bundle "$BUNDLE_B" --format json "$@" \
+			</dev/null >"$BATS_TEST_TMPDIR/recv.out" 2>"$BATS_TEST_TMPDIR/recv.err" || rc=$?
+		echo "$rc" >"$BATS_TEST_TMPDIR/recv.rc"
+	) 3>&- &
+	wait_until 10 grep -q '"event":"listening"' "$BATS_TEST_TMPDIR/recv.out" ||
+		{ cat "$BATS_TEST_TMPDIR/recv.err"; return 1; }
+}
+
+# receive_status: wait for the receiver; its exit status (and its stderr
+# shown on failure).
+receive_status() {
+	wait_until 150 test -s "$BATS_TEST_TMPDIR/recv.rc" || return 1
+	cat "$BATS_TEST_TMPDIR/recv.err" >&2
+	return "$(cat "$BATS_TEST_TMPDIR/recv.rc")"
+}
+
+# migrate ARG...: tern migrate of $ID on node A, bounded, as bats's `run`.
+migrate() {
+	run in_file on A timeout -s KILL 150 "$TERN_BIN" --root "$ROOT" migrate \
+		--to "10.231.0.2:$PORT" "$@" "$ID"
+}
+
+# source_gone: the source container and everything it had on node A is
+# gone (state, its init, its mounts, its cgroup directories).
+source_gone() {
+	run tern state "$ID"
+	[ "$status" -ne 0 ] || { echo "source still there: $output" >&2; return 1; }
+	[ ! -e "$ROOT/$ID" ] || { echo "leftover $ROOT/$ID" >&2; return 1; }
+	# (its pid may have been given to another process since; a zombie is
+	# dead, waiting for this machine's PID 1 to reap it)
+	local stat
+	stat=$(cat "/proc/$SRC_PID/stat" 2>/dev/null || true)
+	if [ "$(echo "$stat" | cut -d' ' -f22)" = "$SRC_START" ] &&
+		[ "$(echo "$stat" | cut -d' ' -f3)" != Z ]; then
+		echo "source init $SRC_PID still runs" >&2
+		return 1
+	fi
+	! grep -F "$BUNDLE/" /proc/self/mountinfo >&2 || return 1
+	local cg
+	cg=$(find /sys/fs/cgroup/ -maxdepth 7 -type d -name "$ID" 2>/dev/null || true)
+	[ -z "$cg" ] || { echo "leftover cgroups: $cg" >&2; return 1; }
+}
+
+# target_clean [ID]: node B has no container, no state, no image
+# directory, no criu, no cgroup of the target.
+target_clean() {
+	local id=${1:-$ID}
+	[ ! -e "$RB/$id" ] || { echo "leftover $RB/$id" >&2; return 1; }
+	! ls -d "$BUNDLE_B"/.tern-migrate-* 2>/dev/null || { echo "leftover image dir" >&2; return 1; }
+	! pgrep -f "$BUNDLE_B/" >&2 || { echo "leftover processes (above)" >&2; return 1; }
+	! grep -F "$BUNDLE_B/" /proc/self/mountinfo >&2 || return 1
+	local cg
+	cg=$(find /sys/fs/cgroup/ -maxdepth 7 -type d -name "$id-b" 2>/dev/null || true)
+	[ -z "$cg" ] || { echo "leftover cgroups: $cg" >&2; return 1; }
+}
+
+# listening_b, connected_b: on node B, something listens on $PORT / a
+# connection to it is established (for wait_until).
+listening_b() {
+	on B ss -Hltn "sport = :$PORT" | grep -q .
+}
+connected_b() {
+	on B ss -Htn state established "sport = :$PORT" | grep -q .
+}
+
+# still_runs: the source container runs and its counter goes on.
+still_runs() {
+	[ "$(state_field "$ID" status)" = running ]
+	local now
+	now=$(cat "$BUNDLE/rootfs/tmp/count")
+	wait_until 10 count_above "$BUNDLE/rootfs/tmp/count" "$now"
+}
+
+@test "migrate: stop-and-copy moves a counter, which goes on from where it was; nothing left on the source" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 2
+	receive --token-file "$TOKEN"
+	migrate --token-file "$TOKEN" --mode stop-and-copy
+	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
+	[[ "$output" == *"downtime"*"total"* ]]
+	receive_status
+	grep -q '"event":"done"' recv.out
+	[ "$(tern_b state "$ID" | jq -r .status)" = running ]
+	# the last count the source wrote before it froze; the target's copy
+	# of the rootfs had it too, and the same process counts on from there
+	last=$(cat "$BUNDLE/rootfs/tmp/count")
+	went_on "$BUNDLE_B/rootfs/tmp/count" "$last"
+	source_gone
+	! ls -d "$BUNDLE_B"/.tern-migrate-* 2>/dev/null
+}
+
+@test "migrate: post-copy of 256 MiB that are fetched on demand; checksums match, memory and a counter keep changing" {
+	# criu's lazy page server needs 4 MiB pipes (no CAP_SYS_RESOURCE here)
+	PIPE_MAX_WAS=$(cat /proc/sys/fs/pipe-max-size)
+	[ "$PIPE_MAX_WAS" -ge 4194304 ] || echo 4194304 >/proc/sys/fs/pipe-max-size
+	# memhash holds 256 MiB and hashes them again on SIGUSR1 (ignored by
+	# the shell, which counts)
+	set_cmd "trap '' USR1; /bin/memhash 256 /tmp/hash & $(counter_cmd /tmp/count)"
+	start_source
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	read -r what before <"$BUNDLE/rootfs/tmp/hash"
+	[ "$what" = first ]
+	receive --token-file "$TOKEN"
+	migrate --token-file "$TOKEN" --mode post-copy --format json
+	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
+	echo "$output" | grep '"event":"done"' | jq -e '.mode == "post-copy" and .downtime_ms > 0'
+	# the images held no memory: far less than 256 MiB crossed the channel
+	echo "$output" | grep '"event":"done"' | jq -e '.image_bytes < 64 * 1048576'
+	receive_status
+	[ "$(tern_b state "$ID" | jq -r .status)" = running ]
+	last=$(cat "$BUNDLE/rootfs/tmp/count")
+	went_on "$BUNDLE_B/rootfs/tmp/count" "$last"
+	rm "$BUNDLE_B/rootfs/tmp/hash"
+	tern_b kill --all "$ID" USR1
+	wait_until 60 test -e "$BUNDLE_B/rootfs/tmp/hash"
+	read -r what after <"$BUNDLE_B/rootfs/tmp/hash"
+	echo "before $before after $after"
+	[ "$what" = again ]
+	[ "$after" = "$before" ]
+	source_gone
+}
+
+@test "migrate: the rootfs travels: files written, changed and deleted, modes, a symlink" {
+	local w="echo changed >/image-dir/file; echo fresh >/tmp/fresh; chmod 0751 /tmp/fresh"
+	w="$w; rm /etc/group; mkdir -m 0700 /newdir; ln -s fresh /tmp/link"
+	set_cmd "$w; echo ready >/tmp/ready.tmp; mv /tmp/ready.tmp /tmp/ready; $(counter_cmd /tmp/count)"
+	start_source
+	wait_until 10 test -e "$BUNDLE/rootfs/tmp/ready"
+	receive --token-file "$TOKEN"
+	migrate --token-file "$TOKEN" --mode stop-and-copy
+	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
+	receive_status
+	local r=$BUNDLE_B/rootfs
+	[ "$(cat "$r/image-dir/file")" = changed ]
+	[ "$(cat "$r/tmp/fresh")" = fresh ]
+	[ "$(stat -c %a "$r/tmp/fresh")" = 751 ]
+	[ "$(stat -c %a "$r/newdir")" = 700 ]
+	[ "$(readlink "$r/tmp/link")" = fresh ]
+	[ ! -e "$r/etc/group" ]
+	[ "$(tern_b state "$ID" | jq -r .status)" = running ]
+	last=$(cat "$BUNDLE/rootfs/tmp/count")
+	went_on "$r/tmp/count" "$last"
+}
+
+@test "migrate: a wrong token is refused on both sides; the source runs on untouched, the target leaves nothing" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	head -c 32 /dev/urandom | base64 >"$BATS_TEST_TMPDIR/other-token"
+	chmod 600 "$BATS_TEST_TMPDIR/other-token"
+	receive --token-file "$BATS_TEST_TMPDIR/other-token"
+	migrate --token-file "$TOKEN"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"authentication failed"* ]] || { echo "$output"; false; }
+	! receive_status
+	grep -q "authentication failed" recv.err
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	target_clean
+}
+
+@test "migrate: the receiver killed while the source is frozen: the source thaws and runs on; the next receive cleans up" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	receive --token-file "$TOKEN"
+	# kill -9 the receiver once it has applied the last rootfs round
+	# (the source froze before sending it)
+	(
+		wait_until 60 grep -q '"round":2' "$BATS_TEST_TMPDIR/recv.out" &&
+			pkill -9 -f -- "--listen 10.231.0.2:$PORT --bundle $BUNDLE_B"
+	) 3>&- &
+	migrate --token-file "$TOKEN" --format json
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -q '"event":"rollback"' || { echo "$output"; false; }
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	[ ! -e "$RB/$ID" ]
+	# a killed receiver cannot remove its image directory: the next one
+	# into the same bundle does, and the migration then goes through
+	ls -d "$BUNDLE_B"/.tern-migrate-*
+	receive --token-file "$TOKEN"
+	migrate --token-file "$TOKEN" --mode stop-and-copy
+	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
+	receive_status
+	[ "$(tern_b state "$ID" | jq -r .status)" = running ]
+	! ls -d "$BUNDLE_B"/.tern-migrate-* 2>/dev/null
+	source_gone
+}
+
+@test "migrate: two migrations of one container at once: the second is refused" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	# a peer that accepts and never answers keeps the first one waiting
+	# in its handshake, holding the container
+	(on B timeout 60 socat TCP-LISTEN:"$PORT",bind=10.231.0.2,reuseaddr SYSTEM:"sleep 50") 3>&- &
+	wait_until 10 listening_b
+	(
+		on A timeout 60 "$TERN_BIN" --root "$ROOT" migrate --to "10.231.0.2:$PORT" \
+			--token-file "$TOKEN" --format json "$ID" >"$BATS_TEST_TMPDIR/first.out" 2>&1
+	) 3>&- &
+	wait_until 10 test -e "$ROOT/$ID/migrate.lock"
+	wait_until 10 connected_b
+	migrate --token-file "$TOKEN"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"container \`$ID\` is already being migrated"* ]] || { echo "$output"; false; }
+	still_runs
+}
+
+@test "migrate: bad input is refused clearly and leaves nothing (token file, unknown id, --listen)" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	# the source
+	migrate --token-file "$BATS_TEST_TMPDIR/missing"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"token file \`$BATS_TEST_TMPDIR/missing\`"*"No such file"* ]] || { echo "$output"; false; }
+	cp "$TOKEN" "$BATS_TEST_TMPDIR/open-token"
+	chmod 644 "$BATS_TEST_TMPDIR/open-token"
+	migrate --token-file "$BATS_TEST_TMPDIR/open-token"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"token file \`$BATS_TEST_TMPDIR/open-token\` is accessible by group or others"* ]] || { echo "$output"; false; }
+	run in_file on A "$TERN_BIN" --root "$ROOT" migrate --to "10.231.0.2:$PORT" \
+		--token-file "$TOKEN" nosuch
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"does not exist"*"nosuch"* ]] || { echo "$output"; false; }
+	run in_file on A "$TERN_BIN" --root "$ROOT" migrate --token-file "$TOKEN" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--to IP:PORT is required"* ]]
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	# the receiver
+	mkdir -p "$BUNDLE_B"
+	run in_file on B "$TERN_BIN" --root "$RB" migrate-receive --listen "10.231.0.2:$PORT" \
+		--bundle "$BUNDLE_B" --token-file "$BATS_TEST_TMPDIR/missing"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"token file \`$BATS_TEST_TMPDIR/missing\`"* ]]
+	run in_file on B "$TERN_BIN" --root "$RB" migrate-receive --listen "10.231.0.2:$PORT" \
+		--bundle "$BUNDLE_B" --token-file "$BATS_TEST_TMPDIR/open-token"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"accessible by group or others"* ]]
+	for bad in "10.231.0.2" "nohost:1" "10.231.0.2:99999" "10.9.9.9:$PORT"; do
+		run in_file on B "$TERN_BIN" --root "$RB" migrate-receive --listen "$bad" \
+			--bundle "$BUNDLE_B" --token-file "$TOKEN"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"--listen"*"$bad"* ]] || { echo "$output"; false; }
+	done
+	run in_file on B "$TERN_BIN" --root "$RB" migrate-receive --listen "10.231.0.2:$PORT" \
+		--bundle "$BUNDLE_B" --token-file "$TOKEN" --id "../x"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--id"* ]] || { echo "$output"; false; }
+	target_clean
+	[ -z "$(ls "$RB")" ]
+}
+
+@test "migrate: --mode pre-copy says which kernel feature is missing; tern --help lists the commands; tern has no OpenSSL" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	receive --token-file "$TOKEN" --timeout 20
+	migrate --token-file "$TOKEN" --mode pre-copy
+	[ "$status" -ne 0 ]
+	# this kernel has no soft-dirty (see the machine notes)
+	[[ "$output" == *"CONFIG_MEM_SOFT_DIRTY"* ]] || { echo "$output"; false; }
+	still_runs
+	pkill -9 -f -- "--listen 10.231.0.2:$PORT --bundle $BUNDLE_B"
+	run "$TERN_BIN" --help
+	[[ "$output" == *"migrate "*"migrate-receive "* ]]
+	! ldd "$TERN_BIN" | grep -E 'libssl|libcrypto'
+}
