@@ -57,6 +57,7 @@ typedef struct {
 	char *cert; /* ours (post-copy) */
 	pid_t lazy_pid;
 	bool restored;
+	pid_t receiver_pid;
 	uint64_t image_bytes;
 } target;
 
@@ -477,7 +478,7 @@ static int restore_child(void *arg, tern_error **err)
 	 * never a restore that goes on when the receiver was killed */
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() == 1)
+	if (getppid() != t->receiver_pid)
 		return tern_error_make_quiet(err, ECANCELED, "the receiver is gone");
 	/* the container's stdio, which was the source's: /dev/null here */
 	if (null >= 0) {
@@ -493,7 +494,10 @@ static int restore(target *t, tern_error **err)
 	pid_t pid;
 	int errfd;
 	int keep[] = {t->work_lock};
-	int ret = tern_mig_child_start(restore_child, t, keep, 1, &pid, &errfd, err);
+	int ret;
+
+	t->receiver_pid = getpid();
+	ret = tern_mig_child_start(restore_child, t, keep, 1, &pid, &errfd, err);
 
 	if (ret < 0)
 		return ret;

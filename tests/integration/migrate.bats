@@ -279,6 +279,27 @@ still_runs() {
 	source_gone
 }
 
+@test "migrate: post-copy, the receiver killed once it has the images: criu's lazy dump gives up, the source thaws" {
+	PIPE_MAX_WAS=$(cat /proc/sys/fs/pipe-max-size)
+	[ "$PIPE_MAX_WAS" -ge 4194304 ] || echo 4194304 >/proc/sys/fs/pipe-max-size
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	receive --token-file "$TOKEN"
+	(
+		wait_until 60 grep -q '"phase":"images"' "$BATS_TEST_TMPDIR/recv.out" &&
+			pkill -9 -f -- "--listen 10.231.0.2:$PORT --bundle $BUNDLE_B"
+	) 3>&- &
+	migrate --token-file "$TOKEN" --mode post-copy --format json
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -q '"event":"rollback"' || { echo "$output"; false; }
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	# criu's page server and the target's lazy-pages daemon are gone too
+	wait_until 10 sh -c "! pgrep -f '[l]azy-pages.*$BUNDLE_B'"
+	! pgrep -f "criu.*$ROOT/$ID"
+	[ ! -e "$RB/$ID" ]
+}
+
 @test "migrate: two migrations of one container at once: the second is refused" {
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
