@@ -135,9 +135,10 @@ void tern_mchan_freep(tern_mchan **c);
  * also the certificate's subjectAltName (IP or DNS). criu checks the
  * peer's certificate against its own --address unless given
  * --tls-no-cn-verify: the page server's certificate should name the
- * address the client dials; the client's certificate cannot name the
- * server's address, so the page server side needs --tls-no-cn-verify (the
- * trust is in the pinned certificate, --tls-cacert, not in the name). */
+ * address the client dials; the client's certificate names the client,
+ * so a page server given --address needs --tls-no-cn-verify (the trust is
+ * in the pinned certificate, --tls-cacert, not in the name). Checked with
+ * criu 4.2.1: see tern-migrate-protocol(7). */
 int tern_mchan_ephemeral_cert(const char *dir, const char *common_name, char **cert_pem,
 			      tern_error **err);
 
