@@ -72,7 +72,8 @@ int tern_mchan_listen(const char *ip_port, int *port, tern_error **err);
 /* Accept one connection on `lfd` within `timeout_ms` (-1: no limit), run
  * the TLS handshake as the server and exchange HELLO as `role` ("target").
  * A wrong token, another protocol version or a non-tern peer is an error
- * saying which. */
+ * saying which; the listening fd stays usable, so a caller that wants to
+ * outlast a stray connection (a port scanner) may accept again. */
 int tern_mchan_accept(int lfd, const unsigned char *token, size_t token_len, const char *role,
 		      int timeout_ms, tern_mchan **out, tern_error **err);
 
