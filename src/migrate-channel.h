@@ -72,7 +72,8 @@ int tern_mchan_listen(const char *ip_port, int *port, tern_error **err);
 /* Accept one connection on `lfd` within `timeout_ms` (-1: no limit), run
  * the TLS handshake as the server and exchange HELLO as `role` ("target").
  * A wrong token, another protocol version or a non-tern peer is an error
- * saying which. */
+ * saying which; the listening fd stays usable, so a caller that wants to
+ * outlast a stray connection (a port scanner) may accept again. */
 int tern_mchan_accept(int lfd, const unsigned char *token, size_t token_len, const char *role,
 		      int timeout_ms, tern_mchan **out, tern_error **err);
 
@@ -135,9 +136,10 @@ void tern_mchan_freep(tern_mchan **c);
  * also the certificate's subjectAltName (IP or DNS). criu checks the
  * peer's certificate against its own --address unless given
  * --tls-no-cn-verify: the page server's certificate should name the
- * address the client dials; the client's certificate cannot name the
- * server's address, so the page server side needs --tls-no-cn-verify (the
- * trust is in the pinned certificate, --tls-cacert, not in the name). */
+ * address the client dials; the client's certificate names the client,
+ * so a page server given --address needs --tls-no-cn-verify (the trust is
+ * in the pinned certificate, --tls-cacert, not in the name). Checked with
+ * criu 4.2.1: see tern-migrate-protocol(7). */
 int tern_mchan_ephemeral_cert(const char *dir, const char *common_name, char **cert_pem,
 			      tern_error **err);
 
