@@ -56,6 +56,8 @@ typedef struct {
 	int status_fd; /* read end: a byte once a lazy dump's images are written */
 	bool frozen;
 	bool committed;
+	pid_t watch_pid;
+	int watch_fd; /* write end: see start_watchdog */
 	uint64_t t_freeze, t_running;
 	uint64_t image_bytes, rootfs_bytes;
 } source;
@@ -408,8 +410,8 @@ static int start_dump(source *s, tern_error **err)
 	 * (exec'd) does not need it: checkpoint.c writes it */
 	if (sp[1] >= 0)
 		fcntl(sp[1], F_SETFD, 0);
-	int close_these[] = {sp[0], s->lock_fd};
-	ret = tern_mig_child_start(dump_child, &j, close_these, 2, &s->dump_pid, &s->dump_errfd,
+	int close_these[] = {sp[0], s->lock_fd, s->watch_fd};
+	ret = tern_mig_child_start(dump_child, &j, close_these, 3, &s->dump_pid, &s->dump_errfd,
 				   err);
 	if (sp[1] >= 0)
 		close(sp[1]);
@@ -436,6 +438,30 @@ static int wait_lazy_ready(source *s, tern_error **err)
 	return ret;
 }
 
+static void hang_up_page_server(const char *ip, int port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
+	struct sockaddr *sa = (struct sockaddr *)&a;
+	socklen_t sl = sizeof(a);
+	int fd;
+
+	if (ip == NULL || port <= 0)
+		return;
+	if (inet_pton(AF_INET6, ip, &a6.sin6_addr) == 1) {
+		sa = (struct sockaddr *)&a6;
+		sl = sizeof(a6);
+	} else if (inet_pton(AF_INET, ip, &a.sin_addr) != 1) {
+		return;
+	}
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (connect(fd, sa, sl) < 0)
+		tern_debug("page server %s port %d: %s", ip, port, strerror(errno));
+	close(fd);
+}
+
 /* Make a lazy dump that is still waiting give up cleanly (so that criu
  * unlocks the network and lets the tasks go, still frozen): connect to its
  * page server and hang up, which fails its TLS handshake; if it does not
@@ -446,18 +472,7 @@ static void abort_dump(source *s)
 
 	if (s->dump_pid <= 0)
 		return;
-	if (s->page_port > 0) {
-		cleanup_free char *ps = tern_strdup_printf("%s:%d", s->page_ip, s->page_port);
-		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(s->page_port)};
-		if (inet_pton(AF_INET, s->page_ip, &a.sin_addr) == 1) {
-			int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-			if (fd >= 0) {
-				if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-					tern_debug("page server %s: %s", ps, strerror(errno));
-				close(fd);
-			}
-		}
-	}
+	hang_up_page_server(s->page_ip, s->page_port);
 	if (tern_mig_child_wait(s->dump_pid, s->dump_errfd, 20000, &ignored) == -ETIMEDOUT) {
 		/* criu runs in the child's process group? no: kill what we can */
 		kill(s->dump_pid, SIGKILL);
@@ -503,6 +518,85 @@ static int make_work(source *s, tern_error **err)
 	return 0;
 }
 
+/* ---- the dead man's switch ----
+ *
+ * If tern migrate itself dies (SIGKILL, the OOM killer) while the container
+ * is frozen and before RUNNING, nobody would thaw it. A child started
+ * before the freeze, in a session of its own (a ^C of the terminal is for
+ * tern migrate, which rolls back itself), reads a pipe: "C" says the target
+ * owns the container, "R" that tern migrate dealt with it. At end of file
+ * without either it does what the roll back would: hang up on a lazy dump's
+ * page server, then thaw the container (which waits until the dump has let
+ * go of it: the state directory's lock). */
+static void watchdog(source *s, int fd)
+{
+	char buf[16];
+	bool handled = false;
+	ssize_t n;
+	tern_error *e = NULL;
+	/* not the connection: the target must see it close with tern
+	 * migrate; the lock stays held until the thaw */
+	int keep[] = {fd, s->lock_fd, tern_log_fd()};
+
+	tern_close_fds_from(3, keep, 3);
+	setsid();
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		if (memchr(buf, 'C', (size_t)n) || memchr(buf, 'R', (size_t)n))
+			handled = true;
+	}
+	if (handled)
+		_exit(0);
+	hang_up_page_server(s->page_ip, s->page_port);
+	if (tern_container_resume(&s->g->rt, s->o->id, &e) < 0)
+		_exit(1);
+	tern_log(TERN_LOG_WARNING, "tern migrate of `%s` ended before the target ran it: thawed",
+		 s->o->id);
+	_exit(0);
+}
+
+static int start_watchdog(source *s, tern_error **err)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return tern_error_make(err, errno, "pipe");
+	fflush(stdout);
+	fflush(stderr);
+	s->watch_pid = fork();
+	if (s->watch_pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return tern_error_make(err, errno, "fork");
+	}
+	if (s->watch_pid == 0) {
+		close(p[1]);
+		watchdog(s, p[0]);
+	}
+	close(p[0]);
+	s->watch_fd = p[1];
+	return 0;
+}
+
+/* Tell the watchdog that it has nothing to do ('C' or 'R'), and reap it. */
+static void stop_watchdog(source *s, char what)
+{
+	if (s->watch_fd >= 0) {
+		if (write(s->watch_fd, &what, 1) < 0)
+			tern_debug("watchdog: %s", strerror(errno));
+		close(s->watch_fd);
+		s->watch_fd = -1;
+	}
+	if (s->watch_pid > 0) {
+		while (waitpid(s->watch_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		s->watch_pid = 0;
+	}
+}
+
 static int freeze(source *s, tern_error **err)
 {
 	int ret = tern_container_pause(&s->g->rt, s->o->id, err);
@@ -529,6 +623,7 @@ static int wait_running(source *s, tern_error **err)
 		return ret;
 	/* the commit point: the target owns the container from here */
 	s->committed = true;
+	stop_watchdog(s, 'C');
 	s->t_running = tern_mig_now_ns();
 	tern_jw w;
 	tern_jw_begin(&w);
@@ -596,6 +691,8 @@ static int run(source *s, tern_error **err)
 	if (ret == 0 && s->mode == TERN_MIG_POST_COPY)
 		ret = prepare_tls(s, err);
 
+	if (ret == 0)
+		ret = start_watchdog(s, err);
 	/* downtime from here */
 	if (ret == 0)
 		ret = freeze(s, err);
@@ -690,6 +787,7 @@ static void roll_back(source *s, tern_error *why)
 				       s->o->id);
 		}
 	}
+	stop_watchdog(s, 'R');
 	if (s->work && s->g->debug)
 		tern_log(TERN_LOG_ERROR, "--debug: the images and criu's logs are kept in `%s`",
 			 s->work);
@@ -699,7 +797,12 @@ static void roll_back(source *s, tern_error *why)
 
 int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_error **err)
 {
-	source s = {.g = g, .o = o, .lock_fd = -1, .dump_errfd = -1, .status_fd = -1};
+	source s = {.g = g,
+		    .o = o,
+		    .lock_fd = -1,
+		    .dump_errfd = -1,
+		    .status_fd = -1,
+		    .watch_fd = -1};
 	int ret;
 
 	tern_mig_progress_init(&s.p, "source", o->json);
@@ -728,6 +831,7 @@ int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_er
 			       (unsigned long long)((s.t_running - s.t_freeze) / 1000000),
 			       (unsigned long long)((now - s.p.t0_ns) / 1000000));
 	}
+	stop_watchdog(&s, 'R');
 	if (s.status_fd >= 0)
 		close(s.status_fd);
 	if (s.lock_fd >= 0)

@@ -300,6 +300,25 @@ still_runs() {
 	[ ! -e "$RB/$ID" ]
 }
 
+@test "migrate: tern migrate killed while the container is frozen: its watchdog thaws it, the target leaves nothing" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	receive --token-file "$TOKEN"
+	(
+		on A timeout -s KILL 150 "$TERN_BIN" --root "$ROOT" migrate --to "10.231.0.2:$PORT" \
+			--token-file "$TOKEN" --mode stop-and-copy --format json "$ID" \
+			</dev/null >"$BATS_TEST_TMPDIR/src.out" 2>&1
+	) 3>&- &
+	wait_until 60 grep -q '"phase":"freeze"' "$BATS_TEST_TMPDIR/src.out"
+	# the oldest: tern-migrate itself, not a child it forked
+	pkill -9 -o -f -- "tern-migrate --root $ROOT migrate"
+	! receive_status
+	target_clean
+	wait_status "$ID" running 30
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+}
+
 @test "migrate: two migrations of one container at once: the second is refused" {
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
