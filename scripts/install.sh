@@ -16,7 +16,7 @@ echo "== installing build and runtime dependencies"
 apt-get update -q
 apt-get install -y -q --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
-	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev libprotobuf-c-dev \
+	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev libprotobuf-c-dev libssl-dev \
 	criu busybox-static jq </dev/null
 ./scripts/install-criu.sh # a criu that works on this kernel (see the script)
 
@@ -29,6 +29,9 @@ make install-strip
 
 TERN=$(command -v tern || echo /usr/local/bin/tern)
 echo "== installed $TERN: $("$TERN" --version | head -1)"
+# tern migrate and migrate-receive run tern-migrate (the one binary that
+# links OpenSSL), installed in $(libexecdir)/tern
+"$TERN" migrate --help >/dev/null
 
 echo "== building the demo bundle in /var/lib/tern/demo"
 DEMO=/var/lib/tern/demo
