@@ -247,9 +247,10 @@ static int apply_common(criu_session *s, const tern_ckpt_opts *o, tern_error **e
 		/* libcriu 3.17 has no setters for criu's TLS options */
 		CriuOpts *rpc = rpc_opts(s->opts);
 		if (rpc == NULL)
-			return tern_error_make_quiet(err, ENOTSUP,
-						     "criu TLS: this libcriu's options are not laid "
-						     "out as tern expects");
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "criu TLS: this libcriu's options are not laid "
+			    "out as tern expects");
 		rpc->has_tls = true;
 		rpc->tls = true;
 		/* copies: libcriu may free its message's strings with it */

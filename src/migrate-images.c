@@ -51,7 +51,8 @@ int tern_mig_images_send(tern_mchan *c, const char *dir, const char *const *skip
 		struct stat st;
 		if (e->d_name[0] == '.' || skipped(e->d_name, skip))
 			continue;
-		cleanup_close int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		cleanup_close int fd =
+		    openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0 || fstat(fd, &st) < 0) {
 			ret = tern_error_make(err, errno, "image `%s/%s`", dir, e->d_name);
 			break;
@@ -65,7 +66,8 @@ int tern_mig_images_send(tern_mchan *c, const char *dir, const char *const *skip
 		cleanup_free char *msg = tern_jw_end(&w);
 		ret = tern_mchan_send(c, TERN_MSG_IMAGE_FILE, msg, strlen(msg), err);
 		if (ret == 0 && st.st_size > 0)
-			ret = tern_mchan_send_fd(c, TERN_MSG_IMAGE_DATA, fd, (uint64_t)st.st_size, err);
+			ret = tern_mchan_send_fd(c, TERN_MSG_IMAGE_DATA, fd, (uint64_t)st.st_size,
+						 err);
 		if (ret < 0)
 			ret = tern_error_wrap(err, "send image `%s`", e->d_name);
 		else
@@ -95,10 +97,11 @@ static int recv_one(tern_mchan *c, int dirfd, const char *dir, const char *name,
 		if (ret < 0)
 			return tern_error_wrap(err, "image `%s`", name);
 		if (len > size - got)
-			return tern_error_make_quiet(err, EPROTO,
-						     "image `%s`: the source sent more than the %llu "
-						     "bytes it announced",
-						     name, (unsigned long long)size);
+			return tern_error_make_quiet(
+			    err, EPROTO,
+			    "image `%s`: the source sent more than the %llu "
+			    "bytes it announced",
+			    name, (unsigned long long)size);
 		if (tern_write_all(fd, data, len) < 0)
 			return tern_error_make(err, errno, "write image `%s/%s`", dir, name);
 		got += len;
@@ -115,7 +118,8 @@ int tern_mig_images_recv(tern_mchan *c, int dirfd, const char *dir, uint64_t spa
 		size_t len;
 		uint64_t size;
 		yajl_val v = NULL;
-		int ret = tern_mchan_recv(c, 0, &type, &payload, &len, TERN_MIG_STEP_TIMEOUT_MS, err);
+		int ret =
+		    tern_mchan_recv(c, 0, &type, &payload, &len, TERN_MIG_STEP_TIMEOUT_MS, err);
 
 		if (ret < 0)
 			return ret;
@@ -124,10 +128,11 @@ int tern_mig_images_recv(tern_mchan *c, int dirfd, const char *dir, uint64_t spa
 		if (type == TERN_MSG_IMAGE_DATA && len == 0)
 			continue; /* an empty file's empty chunk */
 		if (type != TERN_MSG_IMAGE_FILE)
-			return tern_error_make_quiet(err, EPROTO,
-						     "protocol: message type %u while receiving the "
-						     "images (want IMAGE_FILE or IMAGES_DONE)",
-						     type);
+			return tern_error_make_quiet(
+			    err, EPROTO,
+			    "protocol: message type %u while receiving the "
+			    "images (want IMAGE_FILE or IMAGES_DONE)",
+			    type);
 		ret = tern_mig_json_parse(payload, "IMAGE_FILE", &v, err);
 		if (ret < 0)
 			return ret;

@@ -66,16 +66,16 @@ typedef struct {
 
 static int take_lock(source *s, tern_error **err)
 {
-	cleanup_free char *path = tern_strdup_printf("%s/%s/%s", s->g->rt.root, s->o->id, MIGRATE_LOCK);
+	cleanup_free char *path =
+	    tern_strdup_printf("%s/%s/%s", s->g->rt.root, s->o->id, MIGRATE_LOCK);
 
 	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (s->lock_fd < 0)
 		return tern_error_make(err, errno, "migration lock `%s`", path);
 	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK)
-			return tern_error_make_quiet(err, EBUSY,
-						     "container `%s` is already being migrated",
-						     s->o->id);
+			return tern_error_make_quiet(
+			    err, EBUSY, "container `%s` is already being migrated", s->o->id);
 		return tern_error_make(err, errno, "migration lock `%s`", path);
 	}
 	return 0;
@@ -338,7 +338,8 @@ static int free_port(const char *ip, tern_error **err)
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, sl) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
-		return tern_error_make(err, errno, "a free port on `%s` for criu's page server", ip);
+		return tern_error_make(err, errno, "a free port on `%s` for criu's page server",
+				       ip);
 	return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 					      : ((struct sockaddr_in *)&ss)->sin_port);
 }
@@ -394,8 +395,9 @@ static int start_dump(source *s, tern_error **err)
 	if (s->mode == TERN_MIG_POST_COPY) {
 		if (pipe2(sp, O_CLOEXEC) < 0)
 			return tern_error_make(err, errno, "pipe");
-		ps = strchr(s->page_ip, ':') ? tern_strdup_printf("[%s]:%d", s->page_ip, s->page_port)
-					     : tern_strdup_printf("%s:%d", s->page_ip, s->page_port);
+		ps = strchr(s->page_ip, ':')
+			 ? tern_strdup_printf("[%s]:%d", s->page_ip, s->page_port)
+			 : tern_strdup_printf("%s:%d", s->page_ip, s->page_port);
 		cacert = tern_strdup_printf("%s/peer.pem", s->tls_dir);
 		cert = tern_strdup_printf("%s/cert.pem", s->tls_dir);
 		key = tern_strdup_printf("%s/key.pem", s->tls_dir);
@@ -411,8 +413,8 @@ static int start_dump(source *s, tern_error **err)
 	if (sp[1] >= 0)
 		fcntl(sp[1], F_SETFD, 0);
 	int close_these[] = {sp[0], s->lock_fd, s->watch_fd};
-	ret = tern_mig_child_start(dump_child, &j, close_these, 3, &s->dump_pid, &s->dump_errfd,
-				   err);
+	ret =
+	    tern_mig_child_start(dump_child, &j, close_these, 3, &s->dump_pid, &s->dump_errfd, err);
 	if (sp[1] >= 0)
 		close(sp[1]);
 	s->status_fd = sp[0];
@@ -499,7 +501,8 @@ static int send_page_server(source *s, tern_error **err)
 
 static int make_work(source *s, tern_error **err)
 {
-	cleanup_free char *tmpl = tern_strdup_printf("%s/%s/migrate-XXXXXX", s->g->rt.root, s->o->id);
+	cleanup_free char *tmpl =
+	    tern_strdup_printf("%s/%s/migrate-XXXXXX", s->g->rt.root, s->o->id);
 
 	if (mkdtemp(tmpl) == NULL)
 		return tern_error_make(err, errno, "work directory `%s`", tmpl);
@@ -759,8 +762,8 @@ static int finish(source *s, tern_error **err)
 	tern_mig_remove_tree(s->work);
 	ret = tern_container_delete(&s->g->rt, s->o->id, true, err);
 	if (ret < 0)
-		return tern_error_wrap(err, "the target runs `%s`, but deleting the source copy failed",
-				       s->target_id);
+		return tern_error_wrap(
+		    err, "the target runs `%s`, but deleting the source copy failed", s->target_id);
 	tern_error *ignored = NULL;
 	if (tern_mchan_send(s->c, TERN_MSG_DONE, NULL, 0, &ignored) < 0) {
 		tern_warn("DONE not delivered to the target: %s", ignored->msg);
@@ -783,8 +786,8 @@ static void roll_back(source *s, tern_error *why)
 				 s->o->id, e->msg);
 			tern_error_free(e);
 		} else {
-			tern_mig_event(&s->p, "rollback", NULL, "`%s` thawed: it keeps running here",
-				       s->o->id);
+			tern_mig_event(&s->p, "rollback", NULL,
+				       "`%s` thawed: it keeps running here", s->o->id);
 		}
 	}
 	stop_watchdog(s, 'R');
@@ -797,12 +800,8 @@ static void roll_back(source *s, tern_error *why)
 
 int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_error **err)
 {
-	source s = {.g = g,
-		    .o = o,
-		    .lock_fd = -1,
-		    .dump_errfd = -1,
-		    .status_fd = -1,
-		    .watch_fd = -1};
+	source s = {
+	    .g = g, .o = o, .lock_fd = -1, .dump_errfd = -1, .status_fd = -1, .watch_fd = -1};
 	int ret;
 
 	tern_mig_progress_init(&s.p, "source", o->json);
@@ -825,11 +824,12 @@ int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_er
 		tern_jw_u64(&w, "image_bytes", s.image_bytes);
 		tern_jw_u64(&w, "rootfs_bytes", s.rootfs_bytes);
 		tern_jw_u64(&w, "memory_bytes", s.memory_bytes);
-		tern_mig_event(&s.p, "done", &w,
-			       "done: `%s` runs on %s as `%s` (%s); downtime %llu ms, total %llu ms",
-			       o->id, o->to, s.target_id, tern_mig_mode_name(s.mode),
-			       (unsigned long long)((s.t_running - s.t_freeze) / 1000000),
-			       (unsigned long long)((now - s.p.t0_ns) / 1000000));
+		tern_mig_event(
+		    &s.p, "done", &w,
+		    "done: `%s` runs on %s as `%s` (%s); downtime %llu ms, total %llu ms", o->id,
+		    o->to, s.target_id, tern_mig_mode_name(s.mode),
+		    (unsigned long long)((s.t_running - s.t_freeze) / 1000000),
+		    (unsigned long long)((now - s.p.t0_ns) / 1000000));
 	}
 	stop_watchdog(&s, 'R');
 	if (s.status_fd >= 0)

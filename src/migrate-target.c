@@ -128,10 +128,11 @@ static int use_config(target *t, const char *src_config, tern_error **err)
 	}
 	const char *root = config->root && config->root->path ? config->root->path : "rootfs";
 	if (root[0] == '/' || strstr(root, "..")) {
-		ret = tern_error_make_quiet(err, EINVAL,
-					    "%s: root.path `%s`: the rootfs must be inside the bundle "
-					    "(relative, no `..`)",
-					    path, root);
+		ret = tern_error_make_quiet(
+		    err, EINVAL,
+		    "%s: root.path `%s`: the rootfs must be inside the bundle "
+		    "(relative, no `..`)",
+		    path, root);
 	} else {
 		cleanup_free char *joined = tern_strdup_printf("%s/%s", t->bundle, root);
 		t->rootfs = realpath(joined, NULL);
@@ -190,8 +191,8 @@ static int check_id(target *t, tern_error **err)
 	dir = tern_strdup_printf("%s/%s", t->g->rt.root, t->id);
 	if (access(dir, F_OK) == 0)
 		return tern_error_make_quiet(err, EEXIST,
-					     "container `%s` already exists under --root `%s`", t->id,
-					     t->g->rt.root);
+					     "container `%s` already exists under --root `%s`",
+					     t->id, t->g->rt.root);
 	return 0;
 }
 
@@ -205,10 +206,9 @@ static int check_space(target *t, tern_error **err)
 	need = t->mode == TERN_MIG_POST_COPY ? LAZY_IMAGE_ALLOWANCE
 					     : t->memory_bytes + LAZY_IMAGE_ALLOWANCE;
 	if (need > have)
-		return tern_error_make_quiet(err, ENOSPC,
-					     "no space on %s: need %llu MiB, have %llu MiB",
-					     t->bundle, (unsigned long long)(need >> 20),
-					     (unsigned long long)(have >> 20));
+		return tern_error_make_quiet(
+		    err, ENOSPC, "no space on %s: need %llu MiB, have %llu MiB", t->bundle,
+		    (unsigned long long)(need >> 20), (unsigned long long)(have >> 20));
 	return 0;
 }
 
@@ -237,8 +237,8 @@ static int handle_offer(target *t, tern_error **err)
 	tern_mig_json_u64(v, "memory_bytes", &t->memory_bytes);
 	ret = check_id(t, err);
 	if (ret == 0)
-		ret = choose_mode(t, tern_mig_json_str(v, "mode"), tern_mig_json_bool(v, "post_copy"),
-				  err);
+		ret = choose_mode(t, tern_mig_json_str(v, "mode"),
+				  tern_mig_json_bool(v, "post_copy"), err);
 	if (ret == 0)
 		ret = check_space(t, err);
 	if (ret == 0)
@@ -317,7 +317,8 @@ static int rootfs_rounds(target *t, tern_error **err)
 				tern_jw_begin(&w);
 				tern_jw_str(&w, "phase", "rootfs");
 				tern_jw_u64(&w, "round", (uint64_t)round);
-				tern_mig_event(&t->p, "phase", &w, "rootfs round %d applied", round);
+				tern_mig_event(&t->p, "phase", &w, "rootfs round %d applied",
+					       round);
 			}
 			round++;
 		} else {
@@ -351,10 +352,11 @@ static int receive_images(target *t, tern_error **err)
 		return tern_error_wrap(err, "receiving the images");
 	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
 		if (faccessat(dirfd, needed[i], F_OK, 0) < 0)
-			return tern_error_make_quiet(err, EPROTO,
-						     "the image set is incomplete: no `%s`; nothing "
-						     "restored",
-						     needed[i]);
+			return tern_error_make_quiet(
+			    err, EPROTO,
+			    "the image set is incomplete: no `%s`; nothing "
+			    "restored",
+			    needed[i]);
 	tern_jw w;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "phase", "images");
@@ -404,10 +406,26 @@ static int start_lazy_daemon(target *t, tern_error **err)
 	cleanup_free char *cacert = tern_xstrdup(peer);
 	cleanup_free char *mycert = tern_strdup_printf("%s/tls/cert.pem", t->work);
 	cleanup_free char *mykey = tern_strdup_printf("%s/tls/key.pem", t->work);
-	char *argv[] = {t->criu,	   "lazy-pages",     "--page-server", "--address", addr,
-			"--port",	   port_s,	     "-D",	      t->images,   "-o",
-			"lazy-pages.log",  "-v4",	     "--tls",	      "--tls-cacert", cacert,
-			"--tls-cert",	   mycert,	     "--tls-key",     mykey,	     "--tls-no-cn-verify",
+	char *argv[] = {t->criu,
+			"lazy-pages",
+			"--page-server",
+			"--address",
+			addr,
+			"--port",
+			port_s,
+			"-D",
+			t->images,
+			"-o",
+			"lazy-pages.log",
+			"-v4",
+			"--tls",
+			"--tls-cacert",
+			cacert,
+			"--tls-cert",
+			mycert,
+			"--tls-key",
+			mykey,
+			"--tls-no-cn-verify",
 			NULL};
 	fflush(stdout);
 	fflush(stderr);
@@ -433,10 +451,11 @@ static int start_lazy_daemon(target *t, tern_error **err)
 			return 0;
 		if (waitpid(t->lazy_pid, &status, WNOHANG) == t->lazy_pid) {
 			t->lazy_pid = 0;
-			return tern_error_make_quiet(err, EIO,
-						     "criu lazy-pages exited before it listened (log: "
-						     "%s/lazy-pages.log)",
-						     t->images);
+			return tern_error_make_quiet(
+			    err, EIO,
+			    "criu lazy-pages exited before it listened (log: "
+			    "%s/lazy-pages.log)",
+			    t->images);
 		}
 		usleep(25000);
 	}
@@ -454,8 +473,9 @@ static int wait_lazy_daemon(target *t, tern_error **err)
 	t->lazy_pid = 0;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
-	return tern_error_make_quiet(err, EIO, "criu lazy-pages failed (%s %d) before every page "
-					       "arrived",
+	return tern_error_make_quiet(err, EIO,
+				     "criu lazy-pages failed (%s %d) before every page "
+				     "arrived",
 				     WIFSIGNALED(status) ? "signal" : "exit status",
 				     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 }
@@ -507,8 +527,9 @@ static int restore(target *t, tern_error **err)
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 		tern_mig_child_wait(pid, errfd, -1, err);
-		ret = tern_error_make_quiet(err, ETIMEDOUT, "restore of `%s` did not end within %d s",
-					    t->id, TERN_MIG_STEP_TIMEOUT_MS / 1000);
+		ret =
+		    tern_error_make_quiet(err, ETIMEDOUT, "restore of `%s` did not end within %d s",
+					  t->id, TERN_MIG_STEP_TIMEOUT_MS / 1000);
 	}
 	if (ret < 0)
 		return ret;
@@ -613,8 +634,8 @@ static int finish(target *t, tern_error **err)
 				tern_log(TERN_LOG_ERROR, "delete `%s`: %s", t->id, e->msg);
 				tern_error_free(e);
 			}
-			return tern_error_wrap(err, "post-copy of `%s`: the container was killed here",
-					       t->id);
+			return tern_error_wrap(
+			    err, "post-copy of `%s`: the container was killed here", t->id);
 		}
 		tern_jw w;
 		tern_jw_begin(&w);

@@ -44,7 +44,7 @@ const char *tern_mig_mode_name(tern_mig_mode m);
 int tern_mig_mode_parse(const char *s, tern_mig_mode *m);
 
 /* Seconds each side waits for the next step of the other. */
-#define TERN_MIG_STEP_TIMEOUT_MS (120 * 1000)
+#define TERN_MIG_STEP_TIMEOUT_MS    (120 * 1000)
 #define TERN_MIG_CONNECT_TIMEOUT_MS (15 * 1000)
 
 typedef struct {
