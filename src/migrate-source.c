@@ -355,6 +355,10 @@ static int dump_child(void *arg, tern_error **err)
 	int ret;
 
 	signal(SIGPIPE, SIG_DFL);
+	/* a group of its own, criu with it: a ^C at the terminal stops tern
+	 * migrate (whose watchdog thaws the container once the dump let go
+	 * of it), never criu half way through the dump */
+	setpgid(0, 0);
 	ret = tern_container_checkpoint(&j->s->g->rt, j->s->criu, j->s->o->id, &j->ck, err);
 	/* criu answers before it has quite finished with its work directory */
 	while (wait(NULL) > 0 || errno == EINTR)
@@ -476,7 +480,8 @@ static void abort_dump(source *s)
 		return;
 	hang_up_page_server(s->page_ip, s->page_port);
 	if (tern_mig_child_wait(s->dump_pid, s->dump_errfd, 20000, &ignored) == -ETIMEDOUT) {
-		/* criu runs in the child's process group? no: kill what we can */
+		/* criu is in the child's process group */
+		kill(-s->dump_pid, SIGKILL);
 		kill(s->dump_pid, SIGKILL);
 		tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, &ignored);
 	}

@@ -319,6 +319,27 @@ still_runs() {
 	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
 }
 
+@test "migrate: a target without the space for the images refuses before anything moves; the source runs on" {
+	# node B's bundle on a 40 MiB file system: the rootfs (about 17 MiB)
+	# fits, 64 MiB of memory images do not
+	mount -t tmpfs -o size=40m tmpfs "$BATS_TEST_TMPDIR/nodeB"
+	mkdir -p "$RB"
+	set_cmd "/bin/memhash 64 /tmp/hash & $(counter_cmd /tmp/count)"
+	start_source
+	wait_until 30 test -e "$BUNDLE/rootfs/tmp/hash"
+	receive --token-file "$TOKEN"
+	migrate --token-file "$TOKEN" --mode stop-and-copy --format json
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"no space on $BUNDLE_B: need "*" MiB, have "*" MiB"* ]] || { echo "$output"; false; }
+	# refused before the freeze: never frozen, nothing to thaw
+	! echo "$output" | grep -q '"phase":"freeze"'
+	! receive_status
+	grep -q "no space on" recv.err
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	target_clean
+}
+
 @test "migrate: two migrations of one container at once: the second is refused" {
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
