@@ -300,6 +300,38 @@ still_runs() {
 	[ ! -e "$RB/$ID" ]
 }
 
+@test "migrate: post-copy broken after RUNNING (lazy-pages killed): the target kills its copy, the source stays frozen and says so" {
+	PIPE_MAX_WAS=$(cat /proc/sys/fs/pipe-max-size)
+	[ "$PIPE_MAX_WAS" -ge 4194304 ] || echo 4194304 >/proc/sys/fs/pipe-max-size
+	set_cmd "trap '' USR1; /bin/memhash 256 /tmp/hash & $(counter_cmd /tmp/count)"
+	start_source
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	read -r _ before <"$BUNDLE/rootfs/tmp/hash"
+	receive --token-file "$TOKEN"
+	# the memory is split between the nodes from RUNNING until the last
+	# page: break the page transfer right then
+	(
+		wait_until 60 grep -q '"phase":"running"' "$BATS_TEST_TMPDIR/recv.out" &&
+			pkill -9 -f "[l]azy-pages --page-server.*$BUNDLE_B"
+	) 3>&- &
+	migrate --token-file "$TOKEN" --mode post-copy
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"left frozen"*"tern resume $ID"* ]] || { echo "$output"; false; }
+	! receive_status
+	grep -q "the container was killed here" recv.err
+	target_clean
+	# the source kept the whole container, as it was at the freeze
+	[ "$(state_field "$ID" status)" = paused ]
+	tern resume "$ID"
+	still_runs
+	rm "$BUNDLE/rootfs/tmp/hash"
+	tern kill --all "$ID" USR1
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	read -r what after <"$BUNDLE/rootfs/tmp/hash"
+	[ "$what" = again ]
+	[ "$after" = "$before" ]
+}
+
 @test "migrate: tern migrate killed while the container is frozen: its watchdog thaws it, the target leaves nothing" {
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
