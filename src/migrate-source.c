@@ -14,6 +14,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -55,6 +56,7 @@ typedef struct {
 	int dump_errfd;
 	int status_fd; /* read end: a byte once a lazy dump's images are written */
 	bool frozen;
+	bool freezer_v1; /* frozen before the dump; else by criu (see run) */
 	bool committed;
 	pid_t watch_pid;
 	int watch_fd; /* write end: see start_watchdog */
@@ -185,6 +187,11 @@ static int load(source *s, tern_error **err)
 		goto out;
 	}
 	s->pid = st->pid;
+	for (size_t i = 0; i < st->cgroup_paths.len; i++) {
+		const char *k = strrchr(st->cgroup_paths.items[i].key, '/');
+		if (k && strcmp(k, "/freezer") == 0)
+			s->freezer_v1 = true;
+	}
 	s->rootfs = tern_xstrdup(st->rootfs);
 	s->memory_bytes = memory_estimate(st);
 	cleanup_free char *cfg = tern_strdup_printf("%s/%s", dir->dir, TERN_CONFIG_COPY);
@@ -207,21 +214,14 @@ static int choose_features(source *s, bool *post_copy, bool *pre_copy, tern_erro
 		return ret;
 	*pre_copy = f.mem_track;
 	*post_copy = tern_criu_lazy_pipes_check(&why) == 0;
-	if (s->o->mode == TERN_MIG_PRE_COPY) {
+	if (s->o->mode == TERN_MIG_PRE_COPY && !f.mem_track) {
 		tern_error_free(why);
-		if (!f.mem_track)
-			return tern_error_make_quiet(
-			    err, ENOTSUP,
-			    "--mode pre-copy: this kernel lacks memory dirty tracking "
-			    "(CONFIG_MEM_SOFT_DIRTY; `criu check --feature mem_dirty_track` "
-			    "fails), which pre-copy needs; use --mode post-copy or stop-and-copy");
 		return tern_error_make_quiet(
 		    err, ENOTSUP,
-		    "--mode pre-copy: not implemented in this tern yet (the kernel could); "
-		    "use --mode post-copy or stop-and-copy");
+		    "--mode pre-copy: this kernel lacks memory dirty tracking "
+		    "(CONFIG_MEM_SOFT_DIRTY; `criu check --feature mem_dirty_track` "
+		    "fails), which pre-copy needs; use --mode post-copy or stop-and-copy");
 	}
-	/* pre-copy is not implemented: never offered */
-	*pre_copy = false;
 	if (s->o->mode == TERN_MIG_POST_COPY && why) {
 		*err = why;
 		return tern_error_wrap(err, "--mode post-copy");
@@ -263,7 +263,7 @@ static int offer(source *s, bool post_copy, bool pre_copy, tern_error **err)
 	const char *id = tern_mig_json_str(v, "id");
 	const char *cert = tern_mig_json_str(v, "cert");
 	if (mode == NULL || tern_mig_mode_parse(mode, &s->mode) < 0 || id == NULL ||
-	    (s->mode != TERN_MIG_STOP_AND_COPY && s->mode != TERN_MIG_POST_COPY) ||
+	    s->mode == TERN_MIG_AUTO || (s->mode == TERN_MIG_PRE_COPY && !pre_copy) ||
 	    (s->mode == TERN_MIG_POST_COPY && (!post_copy || cert == NULL))) {
 		yajl_tree_free(v);
 		return tern_error_make_quiet(err, EPROTO,
@@ -384,12 +384,16 @@ static int prepare_tls(source *s, tern_error **err)
 	return s->page_port < 0 ? s->page_port : 0;
 }
 
-static int start_dump(source *s, tern_error **err)
+static int start_dump(source *s, const char *images, const char *parent, bool pre_dump,
+		      tern_error **err)
 {
 	dump_job j = {.s = s,
-		      .ck = {.image_path = s->images,
+		      .ck = {.image_path = images,
 			     .work_path = s->crit_work,
+			     .parent_path = parent,
+			     .pre_dump = pre_dump,
 			     .leave_running = true,
+			     .leave_frozen = !s->freezer_v1,
 			     .tcp_established = s->o->tcp_established,
 			     .status_fd = -1}};
 	cleanup_free char *ps = NULL, *cacert = NULL, *cert = NULL, *key = NULL;
@@ -500,6 +504,75 @@ static int send_page_server(source *s, tern_error **err)
 	tern_jw_str(&w, "cert", s->target_cert);
 	msg = tern_jw_end(&w);
 	return tern_mchan_send(s->c, TERN_MSG_PAGE_SERVER, msg, strlen(msg), err);
+}
+
+/* ---- pre-copy ---- */
+
+static uint64_t pages_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	uint64_t total = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		if (strncmp(e->d_name, "pages-", 6) == 0 &&
+		    fstatat(dirfd(d), e->d_name, &st, 0) == 0)
+			total += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return total;
+}
+
+/* Memory rounds while the container runs: each a criu pre-dump of the
+ * pages dirtied since the last (soft-dirty), sent as images/pre-N. They
+ * stop when a round is no smaller than the one before (the container
+ * dirties memory as fast as it is copied) or after --max-rounds; the final
+ * dump, frozen, then holds only what changed since the last. *rounds: how
+ * many were sent. */
+static int precopy_rounds(source *s, int *rounds, tern_error **err)
+{
+	uint64_t last = UINT64_MAX;
+	int max = s->o->max_rounds > 0 ? s->o->max_rounds : 1;
+
+	*rounds = 0;
+	for (int r = 1; r <= max; r++) {
+		cleanup_free char *dir = tern_strdup_printf("%s/pre-%d", s->images, r);
+		cleanup_free char *rel = tern_strdup_printf("pre-%d", r);
+		cleanup_free char *parent = r > 1 ? tern_strdup_printf("../pre-%d", r - 1) : NULL;
+		uint64_t sent = 0, bytes;
+		int ret;
+
+		if (mkdir(dir, 0700) < 0)
+			return tern_error_make(err, errno, "`%s`", dir);
+		ret = start_dump(s, dir, parent, true, err);
+		if (ret == 0)
+			ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
+		s->dump_pid = 0;
+		if (ret < 0)
+			return tern_error_wrap(err, "pre-copy round %d", r);
+		bytes = pages_bytes(dir);
+		ret = tern_mig_images_send_dir(s->c, dir, rel, &sent, err);
+		if (ret < 0)
+			return ret;
+		s->image_bytes += sent;
+		*rounds = r;
+		tern_jw w;
+		tern_jw_begin(&w);
+		tern_jw_str(&w, "phase", "memory");
+		tern_jw_u64(&w, "round", (uint64_t)r);
+		tern_jw_u64(&w, "pages_bytes", bytes);
+		tern_jw_u64(&w, "bytes", sent);
+		tern_mig_event(&s->p, "phase", &w,
+			       "memory round %d (running): %llu bytes of pages, %llu sent", r,
+			       (unsigned long long)bytes, (unsigned long long)sent);
+		if (bytes >= last)
+			break; /* not converging: the rest goes frozen */
+		last = bytes;
+	}
+	return 0;
 }
 
 /* ---- the whole ---- */
@@ -696,28 +769,50 @@ static int run(source *s, tern_error **err)
 	ret = rootfs_round(s, rs, 1, err);
 	if (ret == 0)
 		ret = make_work(s, err);
+	/* pre-copy: the memory rounds, then an IMAGES_DONE that ends them */
+	int rounds = 0;
+	if (ret == 0 && s->mode == TERN_MIG_PRE_COPY) {
+		ret = precopy_rounds(s, &rounds, err);
+		if (ret == 0)
+			ret = tern_mchan_send(s->c, TERN_MSG_IMAGES_DONE, NULL, 0, err);
+	}
 	if (ret == 0 && s->mode == TERN_MIG_POST_COPY)
 		ret = prepare_tls(s, err);
+	cleanup_free char *parent = rounds ? tern_strdup_printf("pre-%d", rounds) : NULL;
 
 	if (ret == 0)
 		ret = start_watchdog(s, err);
-	/* downtime from here */
-	if (ret == 0)
+	/* downtime from here. With a cgroup v1 freezer: freeze, last rootfs
+	 * round, dump (criu leaves a cgroup it found frozen frozen). On v2
+	 * criu cannot dump a frozen cgroup (its parasite code cannot run
+	 * there): criu stops the tasks itself, and tern freezes the cgroup
+	 * while criu still holds them (leave_frozen); the rootfs, which
+	 * nothing changed since the tasks stopped, goes after the dump. */
+	if (ret == 0 && s->freezer_v1)
 		ret = freeze(s, err);
-	if (ret == 0)
+	if (ret == 0 && s->freezer_v1)
 		ret = rootfs_round(s, rs, 2, err);
-	tern_rootfs_sender_free(rs);
-	if (ret < 0)
-		return ret;
-	ret = start_dump(s, err);
-	if (ret < 0)
-		return ret;
-	if (s->mode == TERN_MIG_POST_COPY) {
+	if (ret == 0 && !s->freezer_v1) {
+		s->frozen = true;
+		s->t_freeze = tern_mig_now_ns();
+	}
+	if (ret == 0)
+		ret = start_dump(s, s->images, parent, false, err);
+	if (ret == 0 && s->mode == TERN_MIG_POST_COPY) {
 		ret = wait_lazy_ready(s, err);
-	} else {
+	} else if (ret == 0) {
 		ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
 		s->dump_pid = 0;
 	}
+	if (ret == 0 && !s->freezer_v1) {
+		tern_jw fw;
+		tern_jw_begin(&fw);
+		tern_jw_str(&fw, "phase", "freeze");
+		tern_mig_event(&s->p, "phase", &fw, "frozen `%s` (by criu, then its cgroup)",
+			       s->o->id);
+		ret = rootfs_round(s, rs, 2, err);
+	}
+	tern_rootfs_sender_free(rs);
 	if (ret < 0)
 		return ret;
 	tern_jw w;
@@ -725,14 +820,16 @@ static int run(source *s, tern_error **err)
 	tern_jw_str(&w, "phase", "dumped");
 	tern_mig_event(&s->p, "phase", &w, "criu dump done%s",
 		       s->mode == TERN_MIG_POST_COPY ? " (memory stays here, served lazily)" : "");
-	ret = tern_mig_images_send(s->c, s->images, NULL, true, &s->image_bytes, err);
+	uint64_t frozen_bytes = 0;
+	ret = tern_mig_images_send(s->c, s->images, NULL, true, &frozen_bytes, err);
 	if (ret < 0)
 		return ret;
+	s->image_bytes += frozen_bytes;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "phase", "images");
-	tern_jw_u64(&w, "bytes", s->image_bytes);
+	tern_jw_u64(&w, "bytes", frozen_bytes);
 	tern_mig_event(&s->p, "phase", &w, "images sent: %llu bytes",
-		       (unsigned long long)s->image_bytes);
+		       (unsigned long long)frozen_bytes);
 	if (s->mode == TERN_MIG_POST_COPY) {
 		ret = send_page_server(s, err);
 		if (ret < 0)
@@ -777,6 +874,19 @@ static int finish(source *s, tern_error **err)
 	return 0;
 }
 
+static bool is_paused(source *s)
+{
+	cleanup_state_dir tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+	bool paused;
+
+	if (tern_container_peek(&s->g->rt, s->o->id, &dir, &st, NULL) < 0)
+		return false;
+	paused = strcmp(st->status, "paused") == 0;
+	oci_state_free(st);
+	return paused;
+}
+
 /* Before RUNNING: the source keeps the container, running. */
 static void roll_back(source *s, tern_error *why)
 {
@@ -785,7 +895,7 @@ static void roll_back(source *s, tern_error *why)
 	if (s->c)
 		tern_mchan_send_error(s->c, why);
 	abort_dump(s);
-	if (s->frozen) {
+	if (s->frozen && is_paused(s)) {
 		if (tern_container_resume(&s->g->rt, s->o->id, &e) < 0) {
 			tern_log(TERN_LOG_ERROR, "thaw `%s` after the failed migration: %s",
 				 s->o->id, e->msg);

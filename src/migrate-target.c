@@ -58,6 +58,7 @@ typedef struct {
 	pid_t lazy_pid;
 	bool restored;
 	pid_t receiver_pid;
+	int pre_rounds;
 	uint64_t image_bytes;
 } target;
 
@@ -143,7 +144,7 @@ static int use_config(target *t, const char *src_config, tern_error **err)
 	return ret;
 }
 
-static int choose_mode(target *t, const char *asked, bool src_post, tern_error **err)
+static int choose_mode(target *t, const char *asked, bool src_post, bool src_pre, tern_error **err)
 {
 	tern_mig_mode want;
 	tern_criu_features f;
@@ -157,8 +158,15 @@ static int choose_mode(target *t, const char *asked, bool src_post, tern_error *
 		return ret;
 	switch (want) {
 	case TERN_MIG_PRE_COPY:
-		return tern_error_make_quiet(err, ENOTSUP,
-					     "--mode pre-copy is not implemented in this tern");
+		/* the source tracks the dirty pages; restoring them needs
+		 * nothing of this kernel */
+		if (!src_pre)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "--mode pre-copy: the source cannot track dirty "
+			    "pages");
+		t->mode = TERN_MIG_PRE_COPY;
+		return 0;
 	case TERN_MIG_POST_COPY:
 		if (!f.lazy_pages)
 			return tern_error_make_quiet(
@@ -172,7 +180,12 @@ static int choose_mode(target *t, const char *asked, bool src_post, tern_error *
 		t->mode = TERN_MIG_POST_COPY;
 		return 0;
 	case TERN_MIG_AUTO:
-		t->mode = f.lazy_pages && src_post ? TERN_MIG_POST_COPY : TERN_MIG_STOP_AND_COPY;
+		if (src_pre)
+			t->mode = TERN_MIG_PRE_COPY;
+		else if (f.lazy_pages && src_post)
+			t->mode = TERN_MIG_POST_COPY;
+		else
+			t->mode = TERN_MIG_STOP_AND_COPY;
 		return 0;
 	case TERN_MIG_STOP_AND_COPY:
 		t->mode = TERN_MIG_STOP_AND_COPY;
@@ -237,8 +250,9 @@ static int handle_offer(target *t, tern_error **err)
 	tern_mig_json_u64(v, "memory_bytes", &t->memory_bytes);
 	ret = check_id(t, err);
 	if (ret == 0)
-		ret = choose_mode(t, tern_mig_json_str(v, "mode"),
-				  tern_mig_json_bool(v, "post_copy"), err);
+		ret =
+		    choose_mode(t, tern_mig_json_str(v, "mode"), tern_mig_json_bool(v, "post_copy"),
+				tern_mig_json_bool(v, "pre_copy"), err);
 	if (ret == 0)
 		ret = check_space(t, err);
 	if (ret == 0)
@@ -279,7 +293,34 @@ static int accept_offer(target *t, tern_error **err)
 	return 0;
 }
 
-/* ---- rootfs ---- */
+/* ---- rootfs, and pre-copy's memory rounds in between ---- */
+
+/* The memory rounds sent while the container runs (pre-N directories),
+ * between the two rootfs rounds. */
+static int receive_precopy(target *t, tern_error **err)
+{
+	cleanup_close int dirfd = open(t->images, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	uint64_t space, bytes = 0;
+	int ret;
+
+	if (dirfd < 0)
+		return tern_error_make(err, errno, "`%s`", t->images);
+	ret = tern_mig_free_bytes(t->images, &space, err);
+	if (ret == 0)
+		ret = tern_mig_images_recv(t->c, dirfd, t->images, space, &bytes, &t->pre_rounds,
+					   false, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "receiving the pre-copy rounds");
+	t->image_bytes += bytes;
+	tern_jw w;
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "phase", "memory");
+	tern_jw_u64(&w, "rounds", (uint64_t)t->pre_rounds);
+	tern_jw_u64(&w, "bytes", bytes);
+	tern_mig_event(&t->p, "phase", &w, "memory rounds received: %d, %llu bytes", t->pre_rounds,
+		       (unsigned long long)bytes);
+	return 0;
+}
 
 static int rootfs_rounds(target *t, tern_error **err)
 {
@@ -320,6 +361,8 @@ static int rootfs_rounds(target *t, tern_error **err)
 				tern_mig_event(&t->p, "phase", &w, "rootfs round %d applied",
 					       round);
 			}
+			if (ret == 0 && round == 1 && t->mode == TERN_MIG_PRE_COPY)
+				ret = receive_precopy(t, err);
 			round++;
 		} else {
 			ret = tern_error_make_quiet(err, EPROTO,
@@ -347,7 +390,8 @@ static int receive_images(target *t, tern_error **err)
 	ret = tern_mig_free_bytes(t->images, &space, err);
 	if (ret < 0)
 		return ret;
-	ret = tern_mig_images_recv(t->c, dirfd, t->images, space, &t->image_bytes, err);
+	ret = tern_mig_images_recv(t->c, dirfd, t->images, space, &t->image_bytes, &t->pre_rounds,
+				   true, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "receiving the images");
 	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
