@@ -34,6 +34,8 @@ teardown() {
 	echo "$output" | grep -v '^{' || true
 	echo "$output" | grep '^{' | grep -E '"phase":"(memory|freeze|images|running)"|"event":"done"'
 	echo "$output" | grep '"event":"done"' | jq -e '.mode == "pre-copy"'
+	# shown in the TAP output: the rounds and the times
+	echo "$output" | grep -E '"event":"(phase|done)"' | sed 's/^/# /' >&3
 	# the first round copied the 96 MiB while the container ran
 	echo "$output" | grep '"phase":"memory"' | head -1 | jq -e '.pages_bytes >= 96 * 1048576'
 	# the frozen dump sent far less than that
