@@ -74,8 +74,9 @@ VETH=tmb$$
 VETH=${VETH:0:12}
 PIPE_MAX_WAS=$(cat /proc/sys/fs/pipe-max-size)
 
-# stop_jobs: end this script's background jobs (a receiver; timeout passes
-# the signal on to its whole process group).
+# stop_jobs: end this script's background jobs (a receiver, started as
+# nsenter, which execs timeout; timeout passes the signal on to its whole
+# process group).
 stop_jobs() {
 	local pid
 	for pid in $(jobs -p); do
@@ -83,9 +84,10 @@ stop_jobs() {
 	done
 }
 
-cleanup() {
+# clear_nodes: delete every container on both nodes (a failed move may
+# leave one running on either).
+clear_nodes() {
 	local r node d
-	stop_jobs
 	for r in tern runc; do
 		for node in A B; do
 			for d in "$WORK/$node/root-$r"/*/; do
@@ -94,6 +96,11 @@ cleanup() {
 			done
 		done
 	done
+}
+
+cleanup() {
+	stop_jobs
+	clear_nodes
 	ip netns del "$NA" 2>/dev/null || true
 	ip netns del "$NB" 2>/dev/null || true
 	echo "$PIPE_MAX_WAS" >/proc/sys/fs/pipe-max-size
@@ -185,11 +192,13 @@ fail() {
 move() {
 	local m=$1 mib=$2 dirty=$3 id="mb$$-$4" rt=tern
 	[ "$m" = runc ] && rt=runc
-	local A=$WORK/A B=$WORK/B label="$1 $2 MiB ${3} MiB/s run $4"
+	local A=$WORK/A B=$WORK/B label="$1 $2 MiB idle run $4"
+	[ "$dirty" = 0 ] || label="$1 $2 MiB $3 MiB/s run $4"
 	local RA=$A/root-$rt RB=$B/root-$rt
 	local sa=$A/bundle/rootfs/tmp/stamp sb=$B/bundle/rootfs/tmp/stamp
 	local t0 t1 s0 s1 gap stamps port rc tdown="" ttotal=""
 	stop_jobs
+	clear_nodes
 	rm -rf "$A/bundle" "$B/bundle" "$A/img" "$B/img" "$WORK/recv".*
 	mkdir -p "$A" "$B" "$RA" "$RB"
 	for node in "$A" "$B"; do
@@ -209,8 +218,9 @@ move() {
 	wait_for 10 "the stamper's reset ($label)" resets_are "$sa" 1 || return 1
 
 	if [ "$rt" = tern ]; then
-		on B timeout -s KILL 300 "$TERN_BIN" --root "$RB" --criu "$CRIU" migrate-receive \
-			--listen 10.231.0.2:0 --bundle "$B/bundle" --token-file "$TOKEN" --format json \
+		# (nsenter itself, not the function on: $! must be what timeout becomes)
+		nsenter --net="/run/netns/$NB" timeout -s KILL 300 "$TERN_BIN" --root "$RB" --criu "$CRIU" migrate-receive \
+			--listen 10.231.0.2:0 --bundle "$B/bundle" --token-file "$TOKEN" --timeout 60 --format json \
 			</dev/null >"$WORK/recv.out" 2>"$WORK/recv.err" &
 		RECV=$!
 		wait_for 10 "migrate-receive listening ($label)" has_event "$WORK/recv.out" listening ||
@@ -235,7 +245,7 @@ move() {
 		ttotal=$(json_event "$WORK/mig.out" "done" | jq -r .total_ms)
 	else
 		# shellcheck disable=SC2016 # $1 is bash -c's
-		on B timeout -s KILL 300 bash -c 'socat -u TCP-LISTEN:7701,bind=10.231.0.2,reuseaddr STDOUT | tar -C "$1" -xf -' \
+		nsenter --net="/run/netns/$NB" timeout -s KILL 300 bash -c 'socat -u TCP-LISTEN:7701,bind=10.231.0.2,reuseaddr STDOUT | tar -C "$1" -xf -' \
 			_ "$B" </dev/null 2>"$WORK/recv.err" &
 		RECV=$!
 		wait_for 10 "socat listening on node B ($label)" listening B 7701 || return 1
