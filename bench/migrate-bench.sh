@@ -4,7 +4,9 @@
 # by a veth pair, 10.231.0.1 and 10.231.0.2, each node with its own state
 # root and bundle, as in tests/integration/migrate.bats).
 #
-#   sudo bench/migrate-bench.sh [-n RUNS] [-w WARMUP]
+#   sudo bench/migrate-bench.sh [-n RUNS] [-w WARMUP] [-k DIR]
+#
+# -k DIR keeps every counted move's JSON events (tern, both sides) there.
 #
 # The container runs tests/helpers/stamper.c: it holds 16 or 256 MiB,
 # dirties 0 (idle) or 10 MiB/s of it, and stamps the monotonic clock every
@@ -18,12 +20,16 @@
 # only where `criu check --feature mem_dirty_track` passes), also showing
 # what tern migrate itself reports (downtime_ms, total_ms of its JSON done
 # event). runc by hand: `runc checkpoint --image-path` on node A, the image
-# directory and the whole rootfs as one tar stream over the veth (socat, no
-# encryption), `runc restore -d` on node B. Runs are fresh each time and
+# directory and the whole rootfs (about 1 MiB here) as one tar stream over
+# the veth (socat, 1 MiB blocks, no encryption; deletions in the rootfs
+# would not travel), `runc restore -d` on node B. Runs are fresh each time and
 # interleaved (tern modes, then runc, for each run). After every move the
 # stamper must run on the target with its counter gone on (the same
 # process: its reset count survived) and its memory pattern intact
-# (SIGUSR2 checks every page), or the run counts as failed.
+# (SIGUSR2 checks every page), or the run counts as failed. A second table
+# splits each move into its steps: tern from its JSON events (before the
+# freeze, criu dump, images sent, restore until the target's RUNNING),
+# runc by hand (checkpoint, copy, restore).
 #
 # TERN_BIN, RUNC_BIN and CRIU choose the binaries (default: ./tern and its
 # tern-migrate beside it, runc from PATH, the criu that
@@ -34,12 +40,14 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=3
 WARMUP=1
-while getopts n:w:h opt; do
+KEEP=""
+while getopts n:w:k:h opt; do
 	case $opt in
 	n) RUNS=$OPTARG ;;
 	w) WARMUP=$OPTARG ;;
+	k) KEEP=$OPTARG ;;
 	*)
-		sed -n '2,31p' "$0"
+		sed -n '2,38p' "$0"
 		exit 2
 		;;
 	esac
@@ -196,7 +204,7 @@ move() {
 	[ "$dirty" = 0 ] || label="$1 $2 MiB $3 MiB/s run $4"
 	local RA=$A/root-$rt RB=$B/root-$rt
 	local sa=$A/bundle/rootfs/tmp/stamp sb=$B/bundle/rootfs/tmp/stamp
-	local t0 t1 s0 s1 gap stamps port rc tdown="" ttotal=""
+	local t0 t1 t2 t3 s0 s1 gap stamps port rc pid tdown="" ttotal="" steps
 	stop_jobs
 	clear_nodes
 	rm -rf "$A/bundle" "$B/bundle" "$A/img" "$B/img" "$WORK/recv".*
@@ -243,9 +251,17 @@ move() {
 		[ "$rc" -eq 0 ] || fail "$label: tern migrate-receive exited $rc: $(tr '\n' ' ' <"$WORK/recv.err" | head -c 400)" || return 1
 		tdown=$(json_event "$WORK/mig.out" "done" | jq -r .downtime_ms)
 		ttotal=$(json_event "$WORK/mig.out" "done" | jq -r .total_ms)
+		# before the freeze, dump, images sent, restore until RUNNING
+		steps=$(jq -rs '[.[] | select(.event == "phase" and .side == "source") | {(.phase): .t_ms}] | add
+			| "\(.freeze) \(.dumped - .freeze) \(.images - .dumped) \(.running - .images)"' "$WORK/mig.out")
+		if [ -n "$KEEP" ]; then
+			mkdir -p "$KEEP"
+			cp "$WORK/mig.out" "$KEEP/$m-$mib-$dirty-$4.source.json"
+			cp "$WORK/recv.out" "$KEEP/$m-$mib-$dirty-$4.target.json"
+		fi
 	else
 		# shellcheck disable=SC2016 # $1 is bash -c's
-		nsenter --net="/run/netns/$NB" timeout -s KILL 300 bash -c 'socat -u TCP-LISTEN:7701,bind=10.231.0.2,reuseaddr STDOUT | tar -C "$1" -xf -' \
+		nsenter --net="/run/netns/$NB" timeout -s KILL 300 bash -c 'socat -u -b 1048576 TCP-LISTEN:7701,bind=10.231.0.2,reuseaddr STDOUT | tar -b 2048 -B -C "$1" -xf -' \
 			_ "$B" </dev/null 2>"$WORK/recv.err" &
 		RECV=$!
 		wait_for 10 "socat listening on node B ($label)" listening B 7701 || return 1
@@ -254,18 +270,28 @@ move() {
 		on A "$RUNC_BIN" --root "$RA" --criu "$CRIU" checkpoint --image-path "$A/img" "$id" \
 			</dev/null >/dev/null 2>"$WORK/err" ||
 			fail "$label: runc checkpoint: $(tr '\n' ' ' <"$WORK/err" | head -c 400)" || return 1
-		tar -C "$A" -cf - img bundle/rootfs | on A socat -u STDIN TCP:10.231.0.2:7701 ||
+		t2=$(now_ms)
+		# 1 MiB blocks: with tar's and socat's defaults (10 and 8 KiB) the
+		# copy of 256 MiB takes seconds rather than a fifth of one
+		tar -b 2048 -C "$A" -cf - img bundle/rootfs | on A socat -u -b 1048576 STDIN TCP:10.231.0.2:7701 ||
 			fail "$label: sending the images" || return 1
 		wait "$RECV" || fail "$label: receiving the images: $(head -c 300 "$WORK/recv.err")" || return 1
+		t3=$(now_ms)
 		on B "$RUNC_BIN" --root "$RB" --criu "$CRIU" restore -d --image-path "$B/img" -b "$B/bundle" "$id" \
 			</dev/null >/dev/null 2>"$WORK/err" ||
 			fail "$label: runc restore: $(tr '\n' ' ' <"$WORK/err" | head -c 400)" || return 1
 		t1=$(now_ms)
+		steps="0 $((t2 - t0)) $((t3 - t2)) $((t1 - t3))"
 	fi
 
 	# correctness: it runs on B, the same process stamps on (its counter
 	# goes on and its reset survived), every page of its memory is right
 	state_is "$rt" "$RB" "$id" running || fail "$label: not running on node B after the move" || return 1
+	# its monotonic clock is the machine's (criu would shift a time
+	# namespace's clock to hide the stop)
+	pid=$("$(rt_bin $rt)" --root "$RB" state "$id" | jq -r .pid)
+	[ "$(readlink "/proc/$pid/ns/time")" = "$(readlink /proc/self/ns/time)" ] ||
+		fail "$label: the stamper on node B is in a time namespace of its own" || return 1
 	wait_for 30 "the stamper's file on node B ($label)" stamps_at_least "$sb" 1 || return 1
 	s1=$(field "$sb" stamps)
 	wait_for 30 "the stamper to stamp on node B ($label)" stamps_at_least "$sb" $((s1 + 300)) ||
@@ -279,6 +305,7 @@ move() {
 	grep -q '^verify ok' "$sb.verify" || fail "$label: memory differs after the move: $(cat "$sb.verify")" || return 1
 	if [ "$rt" = runc ] || [ -n "$tdown" ]; then
 		echo "$gap $((t1 - t0)) $tdown $ttotal" >>"$WORK/res-$m-$mib-$dirty"
+		echo "$steps" >>"$WORK/steps-$m-$mib-$dirty"
 	fi
 	"$(rt_bin $rt)" --root "$RB" delete -f "$id" >/dev/null 2>&1 || true
 	"$(rt_bin $rt)" --root "$RA" delete -f "$id" >/dev/null 2>&1 || true
@@ -300,7 +327,7 @@ for w in $(seq "$WARMUP"); do
 	for m in "${methods[@]}"; do
 		n=$((n + 1))
 		move "$m" 16 0 "w$n" || echo "migrate-bench.sh: $m warm-up $w failed" >&2
-		rm -f "$WORK"/res-*
+		rm -f "$WORK"/res-* "$WORK"/steps-*
 	done
 done
 rm -f "$WORK/failures"
@@ -368,6 +395,24 @@ echo
 echo "targets (issue 11):"
 for t in "${targets[@]}"; do
 	echo "  $t"
+done
+echo
+echo "the steps of a move (medians, ms): tern: before the freeze (connect, TLS, rootfs round 1),"
+echo "criu dump of the frozen container, images sent, restore until the target's RUNNING;"
+echo "runc by hand: -, runc checkpoint, tar over the veth, runc restore -d"
+printf '%-6s %-10s %-15s %8s %8s %8s %8s\n' size load method before dump send restore
+for mib in 16 256; do
+	for dirty in 0 10; do
+		load=idle
+		[ "$dirty" = 0 ] || load="$dirty MiB/s"
+		for m in "${methods[@]}"; do
+			f=$WORK/steps-$m-$mib-$dirty
+			[ -s "$f" ] || continue
+			printf '%-6s %-10s %-15s %8s %8s %8s %8s\n' "${mib}M" "$load" "${m#tern-}" \
+				"$(cut -d' ' -f1 "$f" | median)" "$(cut -d' ' -f2 "$f" | median)" \
+				"$(cut -d' ' -f3 "$f" | median)" "$(cut -d' ' -f4 "$f" | median)"
+		done
+	done
 done
 if [ -s "$WORK/failures" ]; then
 	echo
