@@ -9,9 +9,11 @@
 # -k DIR keeps every counted move's JSON events (tern, both sides) there.
 #
 # The container runs tests/helpers/stamper.c: it holds 16 or 256 MiB,
-# dirties 0 (idle) or 10 MiB/s of it, and stamps the monotonic clock every
+# dirties 0 (idle) or 10 MiB/s of it, and stamps the clock every
 # millisecond. After a warm-up its largest gap is reset (SIGUSR1); the
 # largest gap seen once it runs on the target is the downtime of the move.
+# (The clock is CLOCK_REALTIME: criu restores into a time namespace whose
+# monotonic clock hides most of the stop; see stamper.c.)
 # Total is the wall time from the move's first command until the container
 # runs on the target (tern: `tern migrate` returned, which in post-copy is
 # once every page has arrived; runc: `runc restore -d` returned).
@@ -204,7 +206,7 @@ move() {
 	[ "$dirty" = 0 ] || label="$1 $2 MiB $3 MiB/s run $4"
 	local RA=$A/root-$rt RB=$B/root-$rt
 	local sa=$A/bundle/rootfs/tmp/stamp sb=$B/bundle/rootfs/tmp/stamp
-	local t0 t1 t2 t3 s0 s1 gap stamps port rc pid tdown="" ttotal="" steps
+	local t0 t1 t2 t3 s0 s1 gap stamps port rc tdown="" ttotal="" steps
 	stop_jobs
 	clear_nodes
 	rm -rf "$A/bundle" "$B/bundle" "$A/img" "$B/img" "$WORK/recv".*
@@ -287,11 +289,6 @@ move() {
 	# correctness: it runs on B, the same process stamps on (its counter
 	# goes on and its reset survived), every page of its memory is right
 	state_is "$rt" "$RB" "$id" running || fail "$label: not running on node B after the move" || return 1
-	# its monotonic clock is the machine's (criu would shift a time
-	# namespace's clock to hide the stop)
-	pid=$("$(rt_bin $rt)" --root "$RB" state "$id" | jq -r .pid)
-	[ "$(readlink "/proc/$pid/ns/time")" = "$(readlink /proc/self/ns/time)" ] ||
-		fail "$label: the stamper on node B is in a time namespace of its own" || return 1
 	wait_for 30 "the stamper's file on node B ($label)" stamps_at_least "$sb" 1 || return 1
 	s1=$(field "$sb" stamps)
 	wait_for 30 "the stamper to stamp on node B ($label)" stamps_at_least "$sb" $((s1 + 300)) ||
