@@ -255,7 +255,7 @@ move() {
 		ttotal=$(json_event "$WORK/mig.out" "done" | jq -r .total_ms)
 		# before the freeze, dump, images sent, restore until RUNNING
 		steps=$(jq -rs '[.[] | select(.event == "phase" and .side == "source") | {(.phase): .t_ms}] | add
-			| "\(.freeze) \(.dumped - .freeze) \(.images - .dumped) \(.running - .images)"' "$WORK/mig.out")
+			| "\(.freeze) \(.dumped - .freeze) \(.images - .dumped) \(.running - .images) \(.running)"' "$WORK/mig.out")
 		if [ -n "$KEEP" ]; then
 			mkdir -p "$KEEP"
 			cp "$WORK/mig.out" "$KEEP/$m-$mib-$dirty-$4.source.json"
@@ -283,7 +283,7 @@ move() {
 			</dev/null >/dev/null 2>"$WORK/err" ||
 			fail "$label: runc restore: $(tr '\n' ' ' <"$WORK/err" | head -c 400)" || return 1
 		t1=$(now_ms)
-		steps="0 $((t2 - t0)) $((t3 - t2)) $((t1 - t3))"
+		steps="0 $((t2 - t0)) $((t3 - t2)) $((t1 - t3)) $((t1 - t0))"
 	fi
 
 	# correctness: it runs on B, the same process stamps on (its counter
@@ -396,8 +396,9 @@ done
 echo
 echo "the steps of a move (medians, ms): tern: before the freeze (connect, TLS, rootfs round 1),"
 echo "criu dump of the frozen container, images sent, restore until the target's RUNNING;"
-echo "runc by hand: -, runc checkpoint, tar over the veth, runc restore -d"
-printf '%-6s %-10s %-15s %8s %8s %8s %8s\n' size load method before dump send restore
+echo "runc by hand: -, runc checkpoint, tar over the veth, runc restore -d; running: since the"
+echo "first command until the target runs it (tern: the source hears RUNNING; post-copy's pages come after)"
+printf '%-6s %-10s %-15s %8s %8s %8s %8s %8s\n' size load method before dump send restore running
 for mib in 16 256; do
 	for dirty in 0 10; do
 		load=idle
@@ -405,9 +406,10 @@ for mib in 16 256; do
 		for m in "${methods[@]}"; do
 			f=$WORK/steps-$m-$mib-$dirty
 			[ -s "$f" ] || continue
-			printf '%-6s %-10s %-15s %8s %8s %8s %8s\n' "${mib}M" "$load" "${m#tern-}" \
+			printf '%-6s %-10s %-15s %8s %8s %8s %8s %8s\n' "${mib}M" "$load" "${m#tern-}" \
 				"$(cut -d' ' -f1 "$f" | median)" "$(cut -d' ' -f2 "$f" | median)" \
-				"$(cut -d' ' -f3 "$f" | median)" "$(cut -d' ' -f4 "$f" | median)"
+				"$(cut -d' ' -f3 "$f" | median)" "$(cut -d' ' -f4 "$f" | median)" \
+				"$(cut -d' ' -f5 "$f" | median)"
 		done
 	done
 done
