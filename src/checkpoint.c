@@ -247,9 +247,10 @@ static int apply_common(criu_session *s, const tern_ckpt_opts *o, tern_error **e
 		/* libcriu 3.17 has no setters for criu's TLS options */
 		CriuOpts *rpc = rpc_opts(s->opts);
 		if (rpc == NULL)
-			return tern_error_make_quiet(err, ENOTSUP,
-						     "criu TLS: this libcriu's options are not laid "
-						     "out as tern expects");
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "criu TLS: this libcriu's options are not laid "
+			    "out as tern expects");
 		rpc->has_tls = true;
 		rpc->tls = true;
 		/* copies: libcriu may free its message's strings with it */
@@ -697,12 +698,41 @@ static void signal_status_fd(void)
  * page; whoever waits on --status-fd learns when the images (all but the
  * memory) are written and the page server listens, so it can start the
  * restore. */
+/* --leave-frozen: the cgroup to freeze while criu still holds the tasks
+ * (NULL otherwise); whether that failed. */
+static const oci_map *dump_freeze_paths;
+static bool dump_freeze_failed;
+
+/* While criu holds the dumped tasks (ptrace-stopped, which the cgroup v2
+ * freezer counts as frozen), freeze their cgroup: when criu lets them go
+ * they stay frozen, exactly as dumped. Done at "status-ready" for a lazy
+ * dump (whose "post-dump" comes only after the last page), at "post-dump"
+ * otherwise. */
+static void freeze_dumped(void)
+{
+	tern_error *e = NULL;
+
+	if (dump_freeze_paths == NULL)
+		return;
+	if (tern_cgroup_freeze(dump_freeze_paths, true, &e) < 0) {
+		tern_warn("freeze after the dump: %s", e->msg);
+		tern_error_free(e);
+		dump_freeze_failed = true;
+	}
+	dump_freeze_paths = NULL;
+}
+
 static int dump_notify(char *action, criu_notify_arg_t na)
 {
 	(void)na;
-	if (strcmp(action, "status-ready") == 0)
+	if (strcmp(action, "status-ready") == 0) {
+		freeze_dumped();
 		signal_status_fd();
-	return 0;
+	} else if (strcmp(action, "post-dump") == 0) {
+		freeze_dumped();
+	}
+	/* a non-zero answer makes criu fail the dump and let the tasks run */
+	return dump_freeze_failed ? -1 : 0;
 }
 
 /* criu 4.2's lazy page server sizes a pipe to 1024 pages (4 MiB) and does
@@ -808,7 +838,9 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	if (ret < 0)
 		goto out;
 	dump_status_fd = o->status_fd;
-	if (o->lazy_pages)
+	dump_freeze_paths = o->leave_frozen && !o->pre_dump ? &st->cgroup_paths : NULL;
+	dump_freeze_failed = false;
+	if (o->lazy_pages || dump_freeze_paths)
 		criu_local_set_notify_cb(s.opts, dump_notify);
 	ret = o->pre_dump ? criu_local_pre_dump(s.opts) : criu_local_dump(s.opts);
 	if (ret < 0) {

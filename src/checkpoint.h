@@ -43,6 +43,10 @@ typedef struct {
 	const char *tls_key;
 	int status_fd; /* -1 */
 	bool leave_running;
+	/* with leave_running: freeze the container's cgroup before criu
+	 * releases the tasks, so that they stay as dumped (tern migrate on
+	 * cgroup v2, where criu cannot dump a cgroup frozen beforehand) */
+	bool leave_frozen;
 	bool tcp_established;
 	bool tcp_close;
 	bool ext_unix_sk;

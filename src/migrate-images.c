@@ -38,8 +38,27 @@ static bool skipped(const char *name, const char *const *skip)
 	return false;
 }
 
+static int send_files(tern_mchan *c, const char *dir, const char *subdir, const char *const *skip,
+		      uint64_t *bytes, tern_error **err);
+
 int tern_mig_images_send(tern_mchan *c, const char *dir, const char *const *skip, bool done,
 			 uint64_t *bytes, tern_error **err)
+{
+	int ret = send_files(c, dir, NULL, skip, bytes, err);
+
+	if (ret == 0 && done)
+		ret = tern_mchan_send(c, TERN_MSG_IMAGES_DONE, NULL, 0, err);
+	return ret;
+}
+
+int tern_mig_images_send_dir(tern_mchan *c, const char *dir, const char *subdir, uint64_t *bytes,
+			     tern_error **err)
+{
+	return send_files(c, dir, subdir, NULL, bytes, err);
+}
+
+static int send_files(tern_mchan *c, const char *dir, const char *subdir, const char *const *skip,
+		      uint64_t *bytes, tern_error **err)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -49,9 +68,12 @@ int tern_mig_images_send(tern_mchan *c, const char *dir, const char *const *skip
 		return tern_error_make(err, errno, "images `%s`", dir);
 	while (ret == 0 && (e = readdir(d)) != NULL) {
 		struct stat st;
-		if (e->d_name[0] == '.' || skipped(e->d_name, skip))
+		/* criu's "parent" symlinks are the target's to make */
+		if (e->d_name[0] == '.' || e->d_type == DT_LNK || e->d_type == DT_DIR ||
+		    skipped(e->d_name, skip))
 			continue;
-		cleanup_close int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		cleanup_close int fd =
+		    openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0 || fstat(fd, &st) < 0) {
 			ret = tern_error_make(err, errno, "image `%s/%s`", dir, e->d_name);
 			break;
@@ -60,20 +82,21 @@ int tern_mig_images_send(tern_mchan *c, const char *dir, const char *const *skip
 			continue;
 		tern_jw w;
 		tern_jw_begin(&w);
+		if (subdir)
+			tern_jw_str(&w, "dir", subdir);
 		tern_jw_str(&w, "name", e->d_name);
 		tern_jw_u64(&w, "size", (uint64_t)st.st_size);
 		cleanup_free char *msg = tern_jw_end(&w);
 		ret = tern_mchan_send(c, TERN_MSG_IMAGE_FILE, msg, strlen(msg), err);
 		if (ret == 0 && st.st_size > 0)
-			ret = tern_mchan_send_fd(c, TERN_MSG_IMAGE_DATA, fd, (uint64_t)st.st_size, err);
+			ret = tern_mchan_send_fd(c, TERN_MSG_IMAGE_DATA, fd, (uint64_t)st.st_size,
+						 err);
 		if (ret < 0)
 			ret = tern_error_wrap(err, "send image `%s`", e->d_name);
 		else
 			*bytes += (uint64_t)st.st_size;
 	}
 	closedir(d);
-	if (ret == 0 && done)
-		ret = tern_mchan_send(c, TERN_MSG_IMAGES_DONE, NULL, 0, err);
 	return ret;
 }
 
@@ -95,10 +118,11 @@ static int recv_one(tern_mchan *c, int dirfd, const char *dir, const char *name,
 		if (ret < 0)
 			return tern_error_wrap(err, "image `%s`", name);
 		if (len > size - got)
-			return tern_error_make_quiet(err, EPROTO,
-						     "image `%s`: the source sent more than the %llu "
-						     "bytes it announced",
-						     name, (unsigned long long)size);
+			return tern_error_make_quiet(
+			    err, EPROTO,
+			    "image `%s`: the source sent more than the %llu "
+			    "bytes it announced",
+			    name, (unsigned long long)size);
 		if (tern_write_all(fd, data, len) < 0)
 			return tern_error_make(err, errno, "write image `%s/%s`", dir, name);
 		got += len;
@@ -106,38 +130,82 @@ static int recv_one(tern_mchan *c, int dirfd, const char *dir, const char *name,
 	return 0;
 }
 
-int tern_mig_images_recv(tern_mchan *c, int dirfd, const char *dir, uint64_t space_left,
-			 uint64_t *bytes, tern_error **err)
+/* A pre-copy round's directory: "pre-N", N from 1 to 999; 0 otherwise. */
+static int pre_dir_number(const char *s)
 {
+	char *end;
+	long n;
+
+	if (strncmp(s, "pre-", 4) != 0 || s[4] < '1' || s[4] > '9')
+		return 0;
+	n = strtol(s + 4, &end, 10);
+	return *end == '\0' && n >= 1 && n <= 999 ? (int)n : 0;
+}
+
+/* criu finds the pages of earlier rounds through a "parent" symlink in
+ * each image directory; the target makes them itself (symlinks are never
+ * taken from the stream): pre-N -> ../pre-(N-1), the final -> pre-LAST. */
+static int link_parents(int dirfd, const char *dir, int rounds, tern_error **err)
+{
+	for (int n = 2; n <= rounds; n++) {
+		cleanup_free char *link = tern_strdup_printf("pre-%d/parent", n);
+		cleanup_free char *target = tern_strdup_printf("../pre-%d", n - 1);
+		if (symlinkat(target, dirfd, link) < 0)
+			return tern_error_make(err, errno, "images `%s/%s`", dir, link);
+	}
+	if (rounds > 0) {
+		cleanup_free char *target = tern_strdup_printf("pre-%d", rounds);
+		if (symlinkat(target, dirfd, "parent") < 0)
+			return tern_error_make(err, errno, "images `%s/parent`", dir);
+	}
+	return 0;
+}
+
+int tern_mig_images_recv(tern_mchan *c, int dirfd, const char *dir, uint64_t space_left,
+			 uint64_t *bytes, int *pre_rounds, bool final, tern_error **err)
+{
+	int rounds = *pre_rounds;
+
 	for (;;) {
 		cleanup_free char *payload = NULL;
 		uint32_t type;
 		size_t len;
 		uint64_t size;
 		yajl_val v = NULL;
-		int ret = tern_mchan_recv(c, 0, &type, &payload, &len, TERN_MIG_STEP_TIMEOUT_MS, err);
+		int ret =
+		    tern_mchan_recv(c, 0, &type, &payload, &len, TERN_MIG_STEP_TIMEOUT_MS, err);
 
 		if (ret < 0)
 			return ret;
-		if (type == TERN_MSG_IMAGES_DONE)
-			return 0;
+		if (type == TERN_MSG_IMAGES_DONE) {
+			*pre_rounds = rounds;
+			return final ? link_parents(dirfd, dir, rounds, err) : 0;
+		}
 		if (type == TERN_MSG_IMAGE_DATA && len == 0)
 			continue; /* an empty file's empty chunk */
 		if (type != TERN_MSG_IMAGE_FILE)
-			return tern_error_make_quiet(err, EPROTO,
-						     "protocol: message type %u while receiving the "
-						     "images (want IMAGE_FILE or IMAGES_DONE)",
-						     type);
+			return tern_error_make_quiet(
+			    err, EPROTO,
+			    "protocol: message type %u while receiving the "
+			    "images (want IMAGE_FILE or IMAGES_DONE)",
+			    type);
 		ret = tern_mig_json_parse(payload, "IMAGE_FILE", &v, err);
 		if (ret < 0)
 			return ret;
 		const char *name = tern_mig_json_str(v, "name");
+		const char *sub = tern_mig_json_str(v, "dir");
 		cleanup_free char *n = name ? tern_xstrdup(name) : NULL;
+		int round = sub ? pre_dir_number(sub) : 0;
 		bool have_size = tern_mig_json_u64(v, "size", &size);
 		yajl_tree_free(v);
 		if (n == NULL || !have_size)
 			return tern_error_make_quiet(err, EPROTO,
 						     "IMAGE_FILE: want a \"name\" and a \"size\"");
+		/* pre-copy rounds come in order, each in its own directory */
+		if (sub && (round == 0 || round < rounds || round > rounds + 1))
+			return tern_error_make_quiet(err, EPERM,
+						     "image directory refused: pre-copy rounds are "
+						     "pre-1, pre-2, ... in order");
 		if (!tern_mig_image_name_ok(n))
 			return tern_error_make_quiet(
 			    err, EPERM,
@@ -149,7 +217,20 @@ int tern_mig_images_recv(tern_mchan *c, int dirfd, const char *dir, uint64_t spa
 			    err, ENOSPC, "no space on %s: need %llu MiB more, have %llu MiB", dir,
 			    (unsigned long long)((size + (1 << 20) - 1) >> 20),
 			    (unsigned long long)(space_left >> 20));
-		ret = recv_one(c, dirfd, dir, n, size, err);
+		if (round) {
+			cleanup_free char *subname = tern_strdup_printf("pre-%d", round);
+			cleanup_free char *subpath = tern_strdup_printf("%s/%s", dir, subname);
+			if (round > rounds && mkdirat(dirfd, subname, 0700) < 0)
+				return tern_error_make(err, errno, "images `%s`", subpath);
+			rounds = round;
+			cleanup_close int subfd =
+			    openat(dirfd, subname, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			if (subfd < 0)
+				return tern_error_make(err, errno, "images `%s`", subpath);
+			ret = recv_one(c, subfd, subpath, n, size, err);
+		} else {
+			ret = recv_one(c, dirfd, dir, n, size, err);
+		}
 		if (ret < 0)
 			return ret;
 		space_left -= size;

@@ -14,6 +14,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -55,6 +56,7 @@ typedef struct {
 	int dump_errfd;
 	int status_fd; /* read end: a byte once a lazy dump's images are written */
 	bool frozen;
+	bool freezer_v1; /* frozen before the dump; else by criu (see run) */
 	bool committed;
 	pid_t watch_pid;
 	int watch_fd; /* write end: see start_watchdog */
@@ -66,16 +68,16 @@ typedef struct {
 
 static int take_lock(source *s, tern_error **err)
 {
-	cleanup_free char *path = tern_strdup_printf("%s/%s/%s", s->g->rt.root, s->o->id, MIGRATE_LOCK);
+	cleanup_free char *path =
+	    tern_strdup_printf("%s/%s/%s", s->g->rt.root, s->o->id, MIGRATE_LOCK);
 
 	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (s->lock_fd < 0)
 		return tern_error_make(err, errno, "migration lock `%s`", path);
 	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK)
-			return tern_error_make_quiet(err, EBUSY,
-						     "container `%s` is already being migrated",
-						     s->o->id);
+			return tern_error_make_quiet(
+			    err, EBUSY, "container `%s` is already being migrated", s->o->id);
 		return tern_error_make(err, errno, "migration lock `%s`", path);
 	}
 	return 0;
@@ -185,6 +187,11 @@ static int load(source *s, tern_error **err)
 		goto out;
 	}
 	s->pid = st->pid;
+	for (size_t i = 0; i < st->cgroup_paths.len; i++) {
+		const char *k = strrchr(st->cgroup_paths.items[i].key, '/');
+		if (k && strcmp(k, "/freezer") == 0)
+			s->freezer_v1 = true;
+	}
 	s->rootfs = tern_xstrdup(st->rootfs);
 	s->memory_bytes = memory_estimate(st);
 	cleanup_free char *cfg = tern_strdup_printf("%s/%s", dir->dir, TERN_CONFIG_COPY);
@@ -207,21 +214,14 @@ static int choose_features(source *s, bool *post_copy, bool *pre_copy, tern_erro
 		return ret;
 	*pre_copy = f.mem_track;
 	*post_copy = tern_criu_lazy_pipes_check(&why) == 0;
-	if (s->o->mode == TERN_MIG_PRE_COPY) {
+	if (s->o->mode == TERN_MIG_PRE_COPY && !f.mem_track) {
 		tern_error_free(why);
-		if (!f.mem_track)
-			return tern_error_make_quiet(
-			    err, ENOTSUP,
-			    "--mode pre-copy: this kernel lacks memory dirty tracking "
-			    "(CONFIG_MEM_SOFT_DIRTY; `criu check --feature mem_dirty_track` "
-			    "fails), which pre-copy needs; use --mode post-copy or stop-and-copy");
 		return tern_error_make_quiet(
 		    err, ENOTSUP,
-		    "--mode pre-copy: not implemented in this tern yet (the kernel could); "
-		    "use --mode post-copy or stop-and-copy");
+		    "--mode pre-copy: this kernel lacks memory dirty tracking "
+		    "(CONFIG_MEM_SOFT_DIRTY; `criu check --feature mem_dirty_track` "
+		    "fails), which pre-copy needs; use --mode post-copy or stop-and-copy");
 	}
-	/* pre-copy is not implemented: never offered */
-	*pre_copy = false;
 	if (s->o->mode == TERN_MIG_POST_COPY && why) {
 		*err = why;
 		return tern_error_wrap(err, "--mode post-copy");
@@ -263,7 +263,7 @@ static int offer(source *s, bool post_copy, bool pre_copy, tern_error **err)
 	const char *id = tern_mig_json_str(v, "id");
 	const char *cert = tern_mig_json_str(v, "cert");
 	if (mode == NULL || tern_mig_mode_parse(mode, &s->mode) < 0 || id == NULL ||
-	    (s->mode != TERN_MIG_STOP_AND_COPY && s->mode != TERN_MIG_POST_COPY) ||
+	    s->mode == TERN_MIG_AUTO || (s->mode == TERN_MIG_PRE_COPY && !pre_copy) ||
 	    (s->mode == TERN_MIG_POST_COPY && (!post_copy || cert == NULL))) {
 		yajl_tree_free(v);
 		return tern_error_make_quiet(err, EPROTO,
@@ -338,7 +338,8 @@ static int free_port(const char *ip, tern_error **err)
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, sl) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
-		return tern_error_make(err, errno, "a free port on `%s` for criu's page server", ip);
+		return tern_error_make(err, errno, "a free port on `%s` for criu's page server",
+				       ip);
 	return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 					      : ((struct sockaddr_in *)&ss)->sin_port);
 }
@@ -354,6 +355,10 @@ static int dump_child(void *arg, tern_error **err)
 	int ret;
 
 	signal(SIGPIPE, SIG_DFL);
+	/* a group of its own, criu with it: a ^C at the terminal stops tern
+	 * migrate (whose watchdog thaws the container once the dump let go
+	 * of it), never criu half way through the dump */
+	setpgid(0, 0);
 	ret = tern_container_checkpoint(&j->s->g->rt, j->s->criu, j->s->o->id, &j->ck, err);
 	/* criu answers before it has quite finished with its work directory */
 	while (wait(NULL) > 0 || errno == EINTR)
@@ -379,12 +384,16 @@ static int prepare_tls(source *s, tern_error **err)
 	return s->page_port < 0 ? s->page_port : 0;
 }
 
-static int start_dump(source *s, tern_error **err)
+static int start_dump(source *s, const char *images, const char *parent, bool pre_dump,
+		      tern_error **err)
 {
 	dump_job j = {.s = s,
-		      .ck = {.image_path = s->images,
+		      .ck = {.image_path = images,
 			     .work_path = s->crit_work,
+			     .parent_path = parent,
+			     .pre_dump = pre_dump,
 			     .leave_running = true,
+			     .leave_frozen = !s->freezer_v1,
 			     .tcp_established = s->o->tcp_established,
 			     .status_fd = -1}};
 	cleanup_free char *ps = NULL, *cacert = NULL, *cert = NULL, *key = NULL;
@@ -394,8 +403,9 @@ static int start_dump(source *s, tern_error **err)
 	if (s->mode == TERN_MIG_POST_COPY) {
 		if (pipe2(sp, O_CLOEXEC) < 0)
 			return tern_error_make(err, errno, "pipe");
-		ps = strchr(s->page_ip, ':') ? tern_strdup_printf("[%s]:%d", s->page_ip, s->page_port)
-					     : tern_strdup_printf("%s:%d", s->page_ip, s->page_port);
+		ps = strchr(s->page_ip, ':')
+			 ? tern_strdup_printf("[%s]:%d", s->page_ip, s->page_port)
+			 : tern_strdup_printf("%s:%d", s->page_ip, s->page_port);
 		cacert = tern_strdup_printf("%s/peer.pem", s->tls_dir);
 		cert = tern_strdup_printf("%s/cert.pem", s->tls_dir);
 		key = tern_strdup_printf("%s/key.pem", s->tls_dir);
@@ -411,8 +421,8 @@ static int start_dump(source *s, tern_error **err)
 	if (sp[1] >= 0)
 		fcntl(sp[1], F_SETFD, 0);
 	int close_these[] = {sp[0], s->lock_fd, s->watch_fd};
-	ret = tern_mig_child_start(dump_child, &j, close_these, 3, &s->dump_pid, &s->dump_errfd,
-				   err);
+	ret =
+	    tern_mig_child_start(dump_child, &j, close_these, 3, &s->dump_pid, &s->dump_errfd, err);
 	if (sp[1] >= 0)
 		close(sp[1]);
 	s->status_fd = sp[0];
@@ -474,7 +484,8 @@ static void abort_dump(source *s)
 		return;
 	hang_up_page_server(s->page_ip, s->page_port);
 	if (tern_mig_child_wait(s->dump_pid, s->dump_errfd, 20000, &ignored) == -ETIMEDOUT) {
-		/* criu runs in the child's process group? no: kill what we can */
+		/* criu is in the child's process group */
+		kill(-s->dump_pid, SIGKILL);
 		kill(s->dump_pid, SIGKILL);
 		tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, &ignored);
 	}
@@ -495,11 +506,81 @@ static int send_page_server(source *s, tern_error **err)
 	return tern_mchan_send(s->c, TERN_MSG_PAGE_SERVER, msg, strlen(msg), err);
 }
 
+/* ---- pre-copy ---- */
+
+static uint64_t pages_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	uint64_t total = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		if (strncmp(e->d_name, "pages-", 6) == 0 &&
+		    fstatat(dirfd(d), e->d_name, &st, 0) == 0)
+			total += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return total;
+}
+
+/* Memory rounds while the container runs: each a criu pre-dump of the
+ * pages dirtied since the last (soft-dirty), sent as images/pre-N. They
+ * stop when a round is no smaller than the one before (the container
+ * dirties memory as fast as it is copied) or after --max-rounds; the final
+ * dump, frozen, then holds only what changed since the last. *rounds: how
+ * many were sent. */
+static int precopy_rounds(source *s, int *rounds, tern_error **err)
+{
+	uint64_t last = UINT64_MAX;
+	int max = s->o->max_rounds > 0 ? s->o->max_rounds : 1;
+
+	*rounds = 0;
+	for (int r = 1; r <= max; r++) {
+		cleanup_free char *dir = tern_strdup_printf("%s/pre-%d", s->images, r);
+		cleanup_free char *rel = tern_strdup_printf("pre-%d", r);
+		cleanup_free char *parent = r > 1 ? tern_strdup_printf("../pre-%d", r - 1) : NULL;
+		uint64_t sent = 0, bytes;
+		int ret;
+
+		if (mkdir(dir, 0700) < 0)
+			return tern_error_make(err, errno, "`%s`", dir);
+		ret = start_dump(s, dir, parent, true, err);
+		if (ret == 0)
+			ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
+		s->dump_pid = 0;
+		if (ret < 0)
+			return tern_error_wrap(err, "pre-copy round %d", r);
+		bytes = pages_bytes(dir);
+		ret = tern_mig_images_send_dir(s->c, dir, rel, &sent, err);
+		if (ret < 0)
+			return ret;
+		s->image_bytes += sent;
+		*rounds = r;
+		tern_jw w;
+		tern_jw_begin(&w);
+		tern_jw_str(&w, "phase", "memory");
+		tern_jw_u64(&w, "round", (uint64_t)r);
+		tern_jw_u64(&w, "pages_bytes", bytes);
+		tern_jw_u64(&w, "bytes", sent);
+		tern_mig_event(&s->p, "phase", &w,
+			       "memory round %d (running): %llu bytes of pages, %llu sent", r,
+			       (unsigned long long)bytes, (unsigned long long)sent);
+		if (bytes >= last)
+			break; /* not converging: the rest goes frozen */
+		last = bytes;
+	}
+	return 0;
+}
+
 /* ---- the whole ---- */
 
 static int make_work(source *s, tern_error **err)
 {
-	cleanup_free char *tmpl = tern_strdup_printf("%s/%s/migrate-XXXXXX", s->g->rt.root, s->o->id);
+	cleanup_free char *tmpl =
+	    tern_strdup_printf("%s/%s/migrate-XXXXXX", s->g->rt.root, s->o->id);
 
 	if (mkdtemp(tmpl) == NULL)
 		return tern_error_make(err, errno, "work directory `%s`", tmpl);
@@ -688,28 +769,50 @@ static int run(source *s, tern_error **err)
 	ret = rootfs_round(s, rs, 1, err);
 	if (ret == 0)
 		ret = make_work(s, err);
+	/* pre-copy: the memory rounds, then an IMAGES_DONE that ends them */
+	int rounds = 0;
+	if (ret == 0 && s->mode == TERN_MIG_PRE_COPY) {
+		ret = precopy_rounds(s, &rounds, err);
+		if (ret == 0)
+			ret = tern_mchan_send(s->c, TERN_MSG_IMAGES_DONE, NULL, 0, err);
+	}
 	if (ret == 0 && s->mode == TERN_MIG_POST_COPY)
 		ret = prepare_tls(s, err);
+	cleanup_free char *parent = rounds ? tern_strdup_printf("pre-%d", rounds) : NULL;
 
 	if (ret == 0)
 		ret = start_watchdog(s, err);
-	/* downtime from here */
-	if (ret == 0)
+	/* downtime from here. With a cgroup v1 freezer: freeze, last rootfs
+	 * round, dump (criu leaves a cgroup it found frozen frozen). On v2
+	 * criu cannot dump a frozen cgroup (its parasite code cannot run
+	 * there): criu stops the tasks itself, and tern freezes the cgroup
+	 * while criu still holds them (leave_frozen); the rootfs, which
+	 * nothing changed since the tasks stopped, goes after the dump. */
+	if (ret == 0 && s->freezer_v1)
 		ret = freeze(s, err);
-	if (ret == 0)
+	if (ret == 0 && s->freezer_v1)
 		ret = rootfs_round(s, rs, 2, err);
-	tern_rootfs_sender_free(rs);
-	if (ret < 0)
-		return ret;
-	ret = start_dump(s, err);
-	if (ret < 0)
-		return ret;
-	if (s->mode == TERN_MIG_POST_COPY) {
+	if (ret == 0 && !s->freezer_v1) {
+		s->frozen = true;
+		s->t_freeze = tern_mig_now_ns();
+	}
+	if (ret == 0)
+		ret = start_dump(s, s->images, parent, false, err);
+	if (ret == 0 && s->mode == TERN_MIG_POST_COPY) {
 		ret = wait_lazy_ready(s, err);
-	} else {
+	} else if (ret == 0) {
 		ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
 		s->dump_pid = 0;
 	}
+	if (ret == 0 && !s->freezer_v1) {
+		tern_jw fw;
+		tern_jw_begin(&fw);
+		tern_jw_str(&fw, "phase", "freeze");
+		tern_mig_event(&s->p, "phase", &fw, "frozen `%s` (by criu, then its cgroup)",
+			       s->o->id);
+		ret = rootfs_round(s, rs, 2, err);
+	}
+	tern_rootfs_sender_free(rs);
 	if (ret < 0)
 		return ret;
 	tern_jw w;
@@ -717,14 +820,16 @@ static int run(source *s, tern_error **err)
 	tern_jw_str(&w, "phase", "dumped");
 	tern_mig_event(&s->p, "phase", &w, "criu dump done%s",
 		       s->mode == TERN_MIG_POST_COPY ? " (memory stays here, served lazily)" : "");
-	ret = tern_mig_images_send(s->c, s->images, NULL, true, &s->image_bytes, err);
+	uint64_t frozen_bytes = 0;
+	ret = tern_mig_images_send(s->c, s->images, NULL, true, &frozen_bytes, err);
 	if (ret < 0)
 		return ret;
+	s->image_bytes += frozen_bytes;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "phase", "images");
-	tern_jw_u64(&w, "bytes", s->image_bytes);
+	tern_jw_u64(&w, "bytes", frozen_bytes);
 	tern_mig_event(&s->p, "phase", &w, "images sent: %llu bytes",
-		       (unsigned long long)s->image_bytes);
+		       (unsigned long long)frozen_bytes);
 	if (s->mode == TERN_MIG_POST_COPY) {
 		ret = send_page_server(s, err);
 		if (ret < 0)
@@ -759,14 +864,27 @@ static int finish(source *s, tern_error **err)
 	tern_mig_remove_tree(s->work);
 	ret = tern_container_delete(&s->g->rt, s->o->id, true, err);
 	if (ret < 0)
-		return tern_error_wrap(err, "the target runs `%s`, but deleting the source copy failed",
-				       s->target_id);
+		return tern_error_wrap(
+		    err, "the target runs `%s`, but deleting the source copy failed", s->target_id);
 	tern_error *ignored = NULL;
 	if (tern_mchan_send(s->c, TERN_MSG_DONE, NULL, 0, &ignored) < 0) {
 		tern_warn("DONE not delivered to the target: %s", ignored->msg);
 		tern_error_free(ignored);
 	}
 	return 0;
+}
+
+static bool is_paused(source *s)
+{
+	cleanup_state_dir tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+	bool paused;
+
+	if (tern_container_peek(&s->g->rt, s->o->id, &dir, &st, NULL) < 0)
+		return false;
+	paused = strcmp(st->status, "paused") == 0;
+	oci_state_free(st);
+	return paused;
 }
 
 /* Before RUNNING: the source keeps the container, running. */
@@ -777,14 +895,14 @@ static void roll_back(source *s, tern_error *why)
 	if (s->c)
 		tern_mchan_send_error(s->c, why);
 	abort_dump(s);
-	if (s->frozen) {
+	if (s->frozen && is_paused(s)) {
 		if (tern_container_resume(&s->g->rt, s->o->id, &e) < 0) {
 			tern_log(TERN_LOG_ERROR, "thaw `%s` after the failed migration: %s",
 				 s->o->id, e->msg);
 			tern_error_free(e);
 		} else {
-			tern_mig_event(&s->p, "rollback", NULL, "`%s` thawed: it keeps running here",
-				       s->o->id);
+			tern_mig_event(&s->p, "rollback", NULL,
+				       "`%s` thawed: it keeps running here", s->o->id);
 		}
 	}
 	stop_watchdog(s, 'R');
@@ -797,12 +915,8 @@ static void roll_back(source *s, tern_error *why)
 
 int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_error **err)
 {
-	source s = {.g = g,
-		    .o = o,
-		    .lock_fd = -1,
-		    .dump_errfd = -1,
-		    .status_fd = -1,
-		    .watch_fd = -1};
+	source s = {
+	    .g = g, .o = o, .lock_fd = -1, .dump_errfd = -1, .status_fd = -1, .watch_fd = -1};
 	int ret;
 
 	tern_mig_progress_init(&s.p, "source", o->json);
@@ -825,11 +939,12 @@ int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_er
 		tern_jw_u64(&w, "image_bytes", s.image_bytes);
 		tern_jw_u64(&w, "rootfs_bytes", s.rootfs_bytes);
 		tern_jw_u64(&w, "memory_bytes", s.memory_bytes);
-		tern_mig_event(&s.p, "done", &w,
-			       "done: `%s` runs on %s as `%s` (%s); downtime %llu ms, total %llu ms",
-			       o->id, o->to, s.target_id, tern_mig_mode_name(s.mode),
-			       (unsigned long long)((s.t_running - s.t_freeze) / 1000000),
-			       (unsigned long long)((now - s.p.t0_ns) / 1000000));
+		tern_mig_event(
+		    &s.p, "done", &w,
+		    "done: `%s` runs on %s as `%s` (%s); downtime %llu ms, total %llu ms", o->id,
+		    o->to, s.target_id, tern_mig_mode_name(s.mode),
+		    (unsigned long long)((s.t_running - s.t_freeze) / 1000000),
+		    (unsigned long long)((now - s.p.t0_ns) / 1000000));
 	}
 	stop_watchdog(&s, 'R');
 	if (s.status_fd >= 0)

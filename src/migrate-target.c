@@ -58,6 +58,7 @@ typedef struct {
 	pid_t lazy_pid;
 	bool restored;
 	pid_t receiver_pid;
+	int pre_rounds;
 	uint64_t image_bytes;
 } target;
 
@@ -128,10 +129,11 @@ static int use_config(target *t, const char *src_config, tern_error **err)
 	}
 	const char *root = config->root && config->root->path ? config->root->path : "rootfs";
 	if (root[0] == '/' || strstr(root, "..")) {
-		ret = tern_error_make_quiet(err, EINVAL,
-					    "%s: root.path `%s`: the rootfs must be inside the bundle "
-					    "(relative, no `..`)",
-					    path, root);
+		ret = tern_error_make_quiet(
+		    err, EINVAL,
+		    "%s: root.path `%s`: the rootfs must be inside the bundle "
+		    "(relative, no `..`)",
+		    path, root);
 	} else {
 		cleanup_free char *joined = tern_strdup_printf("%s/%s", t->bundle, root);
 		t->rootfs = realpath(joined, NULL);
@@ -142,7 +144,7 @@ static int use_config(target *t, const char *src_config, tern_error **err)
 	return ret;
 }
 
-static int choose_mode(target *t, const char *asked, bool src_post, tern_error **err)
+static int choose_mode(target *t, const char *asked, bool src_post, bool src_pre, tern_error **err)
 {
 	tern_mig_mode want;
 	tern_criu_features f;
@@ -156,8 +158,15 @@ static int choose_mode(target *t, const char *asked, bool src_post, tern_error *
 		return ret;
 	switch (want) {
 	case TERN_MIG_PRE_COPY:
-		return tern_error_make_quiet(err, ENOTSUP,
-					     "--mode pre-copy is not implemented in this tern");
+		/* the source tracks the dirty pages; restoring them needs
+		 * nothing of this kernel */
+		if (!src_pre)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "--mode pre-copy: the source cannot track dirty "
+			    "pages");
+		t->mode = TERN_MIG_PRE_COPY;
+		return 0;
 	case TERN_MIG_POST_COPY:
 		if (!f.lazy_pages)
 			return tern_error_make_quiet(
@@ -171,7 +180,12 @@ static int choose_mode(target *t, const char *asked, bool src_post, tern_error *
 		t->mode = TERN_MIG_POST_COPY;
 		return 0;
 	case TERN_MIG_AUTO:
-		t->mode = f.lazy_pages && src_post ? TERN_MIG_POST_COPY : TERN_MIG_STOP_AND_COPY;
+		if (src_pre)
+			t->mode = TERN_MIG_PRE_COPY;
+		else if (f.lazy_pages && src_post)
+			t->mode = TERN_MIG_POST_COPY;
+		else
+			t->mode = TERN_MIG_STOP_AND_COPY;
 		return 0;
 	case TERN_MIG_STOP_AND_COPY:
 		t->mode = TERN_MIG_STOP_AND_COPY;
@@ -190,8 +204,8 @@ static int check_id(target *t, tern_error **err)
 	dir = tern_strdup_printf("%s/%s", t->g->rt.root, t->id);
 	if (access(dir, F_OK) == 0)
 		return tern_error_make_quiet(err, EEXIST,
-					     "container `%s` already exists under --root `%s`", t->id,
-					     t->g->rt.root);
+					     "container `%s` already exists under --root `%s`",
+					     t->id, t->g->rt.root);
 	return 0;
 }
 
@@ -205,10 +219,9 @@ static int check_space(target *t, tern_error **err)
 	need = t->mode == TERN_MIG_POST_COPY ? LAZY_IMAGE_ALLOWANCE
 					     : t->memory_bytes + LAZY_IMAGE_ALLOWANCE;
 	if (need > have)
-		return tern_error_make_quiet(err, ENOSPC,
-					     "no space on %s: need %llu MiB, have %llu MiB",
-					     t->bundle, (unsigned long long)(need >> 20),
-					     (unsigned long long)(have >> 20));
+		return tern_error_make_quiet(
+		    err, ENOSPC, "no space on %s: need %llu MiB, have %llu MiB", t->bundle,
+		    (unsigned long long)(need >> 20), (unsigned long long)(have >> 20));
 	return 0;
 }
 
@@ -237,8 +250,9 @@ static int handle_offer(target *t, tern_error **err)
 	tern_mig_json_u64(v, "memory_bytes", &t->memory_bytes);
 	ret = check_id(t, err);
 	if (ret == 0)
-		ret = choose_mode(t, tern_mig_json_str(v, "mode"), tern_mig_json_bool(v, "post_copy"),
-				  err);
+		ret =
+		    choose_mode(t, tern_mig_json_str(v, "mode"), tern_mig_json_bool(v, "post_copy"),
+				tern_mig_json_bool(v, "pre_copy"), err);
 	if (ret == 0)
 		ret = check_space(t, err);
 	if (ret == 0)
@@ -279,7 +293,34 @@ static int accept_offer(target *t, tern_error **err)
 	return 0;
 }
 
-/* ---- rootfs ---- */
+/* ---- rootfs, and pre-copy's memory rounds in between ---- */
+
+/* The memory rounds sent while the container runs (pre-N directories),
+ * between the two rootfs rounds. */
+static int receive_precopy(target *t, tern_error **err)
+{
+	cleanup_close int dirfd = open(t->images, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	uint64_t space, bytes = 0;
+	int ret;
+
+	if (dirfd < 0)
+		return tern_error_make(err, errno, "`%s`", t->images);
+	ret = tern_mig_free_bytes(t->images, &space, err);
+	if (ret == 0)
+		ret = tern_mig_images_recv(t->c, dirfd, t->images, space, &bytes, &t->pre_rounds,
+					   false, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "receiving the pre-copy rounds");
+	t->image_bytes += bytes;
+	tern_jw w;
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "phase", "memory");
+	tern_jw_u64(&w, "rounds", (uint64_t)t->pre_rounds);
+	tern_jw_u64(&w, "bytes", bytes);
+	tern_mig_event(&t->p, "phase", &w, "memory rounds received: %d, %llu bytes", t->pre_rounds,
+		       (unsigned long long)bytes);
+	return 0;
+}
 
 static int rootfs_rounds(target *t, tern_error **err)
 {
@@ -317,8 +358,11 @@ static int rootfs_rounds(target *t, tern_error **err)
 				tern_jw_begin(&w);
 				tern_jw_str(&w, "phase", "rootfs");
 				tern_jw_u64(&w, "round", (uint64_t)round);
-				tern_mig_event(&t->p, "phase", &w, "rootfs round %d applied", round);
+				tern_mig_event(&t->p, "phase", &w, "rootfs round %d applied",
+					       round);
 			}
+			if (ret == 0 && round == 1 && t->mode == TERN_MIG_PRE_COPY)
+				ret = receive_precopy(t, err);
 			round++;
 		} else {
 			ret = tern_error_make_quiet(err, EPROTO,
@@ -346,15 +390,17 @@ static int receive_images(target *t, tern_error **err)
 	ret = tern_mig_free_bytes(t->images, &space, err);
 	if (ret < 0)
 		return ret;
-	ret = tern_mig_images_recv(t->c, dirfd, t->images, space, &t->image_bytes, err);
+	ret = tern_mig_images_recv(t->c, dirfd, t->images, space, &t->image_bytes, &t->pre_rounds,
+				   true, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "receiving the images");
 	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
 		if (faccessat(dirfd, needed[i], F_OK, 0) < 0)
-			return tern_error_make_quiet(err, EPROTO,
-						     "the image set is incomplete: no `%s`; nothing "
-						     "restored",
-						     needed[i]);
+			return tern_error_make_quiet(
+			    err, EPROTO,
+			    "the image set is incomplete: no `%s`; nothing "
+			    "restored",
+			    needed[i]);
 	tern_jw w;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "phase", "images");
@@ -404,10 +450,26 @@ static int start_lazy_daemon(target *t, tern_error **err)
 	cleanup_free char *cacert = tern_xstrdup(peer);
 	cleanup_free char *mycert = tern_strdup_printf("%s/tls/cert.pem", t->work);
 	cleanup_free char *mykey = tern_strdup_printf("%s/tls/key.pem", t->work);
-	char *argv[] = {t->criu,	   "lazy-pages",     "--page-server", "--address", addr,
-			"--port",	   port_s,	     "-D",	      t->images,   "-o",
-			"lazy-pages.log",  "-v4",	     "--tls",	      "--tls-cacert", cacert,
-			"--tls-cert",	   mycert,	     "--tls-key",     mykey,	     "--tls-no-cn-verify",
+	char *argv[] = {t->criu,
+			"lazy-pages",
+			"--page-server",
+			"--address",
+			addr,
+			"--port",
+			port_s,
+			"-D",
+			t->images,
+			"-o",
+			"lazy-pages.log",
+			"-v4",
+			"--tls",
+			"--tls-cacert",
+			cacert,
+			"--tls-cert",
+			mycert,
+			"--tls-key",
+			mykey,
+			"--tls-no-cn-verify",
 			NULL};
 	fflush(stdout);
 	fflush(stderr);
@@ -433,10 +495,11 @@ static int start_lazy_daemon(target *t, tern_error **err)
 			return 0;
 		if (waitpid(t->lazy_pid, &status, WNOHANG) == t->lazy_pid) {
 			t->lazy_pid = 0;
-			return tern_error_make_quiet(err, EIO,
-						     "criu lazy-pages exited before it listened (log: "
-						     "%s/lazy-pages.log)",
-						     t->images);
+			return tern_error_make_quiet(
+			    err, EIO,
+			    "criu lazy-pages exited before it listened (log: "
+			    "%s/lazy-pages.log)",
+			    t->images);
 		}
 		usleep(25000);
 	}
@@ -454,8 +517,9 @@ static int wait_lazy_daemon(target *t, tern_error **err)
 	t->lazy_pid = 0;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
-	return tern_error_make_quiet(err, EIO, "criu lazy-pages failed (%s %d) before every page "
-					       "arrived",
+	return tern_error_make_quiet(err, EIO,
+				     "criu lazy-pages failed (%s %d) before every page "
+				     "arrived",
 				     WIFSIGNALED(status) ? "signal" : "exit status",
 				     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 }
@@ -507,8 +571,9 @@ static int restore(target *t, tern_error **err)
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 		tern_mig_child_wait(pid, errfd, -1, err);
-		ret = tern_error_make_quiet(err, ETIMEDOUT, "restore of `%s` did not end within %d s",
-					    t->id, TERN_MIG_STEP_TIMEOUT_MS / 1000);
+		ret =
+		    tern_error_make_quiet(err, ETIMEDOUT, "restore of `%s` did not end within %d s",
+					  t->id, TERN_MIG_STEP_TIMEOUT_MS / 1000);
 	}
 	if (ret < 0)
 		return ret;
@@ -613,8 +678,8 @@ static int finish(target *t, tern_error **err)
 				tern_log(TERN_LOG_ERROR, "delete `%s`: %s", t->id, e->msg);
 				tern_error_free(e);
 			}
-			return tern_error_wrap(err, "post-copy of `%s`: the container was killed here",
-					       t->id);
+			return tern_error_wrap(
+			    err, "post-copy of `%s`: the container was killed here", t->id);
 		}
 		tern_jw w;
 		tern_jw_begin(&w);

@@ -156,8 +156,9 @@ int tern_mig_json_parse(const char *text, const char *what, yajl_val *out, tern_
 		if (*out)
 			yajl_tree_free(*out);
 		*out = NULL;
-		return tern_error_make_quiet(err, EPROTO, "the peer's %s message is not a JSON object%s%s",
-					     what, *why ? ": " : "", why);
+		return tern_error_make_quiet(err, EPROTO,
+					     "the peer's %s message is not a JSON object%s%s", what,
+					     *why ? ": " : "", why);
 	}
 	return 0;
 }

@@ -44,7 +44,7 @@ const char *tern_mig_mode_name(tern_mig_mode m);
 int tern_mig_mode_parse(const char *s, tern_mig_mode *m);
 
 /* Seconds each side waits for the next step of the other. */
-#define TERN_MIG_STEP_TIMEOUT_MS (120 * 1000)
+#define TERN_MIG_STEP_TIMEOUT_MS    (120 * 1000)
 #define TERN_MIG_CONNECT_TIMEOUT_MS (15 * 1000)
 
 typedef struct {
@@ -119,11 +119,19 @@ bool tern_mig_image_name_ok(const char *name);
 int tern_mig_images_send(tern_mchan *c, const char *dir, const char *const *skip, bool done,
 			 uint64_t *bytes, tern_error **err);
 
-/* Receive image files into `dirfd` until IMAGES_DONE. Each name is
+/* Send the files of `dir` as the peer's image subdirectory `subdir`
+ * ("pre-N": a pre-copy round), without IMAGES_DONE. */
+int tern_mig_images_send_dir(tern_mchan *c, const char *dir, const char *subdir, uint64_t *bytes,
+			     tern_error **err);
+
+/* Receive image files into `dirfd` until IMAGES_DONE (pre-copy rounds
+ * into pre-N subdirectories). *pre_rounds carries the rounds seen from
+ * one batch to the next; with `final`, the directories are then linked to
+ * each other as criu expects. Each name is
  * checked, no file may exist twice, and the sizes add up to at most
  * `space_left` bytes (what the file system holding it has free). */
 int tern_mig_images_recv(tern_mchan *c, int dirfd, const char *dir, uint64_t space_left,
-			 uint64_t *bytes, tern_error **err);
+			 uint64_t *bytes, int *pre_rounds, bool final, tern_error **err);
 
 /* rm -rf of a directory tree on the host (does not follow symlinks). */
 void tern_mig_remove_tree(const char *path);

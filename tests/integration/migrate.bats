@@ -1,166 +1,20 @@
 #!/usr/bin/env bats
-# tern migrate / tern migrate-receive between two "nodes" on this machine:
-# two network namespaces joined by a veth pair (10.231.0.1 and 10.231.0.2),
-# each with its own --root and bundle. The nodes are entered with
-# `nsenter --net` rather than `ip netns exec`, which remounts /sys and so
-# hides the cgroup hierarchies from tern. Both nodes share this machine's
-# cgroupfs, so the target's bundle gets a cgroupsPath of its own ($ID-b).
+# tern migrate / tern migrate-receive between two "nodes" on this machine
+# (see migrate-helpers.bash). Pre-copy needs soft-dirty, which this kernel
+# lacks: it is tested in the qemu guest (tests/integration-criu-guest).
 
 load helpers
+load migrate-helpers
 
 setup() {
 	if is_runc; then
 		skip "tern migrate is tern's own"
 	fi
-	setup_bundle
-	N=$$-${BATS_SUITE_TEST_NUMBER:-0}
-	NA=tmigA-$N
-	NB=tmigB-$N
-	VETH=tmv$$${BATS_SUITE_TEST_NUMBER:-0}
-	VETH=${VETH:0:13}
-	ip netns add "$NA"
-	ip netns add "$NB"
-	ip link add "${VETH}a" type veth peer name "${VETH}b"
-	ip link set "${VETH}a" netns "$NA"
-	ip link set "${VETH}b" netns "$NB"
-	ip -n "$NA" addr add 10.231.0.1/24 dev "${VETH}a"
-	ip -n "$NB" addr add 10.231.0.2/24 dev "${VETH}b"
-	for ns in "$NA" "$NB"; do
-		ip -n "$ns" link set lo up
-	done
-	ip -n "$NA" link set "${VETH}a" up
-	ip -n "$NB" link set "${VETH}b" up
-	RB=$BATS_TEST_TMPDIR/nodeB/state
-	BUNDLE_B=$BATS_TEST_TMPDIR/nodeB/bundle
-	mkdir -p "$RB"
-	TOKEN=$BATS_TEST_TMPDIR/token
-	head -c 32 /dev/urandom | base64 >"$TOKEN"
-	chmod 600 "$TOKEN"
-	PORT=$((20000 + RANDOM % 20000))
-	cd "$BATS_TEST_TMPDIR"
+	migrate_setup
 }
 
 teardown() {
-	# background migrations of this test: their arguments hold its dir
-	pkill -9 -f -- "--token-file $BATS_TEST_TMPDIR/" 2>/dev/null
-	if [ -d "${RB:-/nonexistent}" ]; then
-		for id in $(timeout -s KILL 10 "$TERN_BIN" --root "$RB" list -q 2>/dev/null); do
-			timeout -s KILL 10 "$TERN_BIN" --root "$RB" delete --force "$id" >/dev/null 2>&1
-		done
-	fi
-	teardown_bundle
-	[ -n "${NA:-}" ] && ip netns del "$NA" 2>/dev/null
-	[ -n "${NB:-}" ] && ip netns del "$NB" 2>/dev/null
-	if [ -n "${PIPE_MAX_WAS:-}" ]; then
-		echo "$PIPE_MAX_WAS" >/proc/sys/fs/pipe-max-size
-	fi
-	return 0
-}
-
-# on NODE CMD...: run CMD in node A or B's network namespace.
-on() {
-	local ns=$NA
-	[ "$1" = B ] && ns=$NB
-	shift
-	nsenter --net="/run/netns/$ns" "$@"
-}
-
-# tern_b ARG...: tern on node B.
-tern_b() {
-	in_file "$TERN_BIN" --root "$RB" "$@"
-}
-
-# start_source: node B's bundle is a copy of the bundle as it is now (the
-# image both nodes have), then the container starts on node A with its
-# stdio on /dev/null.
-start_source() {
-	mkdir -p "$BUNDLE_B"
-	cp -a "$BUNDLE/rootfs" "$BUNDLE/config.json" "$BUNDLE_B/"
-	update_config ".linux.cgroupsPath = \"/$ID-b\"" "$BUNDLE_B"
-	on A "$TERN_BIN" --root "$ROOT" run -d -b "$BUNDLE" "$ID" </dev/null >/dev/null 2>&1 3>&-
-	wait_status "$ID" running
-	SRC_PID=$(state_field "$ID" pid)
-	SRC_START=$(cut -d' ' -f22 "/proc/$SRC_PID/stat")
-}
-
-# receive [ARG...]: migrate-receive on node B in the background, JSON
-# progress in recv.out, text errors in recv.err, exit status in recv.rc.
-receive() {
-	rm -f "$BATS_TEST_TMPDIR/recv.rc"
-	(
-		rc=0
-		on B timeout -s KILL 150 "$TERN_BIN" --root "$RB" migrate-receive \
-			--listen "10.231.0.2:$PORT" --bundle "$BUNDLE_B" --format json "$@" \
-			</dev/null >"$BATS_TEST_TMPDIR/recv.out" 2>"$BATS_TEST_TMPDIR/recv.err" || rc=$?
-		echo "$rc" >"$BATS_TEST_TMPDIR/recv.rc"
-	) 3>&- &
-	wait_until 10 grep -q '"event":"listening"' "$BATS_TEST_TMPDIR/recv.out" ||
-		{ cat "$BATS_TEST_TMPDIR/recv.err"; return 1; }
-}
-
-# receive_status: wait for the receiver; its exit status (and its stderr
-# shown on failure).
-receive_status() {
-	wait_until 150 test -s "$BATS_TEST_TMPDIR/recv.rc" || return 1
-	cat "$BATS_TEST_TMPDIR/recv.err" >&2
-	return "$(cat "$BATS_TEST_TMPDIR/recv.rc")"
-}
-
-# migrate ARG...: tern migrate of $ID on node A, bounded, as bats's `run`.
-migrate() {
-	run in_file on A timeout -s KILL 150 "$TERN_BIN" --root "$ROOT" migrate \
-		--to "10.231.0.2:$PORT" "$@" "$ID"
-}
-
-# source_gone: the source container and everything it had on node A is
-# gone (state, its init, its mounts, its cgroup directories).
-source_gone() {
-	run tern state "$ID"
-	[ "$status" -ne 0 ] || { echo "source still there: $output" >&2; return 1; }
-	[ ! -e "$ROOT/$ID" ] || { echo "leftover $ROOT/$ID" >&2; return 1; }
-	# (its pid may have been given to another process since; a zombie is
-	# dead, waiting for this machine's PID 1 to reap it)
-	local stat
-	stat=$(cat "/proc/$SRC_PID/stat" 2>/dev/null || true)
-	if [ "$(echo "$stat" | cut -d' ' -f22)" = "$SRC_START" ] &&
-		[ "$(echo "$stat" | cut -d' ' -f3)" != Z ]; then
-		echo "source init $SRC_PID still runs" >&2
-		return 1
-	fi
-	! grep -F "$BUNDLE/" /proc/self/mountinfo >&2 || return 1
-	local cg
-	cg=$(find /sys/fs/cgroup/ -maxdepth 7 -type d -name "$ID" 2>/dev/null || true)
-	[ -z "$cg" ] || { echo "leftover cgroups: $cg" >&2; return 1; }
-}
-
-# target_clean [ID]: node B has no container, no state, no image
-# directory, no criu, no cgroup of the target.
-target_clean() {
-	local id=${1:-$ID}
-	[ ! -e "$RB/$id" ] || { echo "leftover $RB/$id" >&2; return 1; }
-	! ls -d "$BUNDLE_B"/.tern-migrate-* 2>/dev/null || { echo "leftover image dir" >&2; return 1; }
-	! pgrep -f "$BUNDLE_B/" >&2 || { echo "leftover processes (above)" >&2; return 1; }
-	! grep -F "$BUNDLE_B/" /proc/self/mountinfo >&2 || return 1
-	local cg
-	cg=$(find /sys/fs/cgroup/ -maxdepth 7 -type d -name "$id-b" 2>/dev/null || true)
-	[ -z "$cg" ] || { echo "leftover cgroups: $cg" >&2; return 1; }
-}
-
-# listening_b, connected_b: on node B, something listens on $PORT / a
-# connection to it is established (for wait_until).
-listening_b() {
-	on B ss -Hltn "sport = :$PORT" | grep -q .
-}
-connected_b() {
-	on B ss -Htn state established "sport = :$PORT" | grep -q .
-}
-
-# still_runs: the source container runs and its counter goes on.
-still_runs() {
-	[ "$(state_field "$ID" status)" = running ]
-	local now
-	now=$(cat "$BUNDLE/rootfs/tmp/count")
-	wait_until 10 count_above "$BUNDLE/rootfs/tmp/count" "$now"
+	migrate_teardown
 }
 
 @test "migrate: stop-and-copy moves a counter, which goes on from where it was; nothing left on the source" {
@@ -300,6 +154,38 @@ still_runs() {
 	[ ! -e "$RB/$ID" ]
 }
 
+@test "migrate: post-copy broken after RUNNING (lazy-pages killed): the target kills its copy, the source stays frozen and says so" {
+	PIPE_MAX_WAS=$(cat /proc/sys/fs/pipe-max-size)
+	[ "$PIPE_MAX_WAS" -ge 4194304 ] || echo 4194304 >/proc/sys/fs/pipe-max-size
+	set_cmd "trap '' USR1; /bin/memhash 256 /tmp/hash & $(counter_cmd /tmp/count)"
+	start_source
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	read -r _ before <"$BUNDLE/rootfs/tmp/hash"
+	receive --token-file "$TOKEN"
+	# the memory is split between the nodes from RUNNING until the last
+	# page: break the page transfer right then
+	(
+		wait_until 60 grep -q '"phase":"running"' "$BATS_TEST_TMPDIR/recv.out" &&
+			pkill -9 -f "[l]azy-pages --page-server.*$BUNDLE_B"
+	) 3>&- &
+	migrate --token-file "$TOKEN" --mode post-copy
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"left frozen"*"tern resume $ID"* ]] || { echo "$output"; false; }
+	! receive_status
+	grep -q "the container was killed here" recv.err
+	target_clean
+	# the source kept the whole container, as it was at the freeze
+	[ "$(state_field "$ID" status)" = paused ]
+	tern resume "$ID"
+	still_runs
+	rm "$BUNDLE/rootfs/tmp/hash"
+	tern kill --all "$ID" USR1
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	read -r what after <"$BUNDLE/rootfs/tmp/hash"
+	[ "$what" = again ]
+	[ "$after" = "$before" ]
+}
+
 @test "migrate: tern migrate killed while the container is frozen: its watchdog thaws it, the target leaves nothing" {
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
@@ -317,6 +203,27 @@ still_runs() {
 	wait_status "$ID" running 30
 	still_runs
 	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+}
+
+@test "migrate: a target without the space for the images refuses before anything moves; the source runs on" {
+	# node B's bundle on a 40 MiB file system: the rootfs (about 17 MiB)
+	# fits, 64 MiB of memory images do not
+	mount -t tmpfs -o size=40m tmpfs "$BATS_TEST_TMPDIR/nodeB"
+	mkdir -p "$RB"
+	set_cmd "/bin/memhash 64 /tmp/hash & $(counter_cmd /tmp/count)"
+	start_source
+	wait_until 30 test -e "$BUNDLE/rootfs/tmp/hash"
+	receive --token-file "$TOKEN"
+	migrate --token-file "$TOKEN" --mode stop-and-copy --format json
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"no space on $BUNDLE_B: need "*" MiB, have "*" MiB"* ]] || { echo "$output"; false; }
+	# refused before the freeze: never frozen, nothing to thaw
+	! echo "$output" | grep -q '"phase":"freeze"'
+	! receive_status
+	grep -q "no space on" recv.err
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	target_clean
 }
 
 @test "migrate: two migrations of one container at once: the second is refused" {

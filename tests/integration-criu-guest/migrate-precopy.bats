@@ -1,0 +1,53 @@
+#!/usr/bin/env bats
+# tern migrate --mode pre-copy (the `auto` choice where the kernel tracks
+# dirty pages): memory rounds while the container runs, then the frozen
+# dump with only what changed since. Needs soft-dirty (CONFIG_MEM_SOFT_DIRTY),
+# which the development machine's kernel lacks: scripts/test.sh runs this
+# file inside a qemu guest booted from Debian's own kernel
+# (tests/vm/run-in-guest.sh). Run anywhere else, every test skips, loudly.
+
+load ../integration/helpers
+load ../integration/migrate-helpers
+
+setup() {
+	local criu=${TERN_CRIU:-/opt/tern-criu/bin/criu}
+	[ -x "$criu" ] || criu=criu
+	if ! "$criu" check --feature mem_dirty_track >/dev/null 2>&1; then
+		skip "!!! THIS KERNEL HAS NO SOFT-DIRTY TRACKING: run this file inside tests/vm/run-in-guest.sh !!!"
+	fi
+	migrate_setup
+}
+
+teardown() {
+	migrate_teardown
+}
+
+@test "migrate: pre-copy sends the memory while it runs, then only what changed; checksums match, the counter goes on" {
+	set_cmd "trap '' USR1; /bin/memhash 96 /tmp/hash & $(counter_cmd /tmp/count)"
+	start_source
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	read -r _ before <"$BUNDLE/rootfs/tmp/hash"
+	receive --token-file "$TOKEN"
+	# auto: pre-copy, since this kernel tracks dirty pages
+	migrate --token-file "$TOKEN" --max-rounds 3 --format json
+	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
+	echo "$output" | grep -v '^{' || true
+	echo "$output" | grep '^{' | grep -E '"phase":"(memory|freeze|images|running)"|"event":"done"'
+	echo "$output" | grep '"event":"done"' | jq -e '.mode == "pre-copy"'
+	# the first round copied the 96 MiB while the container ran
+	echo "$output" | grep '"phase":"memory"' | head -1 | jq -e '.pages_bytes >= 96 * 1048576'
+	# the frozen dump sent far less than that
+	echo "$output" | grep '"phase":"images"' | jq -e '.bytes < 32 * 1048576'
+	receive_status
+	[ "$(tern_b state "$ID" | jq -r .status)" = running ]
+	last=$(cat "$BUNDLE/rootfs/tmp/count")
+	went_on "$BUNDLE_B/rootfs/tmp/count" "$last"
+	rm "$BUNDLE_B/rootfs/tmp/hash"
+	tern_b kill --all "$ID" USR1
+	wait_until 60 test -e "$BUNDLE_B/rootfs/tmp/hash"
+	read -r what after <"$BUNDLE_B/rootfs/tmp/hash"
+	echo "before $before after $after"
+	[ "$what" = again ]
+	[ "$after" = "$before" ]
+	source_gone
+}
