@@ -23,7 +23,7 @@
  * except that a recv which timed out before any byte of a message arrived
  * may be retried.
  *
- * Also here: an ephemeral X.509 key and certificate for criu's own page
+ * Also here (migrate-cert.c): an ephemeral X.509 key and certificate for criu's own page
  * server connection (criu --tls), which the two sides exchange over this
  * channel, so that page data never crosses the network in clear. */
 #pragma once
@@ -126,6 +126,11 @@ void tern_mchan_free(tern_mchan *c);
 void tern_mchan_freep(tern_mchan **c);
 #define cleanup_mchan __attribute__((cleanup(tern_mchan_freep)))
 
+/* The reason of OpenSSL's last error, for messages ("unknown TLS error"
+ * when it gave none); clears OpenSSL's error queue. */
+const char *tern_mchan_openssl_reason(void);
+
+/* In migrate-cert.c: */
 /* Write a fresh self-signed key and certificate (PEM, CA:TRUE, the given
  * common name) for criu --tls into `dir` as key.pem and cert.pem (mode
  * 0600). *cert_pem is the certificate's text, to send to the peer, which
