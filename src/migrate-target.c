@@ -106,6 +106,71 @@ static int make_work(target *t, tern_error **err)
 
 /* ---- the offer ---- */
 
+/* The source's config is only a convenience for a bundle that has none:
+ * a token holder must not be able to run commands on this node or reach
+ * its files through it. So it may not bring hooks (they run here, as
+ * root), bind mounts of host paths outside the bundle, or namespaces
+ * joined by path; a config.json that the node's operator put in the bundle
+ * may. */
+static bool mount_is_bind(const oci_mount *m)
+{
+	if (m->type && (strcmp(m->type, "bind") == 0 || strcmp(m->type, "rbind") == 0))
+		return true;
+	for (char **o = m->options; o && *o; o++)
+		if (strcmp(*o, "bind") == 0 || strcmp(*o, "rbind") == 0)
+			return true;
+	return false;
+}
+
+static int check_offered_config(const target *t, const oci_config *c, tern_error **err)
+{
+	static const char hint[] = "the source's config may not bring it here; put a config.json "
+				   "in the bundle to accept it";
+	const oci_hooks *h = c->hooks;
+	size_t bl = strlen(t->bundle);
+
+	if (h && (h->prestart.len || h->create_runtime.len || h->create_container.len ||
+		  h->start_container.len || h->poststart.len || h->poststop.len))
+		return tern_error_make_quiet(err, EPERM, "OFFER: config.json: hooks: %s", hint);
+	for (size_t i = 0; i < c->mounts_len; i++) {
+		const oci_mount *m = &c->mounts[i];
+		const char *src = m->source;
+		if (!mount_is_bind(m) || src == NULL || src[0] != '/')
+			continue;
+		if (strncmp(src, t->bundle, bl) == 0 && (src[bl] == '/' || src[bl] == '\0') &&
+		    strstr(src + bl, "/..") == NULL)
+			continue;
+		return tern_error_make_quiet(
+		    err, EPERM, "OFFER: config.json: mounts[%zu]: bind of the host's `%s`: %s", i,
+		    src, hint);
+	}
+	for (size_t i = 0; c->linux_ && i < c->linux_->namespaces_len; i++)
+		if (c->linux_->namespaces[i].path)
+			return tern_error_make_quiet(
+			    err, EPERM, "OFFER: config.json: linux.namespaces[%zu]: path `%s`: %s",
+			    i, c->linux_->namespaces[i].path, hint);
+	return 0;
+}
+
+/* t->rootfs: root.path, which must be inside the bundle. */
+static int locate_rootfs(target *t, const char *path, const oci_config *config, tern_error **err)
+{
+	const char *root = config->root && config->root->path ? config->root->path : "rootfs";
+	cleanup_free char *joined = NULL;
+
+	if (root[0] == '/' || strstr(root, ".."))
+		return tern_error_make_quiet(
+		    err, EINVAL,
+		    "%s: root.path `%s`: the rootfs must be inside the bundle "
+		    "(relative, no `..`)",
+		    path, root);
+	joined = tern_strdup_printf("%s/%s", t->bundle, root);
+	t->rootfs = realpath(joined, NULL);
+	if (t->rootfs == NULL)
+		return tern_error_make(err, errno, "root.path: rootfs `%s`", joined);
+	return 0;
+}
+
 static int use_config(target *t, const char *src_config, tern_error **err)
 {
 	cleanup_free char *path = tern_strdup_printf("%s/config.json", t->bundle);
@@ -127,19 +192,11 @@ static int use_config(target *t, const char *src_config, tern_error **err)
 		free(msg);
 		return ret;
 	}
-	const char *root = config->root && config->root->path ? config->root->path : "rootfs";
-	if (root[0] == '/' || strstr(root, "..")) {
-		ret = tern_error_make_quiet(
-		    err, EINVAL,
-		    "%s: root.path `%s`: the rootfs must be inside the bundle "
-		    "(relative, no `..`)",
-		    path, root);
-	} else {
-		cleanup_free char *joined = tern_strdup_printf("%s/%s", t->bundle, root);
-		t->rootfs = realpath(joined, NULL);
-		if (t->rootfs == NULL)
-			ret = tern_error_make(err, errno, "root.path: rootfs `%s`", joined);
-	}
+	/* (a refused config.json is removed with the rest at the end) */
+	if (t->wrote_config)
+		ret = check_offered_config(t, config, err);
+	if (ret == 0)
+		ret = locate_rootfs(t, path, config, err);
 	oci_config_free(config);
 	return ret;
 }

@@ -33,7 +33,7 @@ teardown() {
 	last=$(cat "$BUNDLE/rootfs/tmp/count")
 	went_on "$BUNDLE_B/rootfs/tmp/count" "$last"
 	source_gone
-	! ls -d "$BUNDLE_B"/.tern-migrate-* 2>/dev/null
+	! ls -d "$BUNDLE_B"/.tern-migrate-* 2>/dev/null || false
 }
 
 @test "migrate: post-copy of 256 MiB that are fetched on demand; checksums match, memory and a counter keep changing" {
@@ -98,7 +98,7 @@ teardown() {
 	migrate --token-file "$TOKEN"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"authentication failed"* ]] || { echo "$output"; false; }
-	! receive_status
+	! receive_status || false
 	grep -q "authentication failed" recv.err
 	still_runs
 	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
@@ -129,7 +129,7 @@ teardown() {
 	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
 	receive_status
 	[ "$(tern_b state "$ID" | jq -r .status)" = running ]
-	! ls -d "$BUNDLE_B"/.tern-migrate-* 2>/dev/null
+	! ls -d "$BUNDLE_B"/.tern-migrate-* 2>/dev/null || false
 	source_gone
 }
 
@@ -150,7 +150,7 @@ teardown() {
 	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
 	# criu's page server and the target's lazy-pages daemon are gone too
 	wait_until 10 sh -c "! pgrep -f '[l]azy-pages.*$BUNDLE_B'"
-	! pgrep -f "criu.*$ROOT/$ID"
+	! pgrep -f "criu.*$ROOT/$ID" || false
 	[ ! -e "$RB/$ID" ]
 }
 
@@ -171,7 +171,7 @@ teardown() {
 	migrate --token-file "$TOKEN" --mode post-copy
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"left frozen"*"tern resume $ID"* ]] || { echo "$output"; false; }
-	! receive_status
+	! receive_status || false
 	grep -q "the container was killed here" recv.err
 	target_clean
 	# the source kept the whole container, as it was at the freeze
@@ -198,7 +198,7 @@ teardown() {
 	wait_until 60 grep -q '"phase":"freeze"' "$BATS_TEST_TMPDIR/src.out"
 	# the oldest: tern-migrate itself, not a child it forked
 	pkill -9 -o -f -- "tern-migrate --root $ROOT migrate"
-	! receive_status
+	! receive_status || false
 	target_clean
 	wait_status "$ID" running 30
 	still_runs
@@ -218,11 +218,45 @@ teardown() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"no space on $BUNDLE_B: need "*" MiB, have "*" MiB"* ]] || { echo "$output"; false; }
 	# refused before the freeze: never frozen, nothing to thaw
-	! echo "$output" | grep -q '"phase":"freeze"'
-	! receive_status
+	! echo "$output" | grep -q '"phase":"freeze"' || false
+	! receive_status || false
 	grep -q "no space on" recv.err
 	still_runs
 	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	target_clean
+}
+
+@test "migrate: a target bundle without config.json refuses the source's hooks (they would run on the target)" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	# a hook (it would run on the target as root) and a bind of a host path
+	update_config '.hooks.poststart = [{"path": "/bin/true"}]'
+	start_source
+	rm "$BUNDLE_B/config.json"
+	receive --token-file "$TOKEN"
+	migrate --token-file "$TOKEN" --mode stop-and-copy
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"hooks"*"put a config.json in the bundle"* ]] || { echo "$output"; false; }
+	! receive_status || false
+	grep -q "hooks" recv.err
+	[ ! -e "$BUNDLE_B/config.json" ]
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	target_clean
+}
+
+@test "migrate: a target bundle without config.json refuses the source's bind of a host path" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	mkdir -p "$BUNDLE/rootfs/hostetc"
+	update_config '.mounts += [{"destination": "/hostetc", "type": "bind", "source": "/etc", "options": ["rbind", "ro"]}]'
+	start_source
+	rm "$BUNDLE_B/config.json"
+	receive --token-file "$TOKEN"
+	migrate --token-file "$TOKEN" --mode stop-and-copy
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"bind of the host's \`/etc\`"* ]] || { echo "$output"; false; }
+	! receive_status || false
+	[ ! -e "$BUNDLE_B/config.json" ]
+	still_runs
 	target_clean
 }
 
@@ -302,5 +336,5 @@ teardown() {
 	pkill -9 -f -- "--listen 10.231.0.2:$PORT --bundle $BUNDLE_B"
 	run "$TERN_BIN" --help
 	[[ "$output" == *"migrate "*"migrate-receive "* ]]
-	! ldd "$TERN_BIN" | grep -E 'libssl|libcrypto'
+	! ldd "$TERN_BIN" | grep -E 'libssl|libcrypto' || false
 }
