@@ -271,7 +271,7 @@ limit_file() {
 	[ "$(systemctl show -p TasksMax --value "$UNIT")" = 42 ]
 	[ "$(cg_of $$ memory)" != "/tern.slice/tern-test.slice/$UNIT" ]
 	procs="/sys/fs/cgroup$(v2 && echo || echo /pids)/tern.slice/tern-test.slice/$UNIT/cgroup.procs"
-	! grep -qx "$$" "$procs"
+	! grep -qx "$$" "$procs" || false
 	echo "before $before first $first"
 	wait_count_above "$BUNDLE/rootfs/tmp/count" "$first"
 	tern_sd delete --force "$ID"

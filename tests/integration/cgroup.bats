@@ -260,8 +260,8 @@ check_subs_gone() {
 			return 1
 		}
 	done
-	! kill -0 "$XPID" 2>/dev/null
-	! kill -0 "$PID" 2>/dev/null
+	wait_until 10 pid_gone "$XPID"
+	wait_until 10 pid_gone "$PID"
 	check_nothing_left "$ID"
 }
 

@@ -601,7 +601,7 @@ in_ct() {
 	wait "$EXTRA_PIDS"
 	# the pages went to the server, not into the image directory
 	ls "$BATS_TEST_TMPDIR"/remote/pages-*.img
-	! ls "$IMG"/pages-*.img
+	! ls "$IMG"/pages-*.img || false
 	before=$(cat "$BUNDLE/rootfs/tmp/count")
 	tern delete "$ID"
 	cp "$BATS_TEST_TMPDIR"/remote/*.img "$IMG"/
@@ -653,7 +653,7 @@ in_ct() {
 		flock -n "$BUNDLE/rootfs/lockfile" true || break
 		sleep 0.1
 	done
-	! flock -n "$BUNDLE/rootfs/lockfile" true
+	! flock -n "$BUNDLE/rootfs/lockfile" true || false
 	run tern checkpoint --image-path "$IMG" "$ID"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"criu dump failed"* ]]
@@ -663,7 +663,7 @@ in_ct() {
 	flock -n "$BUNDLE/rootfs/lockfile" true
 	tern delete "$ID"
 	tern restore -d --file-locks --image-path "$IMG" -b "$BUNDLE" "$ID"
-	! flock -n "$BUNDLE/rootfs/lockfile" true
+	! flock -n "$BUNDLE/rootfs/lockfile" true || false
 }
 
 @test "checkpoint: --empty-ns network leaves the network namespace out, restore gets an empty one" {
@@ -674,8 +674,8 @@ in_ct() {
 	[[ "$output" == *10.99.0.1* ]]
 	tern checkpoint --empty-ns network --image-path "$IMG" "$ID"
 	# no network images: links, addresses, routes were not dumped
-	! ls "$IMG"/netdev-*.img
-	! ls "$IMG"/ifaddr-*.img
+	! ls "$IMG"/netdev-*.img || false
+	! ls "$IMG"/ifaddr-*.img || false
 	tern delete "$ID"
 	tern restore -d --empty-ns network --image-path "$IMG" -b "$BUNDLE" "$ID"
 	[ "$(state_field "$ID" status)" = running ]

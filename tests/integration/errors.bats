@@ -166,7 +166,7 @@ load helpers
 	wait "$pid" || true
 	# the container process and the hook die with tern
 	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null || break; sleep 0.05; done
-	! pgrep -f "sleep $MARK"
+	! pgrep -f "sleep $MARK" || false
 	# the half-made container is not listed as alive and delete removes it all
 	run tern delete --force "$ID"
 	[ "$status" -eq 0 ]

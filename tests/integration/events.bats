@@ -30,8 +30,7 @@ load helpers
 	wait_until 20 has_lines_matching "$BATS_TEST_TMPDIR/events" '"type":"stats"' 2
 	touch "$BUNDLE/rootfs/tmp/go"
 	# events ends by itself once the container has stopped
-	for _ in $(seq 200); do kill -0 "$ev" 2>/dev/null || break; sleep 0.05; done
-	! kill -0 "$ev" 2>/dev/null
+	wait_until 10 pid_gone "$ev"
 	cat "$BATS_TEST_TMPDIR/events"
 	[ "$(grep -c '"type":"stats"' "$BATS_TEST_TMPDIR/events")" -ge 2 ]
 	grep -q "{\"type\":\"oom\",\"id\":\"$ID\"}" "$BATS_TEST_TMPDIR/events"

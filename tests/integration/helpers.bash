@@ -186,6 +186,15 @@ wait_for_file() {
 	return 1
 }
 
+# pid_gone PID: the process has ended: no such process, or a zombie that
+# nobody has reaped yet (kill -0 still succeeds on one).
+pid_gone() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	# the state follows the command name, which may hold spaces: after ") "
+	[ "$(echo "${stat##*) }" | cut -d' ' -f1)" = Z ]
+}
+
 # wait_until TIMEOUT_SECONDS CMD...: run CMD (output discarded) every 0.05 s
 # until it succeeds; fail after TIMEOUT_SECONDS, saying what was awaited.
 # For conditions, not for time: a test never sleeps for a guessed while.

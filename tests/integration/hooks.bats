@@ -169,8 +169,8 @@ env_hook() {
 	grep -qx TERN_HOOK_PROBE=from-the-caller "$BATS_TEST_TMPDIR/poststop.env"
 	# PATH too, so that a hook can find its tools
 	grep -q "^PATH=" "$BATS_TEST_TMPDIR/prestart.env"
-	! grep -q TERN_HOOK_PROBE "$BATS_TEST_TMPDIR/empty.env"
-	! grep -q "^PATH=" "$BATS_TEST_TMPDIR/empty.env"
+	! grep -q TERN_HOOK_PROBE "$BATS_TEST_TMPDIR/empty.env" || false
+	! grep -q "^PATH=" "$BATS_TEST_TMPDIR/empty.env" || false
 }
 
 # marker_hook NAME [STATUS]: a hook that appends NAME to $BATS_TEST_TMPDIR/ran

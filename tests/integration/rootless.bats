@@ -40,7 +40,7 @@ teardown() {
 	[ "$output" = "[[{\"containerID\":0,\"hostID\":$RL_UID,\"size\":1}],[{\"containerID\":0,\"hostID\":$RL_GID,\"size\":1}],\"none\",null,true]" ]
 	# runc's rootless spec: /sys bound from the host, no gid= on any mount
 	[ "$(jq -r '.mounts[] | select(.destination == "/sys") | .type + " " + (.options | join(","))' "$BUNDLE/config.json")" = "none rbind,nosuid,noexec,nodev,ro" ]
-	! jq -r '.mounts[].options[]?' "$BUNDLE/config.json" | grep -q '^gid='
+	! jq -r '.mounts[].options[]?' "$BUNDLE/config.json" | grep -q '^gid=' || false
 }
 
 @test "rootless: run as the user: uid 0 inside, uid_map and gid_map map the user's ids, setgroups denied" {
@@ -74,7 +74,7 @@ teardown() {
 	# the container's init runs as the user on the host
 	[ "$(awk '/^Uid:/ {print $2}' /proc/"$pid"/status)" = "$RL_UID" ]
 	# no cgroup of its own in any hierarchy: nothing is delegated here
-	! grep -q "$ID" /proc/"$pid"/cgroup
+	! grep -q "$ID" /proc/"$pid"/cgroup || false
 
 	run rtern exec "$ID" sh -c 'id -u; cat /proc/self/uid_map'
 	[ "$status" -eq 0 ]

@@ -132,7 +132,7 @@ not_logged_while() {
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null || true
 	[ "$status" -eq 0 ] || return 1
-	! audit_logged "$log" "$1"
+	! audit_logged "$log" "$1" || false
 }
 
 # watch_kmsg LOG TAG: dmesg -W into LOG in the background ($! is its pid),

@@ -57,7 +57,7 @@ check_exe_attack_failed() {
 		wait_for_line "$log" "open for writing through" 30
 	fi
 	cat "$log"
-	! grep -q "ATTACK WORKED" "$log"
+	! grep -q "ATTACK WORKED" "$log" || false
 	[ "$(sha256sum <"$TERN_BIN")" = "$RUNTIME_SUM" ]
 }
 
