@@ -226,6 +226,25 @@ teardown() {
 	target_clean
 }
 
+@test "migrate: an established TCP connection without --tcp-established is refused before the freeze, naming the flag" {
+	set_cmd "/bin/tcpecho 5555 & $(counter_cmd /tmp/count)"
+	start_source
+	# a client in the container's network namespace, connected and idle
+	nsenter --net="/proc/$SRC_PID/ns/net" bash -c '
+		for i in $(seq 50); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
+		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1.tmp"; mv "$1/r1.tmp" "$1/r1"
+		exec sleep "$2"' _ "$BATS_TEST_TMPDIR" "$MARK" 3>&- &
+	EXTRA_PIDS=$!
+	wait_for_file "$BATS_TEST_TMPDIR/r1"
+	[ "$(cat "$BATS_TEST_TMPDIR/r1")" = "1 one" ]
+	migrate --token-file "$TOKEN" --format json
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"has established TCP connections"*"--tcp-established"* ]] || { echo "$output"; false; }
+	! echo "$output" | grep -q '"phase":"freeze"'
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+}
+
 @test "migrate: two migrations of one container at once: the second is refused" {
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
