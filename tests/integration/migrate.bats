@@ -184,6 +184,9 @@ teardown() {
 	read -r what after <"$BUNDLE/rootfs/tmp/hash"
 	[ "$what" = again ]
 	[ "$after" = "$before" ]
+	# and it deletes cleanly: nothing of the migration is left in its state
+	tern delete --force "$ID"
+	[ ! -e "$ROOT/$ID" ]
 }
 
 @test "migrate: tern migrate killed while the container is frozen: its watchdog thaws it, the target leaves nothing" {
@@ -203,6 +206,9 @@ teardown() {
 	wait_status "$ID" running 30
 	still_runs
 	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	wait_until 10 sh -c "! ls -d '$ROOT/$ID'/migrate-* 2>/dev/null"
+	tern delete --force "$ID"
+	[ ! -e "$ROOT/$ID" ]
 }
 
 @test "migrate: a target without the space for the images refuses before anything moves; the source runs on" {
