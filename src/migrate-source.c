@@ -634,6 +634,9 @@ static void watchdog(source *s, int fd)
 	hang_up_page_server(s->page_ip, s->page_port);
 	if (tern_container_resume(&s->g->rt, s->o->id, &e) < 0)
 		_exit(1);
+	/* (in the state directory, whose removal goes one level deep only) */
+	if (s->work)
+		tern_mig_remove_tree(s->work);
 	tern_log(TERN_LOG_WARNING, "tern migrate of `%s` ended before the target ran it: thawed",
 		 s->o->id);
 	_exit(0);
@@ -847,6 +850,8 @@ static int finish(source *s, tern_error **err)
 	if (s->dump_pid > 0) {
 		ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
 		s->dump_pid = 0;
+		if (ret < 0 && !s->g->debug)
+			tern_mig_remove_tree(s->work);
 		if (ret < 0)
 			return tern_error_wrap(
 			    err,
@@ -907,7 +912,9 @@ static void roll_back(source *s, tern_error *why)
 	}
 	stop_watchdog(s, 'R');
 	if (s->work && s->g->debug)
-		tern_log(TERN_LOG_ERROR, "--debug: the images and criu's logs are kept in `%s`",
+		tern_log(TERN_LOG_ERROR,
+			 "--debug: the images and criu's logs are kept in `%s` (remove it before "
+			 "`tern delete`)",
 			 s->work);
 	else if (s->work)
 		tern_mig_remove_tree(s->work);

@@ -184,6 +184,9 @@ teardown() {
 	read -r what after <"$BUNDLE/rootfs/tmp/hash"
 	[ "$what" = again ]
 	[ "$after" = "$before" ]
+	# and it deletes cleanly: nothing of the migration is left in its state
+	tern delete --force "$ID"
+	[ ! -e "$ROOT/$ID" ]
 }
 
 @test "migrate: tern migrate killed while the container is frozen: its watchdog thaws it, the target leaves nothing" {
@@ -203,6 +206,9 @@ teardown() {
 	wait_status "$ID" running 30
 	still_runs
 	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	wait_until 10 sh -c "! ls -d '$ROOT/$ID'/migrate-* 2>/dev/null"
+	tern delete --force "$ID"
+	[ ! -e "$ROOT/$ID" ]
 }
 
 @test "migrate: a target without the space for the images refuses before anything moves; the source runs on" {
@@ -228,7 +234,7 @@ teardown() {
 
 @test "migrate: a target bundle without config.json refuses the source's hooks (they would run on the target)" {
 	set_cmd "$(counter_cmd /tmp/count)"
-	# a hook (it would run on the target as root) and a bind of a host path
+	# a hook would run on the target, as root
 	update_config '.hooks.poststart = [{"path": "/bin/true"}]'
 	start_source
 	rm "$BUNDLE_B/config.json"
@@ -258,6 +264,25 @@ teardown() {
 	[ ! -e "$BUNDLE_B/config.json" ]
 	still_runs
 	target_clean
+}
+
+@test "migrate: an established TCP connection without --tcp-established is refused before the freeze, naming the flag" {
+	set_cmd "/bin/tcpecho 5555 & $(counter_cmd /tmp/count)"
+	start_source
+	# a client in the container's network namespace, connected and idle
+	nsenter --net="/proc/$SRC_PID/ns/net" bash -c '
+		for i in $(seq 50); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
+		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1.tmp"; mv "$1/r1.tmp" "$1/r1"
+		exec sleep "$2"' _ "$BATS_TEST_TMPDIR" "$MARK" 3>&- &
+	EXTRA_PIDS=$!
+	wait_for_file "$BATS_TEST_TMPDIR/r1"
+	[ "$(cat "$BATS_TEST_TMPDIR/r1")" = "1 one" ]
+	migrate --token-file "$TOKEN" --format json
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"has established TCP connections"*"--tcp-established"* ]] || { echo "$output"; false; }
+	! echo "$output" | grep -q '"phase":"freeze"' || false
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
 }
 
 @test "migrate: two migrations of one container at once: the second is refused" {
