@@ -1,6 +1,7 @@
 /* Checkpoint and restore with CRIU (see checkpoint.h for the layout of a
  * checkpoint directory and how criu is found). */
 #include "checkpoint.h"
+#include "checkpoint-netns.h"
 #include "cgroup-systemd.h"
 #include "cgroup.h"
 #include "container-cgroup.h"
@@ -149,7 +150,7 @@ static char *log_tail(const criu_session *s, const char *keep_in)
 }
 
 static int session_open(criu_session *s, const char *criu, const char *images, const char *work,
-			const char *log_name, tern_error **err)
+			const char *log_name, bool criu_checked, tern_error **err)
 {
 	int v;
 
@@ -173,6 +174,8 @@ static int session_open(criu_session *s, const char *criu, const char *images, c
 	criu_local_set_work_dir_fd(s->opts, s->work_fd);
 	criu_local_set_log_file(s->opts, (char *)log_name);
 	criu_local_set_log_level(s->opts, 4);
+	if (criu_checked)
+		return 0;
 	v = criu_local_get_version(s->opts);
 	if (v <= 0)
 		return tern_error_make_quiet(
@@ -197,6 +200,22 @@ static CriuOpts *rpc_opts(criu_opts *opts)
 	if (rpc == NULL || rpc->base.descriptor != &criu_opts__descriptor)
 		return NULL;
 	return rpc;
+}
+
+/* criu >= 3.19's "skip" network lock method (RPC value 3). bookworm's
+ * libcriu refuses values it has no name for, so it is set in the message.
+ * With the network namespace left out and no TCP connection kept there
+ * is nothing to lock; criu would otherwise run iptables-restore to lock
+ * and, on restore, to remove rules it never added. An older criu ignores
+ * a value it does not know and locks as before. */
+static void network_lock_skip(criu_opts *opts)
+{
+	CriuOpts *rpc = rpc_opts(opts);
+
+	if (rpc == NULL)
+		return;
+	rpc->has_network_lock = true;
+	rpc->network_lock = (CriuNetworkLockMethod)3;
 }
 
 static int apply_common(criu_session *s, const tern_ckpt_opts *o, tern_error **err)
@@ -266,7 +285,8 @@ static int apply_common(criu_session *s, const tern_ckpt_opts *o, tern_error **e
 		/* memory is left behind and fetched on demand through
 		 * userfaultfd: ask criu whether this kernel can */
 		struct criu_feature_check f = {.lazy_pages = true};
-		if (criu_local_feature_check(s->opts, &f, sizeof(f)) < 0 || !f.lazy_pages)
+		if (!o->criu_checked &&
+		    (criu_local_feature_check(s->opts, &f, sizeof(f)) < 0 || !f.lazy_pages))
 			return tern_error_make_quiet(
 			    err, ENOTSUP,
 			    "--lazy-pages: criu says this kernel cannot restore memory lazily "
@@ -291,6 +311,7 @@ typedef struct {
 	char **cg_mounts;  /* "DESTINATION HOST-HIERARCHY-MOUNTPOINT" */
 	char *stdio[3];	   /* CRIU's key of the init's fd 0-2 when it is outside */
 	bool netns_external;
+	bool netns_fresh; /* not in the images: restore makes a new one */
 	bool terminal;
 } descriptor;
 
@@ -321,7 +342,8 @@ static int descriptor_write(int dirfd, const descriptor *d, tern_error **err)
 	for (int i = 0; i < 3; i++)
 		if (d->stdio[i])
 			fprintf(f, "stdio%d %s\n", i, d->stdio[i]);
-	fprintf(f, "netns-external %d\nterminal %d\n", d->netns_external, d->terminal);
+	fprintf(f, "netns-external %d\nnetns-fresh %d\nterminal %d\n", d->netns_external,
+		d->netns_fresh, d->terminal);
 	fclose(f);
 	cleanup_close int fd =
 	    openat(dirfd, TERN_CKPT_DESCRIPTOR, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -355,6 +377,8 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 			d->stdio[l[5] - '0'] = tern_xstrdup(v);
 		else if (strcmp(l, "netns-external") == 0)
 			d->netns_external = atoi(v) != 0;
+		else if (strcmp(l, "netns-fresh") == 0)
+			d->netns_fresh = atoi(v) != 0;
 		else if (strcmp(l, "terminal") == 0)
 			d->terminal = atoi(v) != 0;
 	}
@@ -654,6 +678,23 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 		    tern_strdup_printf("net[%lu]:%s", (unsigned long)nst.st_ino, NETNS_KEY);
 		criu_local_add_external(s->opts, ext);
 		d.netns_external = true;
+	} else if (o->netns_fresh_if_plain && !o->tcp_established) {
+		cleanup_free char *why = NULL;
+		if (tern_netns_is_plain(config, &st->cgroup_paths, st->pid, &why)) {
+			cleanup_free char *nspath = tern_strdup_printf("/proc/%d/ns/net", st->pid);
+			struct stat nst;
+			if (stat(nspath, &nst) < 0) {
+				descriptor_clear(&d);
+				return tern_error_make(err, errno, "%s", nspath);
+			}
+			cleanup_free char *ext = tern_strdup_printf(
+			    "net[%lu]:%s", (unsigned long)nst.st_ino, NETNS_KEY);
+			criu_local_add_external(s->opts, ext);
+			network_lock_skip(s->opts);
+			d.netns_fresh = true;
+		} else {
+			tern_debug("the network namespace goes into the images: %s", why);
+		}
 	}
 	ret = external_cgroup_mounts(s, st->pid, &d, err);
 	if (ret < 0) {
@@ -726,7 +767,7 @@ static int dump_notify(char *action, criu_notify_arg_t na)
 {
 	(void)na;
 	if (strcmp(action, "status-ready") == 0) {
-		freeze_dumped();
+	freeze_dumped();
 		signal_status_fd();
 	} else if (strcmp(action, "post-dump") == 0) {
 		freeze_dumped();
@@ -826,10 +867,10 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	if (ret < 0)
 		goto out;
 	ret = session_open(&s, criu, images, o->work_path,
-			   o->pre_dump ? "pre-dump.log" : "dump.log", err);
+			   o->pre_dump ? "pre-dump.log" : "dump.log", o->criu_checked, err);
 	if (ret < 0)
 		goto out;
-	if (o->pre_dump) {
+	if (o->pre_dump && !o->criu_checked) {
 		ret = check_dirty_tracking(&s, err);
 		if (ret < 0)
 			goto out;
@@ -1014,6 +1055,25 @@ static int load_new_bundle(restore_ctx *r, const char *images, tern_error **err)
 		if (r->netns_fd < 0)
 			return tern_error_make(err, errno, "linux.namespaces: network path `%s`",
 					       net->path);
+	} else if (r->d.netns_fresh) {
+		/* left out of the images as it was as good as new: a new one,
+		 * or the one the new config joins */
+		const oci_namespace *net = config_ns(r->c.config, OCI_NS_NETWORK);
+		if (net == NULL)
+			return tern_error_make_quiet(
+			    err, EINVAL,
+			    "linux.namespaces: the checkpointed container had a network "
+			    "namespace of its own; the new config.json has none");
+		if (net->path) {
+			r->netns_fd = open(net->path, O_RDONLY | O_CLOEXEC);
+			if (r->netns_fd < 0)
+				return tern_error_make(
+				    err, errno, "linux.namespaces: network path `%s`", net->path);
+		} else {
+			int ret = tern_netns_new(r->c.config, &r->netns_fd, err);
+			if (ret < 0)
+				return tern_error_wrap(err, "linux.namespaces: network");
+		}
 	}
 	if (r->c.rt->systemd_cgroup && !tern_systemd_booted())
 		return tern_error_make_quiet(
@@ -1095,7 +1155,7 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	}
 	if (o->work_path && tern_mkdir_p(o->work_path, 0700, err) < 0)
 		return tern_error_wrap(err, "--work-path");
-	ret = session_open(&r->s, criu, images, o->work_path, "restore.log", err);
+	ret = session_open(&r->s, criu, images, o->work_path, "restore.log", o->criu_checked, err);
 	if (ret < 0)
 		return ret;
 	ret = apply_common(&r->s, o, err);
@@ -1131,6 +1191,8 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		fcntl(r->netns_fd, F_SETFD, 0);
 		criu_local_add_inherit_fd(r->s.opts, r->netns_fd, NETNS_KEY);
 	}
+	if (r->d.netns_fresh && !o->tcp_established)
+		network_lock_skip(r->s.opts);
 
 	ret = tern_state_dir_create(r->c.rt->root, r->c.id, &r->c.dir, err);
 	if (ret < 0)

@@ -56,6 +56,18 @@ typedef struct {
 	bool auto_dedup;
 	bool lazy_pages;
 	bool link_remap;
+	/* dump: leave the container's own network namespace out of the images
+	 * where nothing in it can differ from a new one (only `lo`, no process
+	 * may change it: no CAP_NET_ADMIN in any bounding set, no user
+	 * namespace, no TCP connection to keep); restore then makes a new
+	 * one. Saves criu's network lock and its ip/iptables runs on both
+	 * sides (tern migrate's downtime). */
+	bool netns_fresh_if_plain;
+	/* the caller has checked criu's version and the features it asks for
+	 * (tern migrate, before the freeze): no version request or feature
+	 * probe here, each of which starts criu once more (its kernel probes
+	 * take tens of ms, inside the downtime) */
+	bool criu_checked;
 } tern_ckpt_opts;
 
 /* The criu to use (malloc'd path), or a clear error naming every place

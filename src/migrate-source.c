@@ -395,6 +395,8 @@ static int start_dump(source *s, const char *images, const char *parent, bool pr
 			     .leave_running = true,
 			     .leave_frozen = !s->freezer_v1,
 			     .tcp_established = s->o->tcp_established,
+			     .netns_fresh_if_plain = true,
+			     .criu_checked = true,
 			     .status_fd = -1}};
 	cleanup_free char *ps = NULL, *cacert = NULL, *cert = NULL, *key = NULL;
 	int sp[2] = {-1, -1};

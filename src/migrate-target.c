@@ -530,7 +530,7 @@ static int start_lazy_daemon(target *t, tern_error **err)
 			NULL};
 	fflush(stdout);
 	fflush(stderr);
-	t->lazy_pid = fork();
+		t->lazy_pid = fork();
 	if (t->lazy_pid < 0)
 		return tern_error_make(err, errno, "fork for criu lazy-pages");
 	if (t->lazy_pid == 0) {
@@ -590,6 +590,7 @@ static int restore_child(void *arg, tern_error **err)
 	tern_ckpt_opts ck = {.image_path = t->images,
 			     .tcp_established = t->tcp_established,
 			     .lazy_pages = t->mode == TERN_MIG_POST_COPY,
+			     .criu_checked = true,
 			     .status_fd = -1};
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int status;
@@ -794,8 +795,8 @@ int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_er
 		tern_mig_event(&t.p, "done", &w, "done: `%s` runs here (%s)", t.id,
 			       tern_mig_mode_name(t.mode));
 	}
-	if (t.work && ret < 0 && g->debug)
-		tern_log(TERN_LOG_ERROR, "--debug: the images and criu's logs are kept in `%s`",
+	if (t.work && g->debug)
+		tern_log(TERN_LOG_WARNING, "--debug: the images and criu's logs are kept in `%s`",
 			 t.work);
 	else if (t.work)
 		tern_mig_remove_tree(t.work);
