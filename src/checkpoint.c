@@ -387,6 +387,19 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 	return 0;
 }
 
+bool tern_ckpt_netns_left_out(const char *images)
+{
+	descriptor d = {0};
+	tern_error *e = NULL;
+	bool fresh = false;
+
+	if (descriptor_read(images, &d, &e) == 0)
+		fresh = d.netns_fresh;
+	tern_error_free(e);
+	descriptor_clear(&d);
+	return fresh;
+}
+
 static const oci_namespace *config_ns(const oci_config *c, oci_namespace_type t)
 {
 	if (c->linux_ == NULL)

@@ -87,6 +87,11 @@ int tern_criu_features_check(const char *criu, tern_criu_features *f, tern_error
  * pipes (fs.pipe-max-size, unless CAP_SYS_RESOURCE). */
 int tern_criu_lazy_pipes_check(tern_error **err);
 
+/* Whether the checkpoint in `images` left the container's network
+ * namespace out (tern_ckpt_opts.netns_fresh_if_plain): restore makes a new
+ * one. */
+bool tern_ckpt_netns_left_out(const char *images);
+
 int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const char *id,
 			      const tern_ckpt_opts *o, tern_error **err);
 

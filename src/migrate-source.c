@@ -823,8 +823,11 @@ static int run(source *s, tern_error **err)
 	tern_jw w;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "phase", "dumped");
-	tern_mig_event(&s->p, "phase", &w, "criu dump done%s",
-		       s->mode == TERN_MIG_POST_COPY ? " (memory stays here, served lazily)" : "");
+	bool netns_new = tern_ckpt_netns_left_out(s->images);
+	tern_jw_bool(&w, "netns_new", netns_new);
+	tern_mig_event(&s->p, "phase", &w, "criu dump done%s%s",
+		       s->mode == TERN_MIG_POST_COPY ? " (memory stays here, served lazily)" : "",
+		       netns_new ? "; its network namespace held only lo: a new one there" : "");
 	uint64_t frozen_bytes = 0;
 	ret = tern_mig_images_send(s->c, s->images, NULL, true, &frozen_bytes, err);
 	if (ret < 0)
