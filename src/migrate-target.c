@@ -546,7 +546,8 @@ static int start_lazy_daemon(target *t, tern_error **err)
 		_exit(127);
 	}
 	sock = tern_strdup_printf("%s/lazy-pages.socket", t->images);
-	for (int i = 0; i < 400; i++) {
+	/* polled finely: the restore, inside the downtime, waits for it */
+	for (int i = 0; i < 5000; i++) {
 		int status;
 		if (access(sock, F_OK) == 0)
 			return 0;
@@ -558,7 +559,7 @@ static int start_lazy_daemon(target *t, tern_error **err)
 			    "%s/lazy-pages.log)",
 			    t->images);
 		}
-		usleep(25000);
+		usleep(2000);
 	}
 	return tern_error_make_quiet(err, ETIMEDOUT, "criu lazy-pages did not start within 10 s");
 }
