@@ -83,6 +83,28 @@ phase_event() {
 	source_gone
 }
 
+@test "migrate progress: post-copy in text: the bytes fetched so far, then the pages and bytes fetched" {
+	PIPE_MAX_WAS=$(cat /proc/sys/fs/pipe-max-size)
+	[ "$PIPE_MAX_WAS" -ge 4194304 ] || echo 4194304 >/proc/sys/fs/pipe-max-size
+	set_cmd "/bin/memhash 128 /tmp/hash & $(counter_cmd /tmp/count)"
+	start_source
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	receive --token-file "$TOKEN"
+	migrate --token-file "$TOKEN" --mode post-copy
+	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
+	receive_status
+	echo "$output" | sed 's/^/# /' >&3
+	echo "$output" | grep -E '^source \[ *[0-9.]+s\] post-copy: [0-9.]+ of [0-9.]+ MiB fetched by the target so far'
+	line=$(echo "$output" | grep 'every page fetched by the target: ')
+	pages=$(echo "$line" | sed -n 's/.*target: \([0-9]*\) pages, \([0-9]*\) bytes.*/\1/p')
+	bytes=$(echo "$line" | sed -n 's/.*target: \([0-9]*\) pages, \([0-9]*\) bytes.*/\2/p')
+	[ "$bytes" -ge $((128 << 20)) ]
+	[ "$bytes" -eq $((pages * 4096)) ]
+	# the target counted the same
+	[ "$(jq -r 'select(.event == "done") | .pages_fetched' recv.out)" = "$pages" ]
+	source_gone
+}
+
 @test "migrate progress: stop-and-copy counts the pages and bytes of the images, the dirty rate is null; text mode says the same" {
 	set_cmd "/bin/memhash 16 /tmp/hash & $(counter_cmd /tmp/count)"
 	start_source
