@@ -62,6 +62,13 @@ typedef struct {
 	int watch_fd; /* write end: see start_watchdog */
 	uint64_t t_freeze, t_running;
 	uint64_t image_bytes, rootfs_bytes;
+	/* pre-copy: when the last memory round's pre-dump started (criu
+	 * resets the dirty bits there), for the dirty rate of the next */
+	uint64_t t_dump, t_last_round;
+	int last_round;
+	/* post-copy: the pages the dump left for the target to fetch */
+	bool lazy_known;
+	uint64_t lazy_pages;
 } source;
 
 /* ---- checks before anything changes ---- */
@@ -402,6 +409,7 @@ static int start_dump(source *s, const char *images, const char *parent, bool pr
 	int sp[2] = {-1, -1};
 	int ret;
 
+	s->t_dump = tern_mig_now_ns();
 	if (s->mode == TERN_MIG_POST_COPY) {
 		if (pipe2(sp, O_CLOEXEC) < 0)
 			return tern_error_make(err, errno, "pipe");
@@ -510,22 +518,45 @@ static int send_page_server(source *s, tern_error **err)
 
 /* ---- pre-copy ---- */
 
-static uint64_t pages_bytes(const char *dir)
+/* The event of a memory round (`round` > 0) or of the images sent frozen
+ * (0): their pages and the bytes sent, and, where they hold only what was
+ * dirtied since the previous round (`since_ns` since that one's pre-dump
+ * started; 0: no previous round), the dirty rate. Without dirty tracking
+ * (stop-and-copy, post-copy, or pre-copy's first round, which holds
+ * everything) the rate is unknown: null. */
+static void memory_event(source *s, int round, uint64_t pages_bytes, uint64_t sent,
+			 uint64_t since_ns)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	uint64_t total = 0;
+	uint64_t pages = pages_bytes / tern_mig_page_size();
+	char rate_text[64] = "";
+	tern_jw w;
 
-	if (d == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL) {
-		struct stat st;
-		if (strncmp(e->d_name, "pages-", 6) == 0 &&
-		    fstatat(dirfd(d), e->d_name, &st, 0) == 0)
-			total += (uint64_t)st.st_size;
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "phase", round > 0 ? "memory" : "images");
+	if (round > 0)
+		tern_jw_u64(&w, "round", (uint64_t)round);
+	tern_jw_u64(&w, "pages", pages);
+	tern_jw_u64(&w, "pages_bytes", pages_bytes);
+	tern_jw_u64(&w, "bytes", sent);
+	if (since_ns > 0) {
+		uint64_t rate = pages_bytes * 1000000000ULL / since_ns;
+		tern_jw_u64(&w, "dirty_rate", rate);
+		snprintf(rate_text, sizeof(rate_text), "; dirtied at %.1f MiB/s since round %d",
+			 (double)rate / 1048576.0, s->last_round);
+	} else {
+		tern_jw_null(&w, "dirty_rate");
 	}
-	closedir(d);
-	return total;
+	if (round > 0)
+		tern_mig_event(&s->p, "phase", &w,
+			       "memory round %d (running): %llu pages, %llu bytes of pages, %llu "
+			       "sent%s",
+			       round, (unsigned long long)pages, (unsigned long long)pages_bytes,
+			       (unsigned long long)sent, rate_text);
+	else
+		tern_mig_event(&s->p, "phase", &w,
+			       "images sent: %llu bytes (%llu pages, %llu bytes of pages)%s",
+			       (unsigned long long)sent, (unsigned long long)pages,
+			       (unsigned long long)pages_bytes, rate_text);
 }
 
 /* Memory rounds while the container runs: each a criu pre-dump of the
@@ -555,21 +586,15 @@ static int precopy_rounds(source *s, int *rounds, tern_error **err)
 		s->dump_pid = 0;
 		if (ret < 0)
 			return tern_error_wrap(err, "pre-copy round %d", r);
-		bytes = pages_bytes(dir);
+		bytes = tern_mig_pages_bytes(dir);
 		ret = tern_mig_images_send_dir(s->c, dir, rel, &sent, err);
 		if (ret < 0)
 			return ret;
 		s->image_bytes += sent;
 		*rounds = r;
-		tern_jw w;
-		tern_jw_begin(&w);
-		tern_jw_str(&w, "phase", "memory");
-		tern_jw_u64(&w, "round", (uint64_t)r);
-		tern_jw_u64(&w, "pages_bytes", bytes);
-		tern_jw_u64(&w, "bytes", sent);
-		tern_mig_event(&s->p, "phase", &w,
-			       "memory round %d (running): %llu bytes of pages, %llu sent", r,
-			       (unsigned long long)bytes, (unsigned long long)sent);
+		memory_event(s, r, bytes, sent, r > 1 ? s->t_dump - s->t_last_round : 0);
+		s->t_last_round = s->t_dump;
+		s->last_round = r;
 		if (bytes >= last)
 			break; /* not converging: the rest goes frozen */
 		last = bytes;
@@ -833,11 +858,10 @@ static int run(source *s, tern_error **err)
 	if (ret < 0)
 		return ret;
 	s->image_bytes += frozen_bytes;
-	tern_jw_begin(&w);
-	tern_jw_str(&w, "phase", "images");
-	tern_jw_u64(&w, "bytes", frozen_bytes);
-	tern_mig_event(&s->p, "phase", &w, "images sent: %llu bytes",
-		       (unsigned long long)frozen_bytes);
+	/* pre-copy: the frozen dump holds what was dirtied since the last
+	 * round */
+	memory_event(s, 0, tern_mig_pages_bytes(s->images), frozen_bytes,
+		     rounds ? s->t_dump - s->t_last_round : 0);
 	if (s->mode == TERN_MIG_POST_COPY) {
 		ret = send_page_server(s, err);
 		if (ret < 0)
@@ -846,14 +870,38 @@ static int run(source *s, tern_error **err)
 	return wait_running(s, err);
 }
 
+/* Post-copy after RUNNING: wait for the lazy dump, which ends once the
+ * target has fetched every page, showing what crosses its page server. */
+static int wait_lazy_dump(source *s, tern_mig_fetch *f, tern_error **err)
+{
+	tern_error *e = NULL;
+	int ret;
+
+	/* (counted here, not in the downtime) */
+	s->lazy_known = tern_mig_lazy_pages(s->images, &s->lazy_pages, &e) == 0;
+	if (!s->lazy_known)
+		tern_warn("post-copy: the pages left to fetch are unknown: %s", e->msg);
+	tern_error_free(e);
+	tern_mig_fetch_init(f, s->page_ip, s->page_port, true,
+			    s->lazy_pages * tern_mig_page_size());
+	/* (a first sample at once: a small transfer may be over before the
+	 * next) */
+	do
+		tern_mig_fetch_sample(f, &s->p);
+	while ((ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, TERN_MIG_PROGRESS_MS, err)) ==
+	       -ETIMEDOUT);
+	return ret;
+}
+
 /* After RUNNING: wait for the lazy dump to have served every page, then
  * delete the source container and say DONE. */
 static int finish(source *s, tern_error **err)
 {
+	tern_mig_fetch f;
 	int ret = 0;
 
 	if (s->dump_pid > 0) {
-		ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
+		ret = wait_lazy_dump(s, &f, err);
 		s->dump_pid = 0;
 		if (ret < 0 && !s->g->debug)
 			tern_mig_remove_tree(s->work);
@@ -866,10 +914,8 @@ static int finish(source *s, tern_error **err)
 			    "the target, then `tern resume %s` (if the target's copy is gone) or "
 			    "`tern delete --force %s`",
 			    s->target_id, s->o->id, s->o->id, s->o->id);
-		tern_jw w;
-		tern_jw_begin(&w);
-		tern_jw_str(&w, "phase", "pages");
-		tern_mig_event(&s->p, "phase", &w, "every page fetched by the target");
+		tern_mig_pages_event(&s->p, s->lazy_known, s->lazy_pages, &f,
+				     "every page fetched by the target");
 	}
 	tern_mig_remove_tree(s->work);
 	ret = tern_container_delete(&s->g->rt, s->o->id, true, err);
@@ -951,6 +997,7 @@ int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_er
 		tern_jw_u64(&w, "image_bytes", s.image_bytes);
 		tern_jw_u64(&w, "rootfs_bytes", s.rootfs_bytes);
 		tern_jw_u64(&w, "memory_bytes", s.memory_bytes);
+		tern_mig_fetched_fields(&w, s.mode, s.lazy_known, s.lazy_pages);
 		tern_mig_event(
 		    &s.p, "done", &w,
 		    "done: `%s` runs on %s as `%s` (%s); downtime %llu ms, total %llu ms", o->id,

@@ -26,8 +26,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,6 +62,11 @@ typedef struct {
 	pid_t receiver_pid;
 	int pre_rounds;
 	uint64_t image_bytes;
+	/* post-copy: the pages the dump left for us to fetch */
+	bool lazy_known;
+	uint64_t lazy_pages;
+	char *page_ip; /* post-copy: the source's page server */
+	int page_port;
 } target;
 
 /* ---- leftovers of receivers that were killed ---- */
@@ -369,13 +376,22 @@ static int receive_precopy(target *t, tern_error **err)
 	if (ret < 0)
 		return tern_error_wrap(err, "receiving the pre-copy rounds");
 	t->image_bytes += bytes;
+	uint64_t pages_bytes = 0;
+	for (int r = 1; r <= t->pre_rounds; r++) {
+		cleanup_free char *dir = tern_strdup_printf("%s/pre-%d", t->images, r);
+		pages_bytes += tern_mig_pages_bytes(dir);
+	}
 	tern_jw w;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "phase", "memory");
 	tern_jw_u64(&w, "rounds", (uint64_t)t->pre_rounds);
+	tern_jw_u64(&w, "pages", pages_bytes / tern_mig_page_size());
+	tern_jw_u64(&w, "pages_bytes", pages_bytes);
 	tern_jw_u64(&w, "bytes", bytes);
-	tern_mig_event(&t->p, "phase", &w, "memory rounds received: %d, %llu bytes", t->pre_rounds,
-		       (unsigned long long)bytes);
+	tern_mig_event(&t->p, "phase", &w,
+		       "memory rounds received: %d, %llu pages, %llu bytes of pages, %llu bytes",
+		       t->pre_rounds, (unsigned long long)(pages_bytes / tern_mig_page_size()),
+		       (unsigned long long)pages_bytes, (unsigned long long)bytes);
 	return 0;
 }
 
@@ -439,7 +455,7 @@ static int receive_images(target *t, tern_error **err)
 	static const char *const needed[] = {"inventory.img", TERN_CKPT_DESCRIPTOR,
 					     TERN_CKPT_CONFIG};
 	cleanup_close int dirfd = open(t->images, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-	uint64_t space;
+	uint64_t space, before = t->image_bytes;
 	int ret;
 
 	if (dirfd < 0)
@@ -458,12 +474,20 @@ static int receive_images(target *t, tern_error **err)
 			    "the image set is incomplete: no `%s`; nothing "
 			    "restored",
 			    needed[i]);
+	/* the frozen dump's pages (pre-copy: its rounds' are in pre-N) */
+	uint64_t pages_bytes = tern_mig_pages_bytes(t->images);
 	tern_jw w;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "phase", "images");
-	tern_jw_u64(&w, "bytes", t->image_bytes);
-	tern_mig_event(&t->p, "phase", &w, "images received: %llu bytes",
-		       (unsigned long long)t->image_bytes);
+	tern_jw_u64(&w, "pages", pages_bytes / tern_mig_page_size());
+	tern_jw_u64(&w, "pages_bytes", pages_bytes);
+	/* this batch, as the source's event (pre-copy's rounds had theirs) */
+	tern_jw_u64(&w, "bytes", t->image_bytes - before);
+	tern_mig_event(&t->p, "phase", &w,
+		       "images received: %llu bytes (%llu pages, %llu bytes of pages)",
+		       (unsigned long long)(t->image_bytes - before),
+		       (unsigned long long)(pages_bytes / tern_mig_page_size()),
+		       (unsigned long long)pages_bytes);
 	return 0;
 }
 
@@ -504,6 +528,8 @@ static int start_lazy_daemon(target *t, tern_error **err)
 					     "PAGE_SERVER: want an IP \"address\", a \"port\" and "
 					     "a \"cert\"");
 	port_s = tern_strdup_printf("%llu", (unsigned long long)port);
+	t->page_ip = tern_xstrdup(addr);
+	t->page_port = (int)port;
 	cleanup_free char *cacert = tern_xstrdup(peer);
 	cleanup_free char *mycert = tern_strdup_printf("%s/tls/cert.pem", t->work);
 	cleanup_free char *mykey = tern_strdup_printf("%s/tls/key.pem", t->work);
@@ -564,11 +590,31 @@ static int start_lazy_daemon(target *t, tern_error **err)
 	return tern_error_make_quiet(err, ETIMEDOUT, "criu lazy-pages did not start within 10 s");
 }
 
-/* The daemon ends once every page is here; non-zero when it failed. */
-static int wait_lazy_daemon(target *t, tern_error **err)
+/* The daemon ends once every page is here; non-zero when it failed.
+ * Meanwhile: what its connection to the page server has received. */
+static int wait_lazy_daemon(target *t, tern_mig_fetch *f, tern_error **err)
 {
+	cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, t->lazy_pid, 0);
+	struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+	tern_error *e = NULL;
 	int status;
 
+	/* (counted here, not in the downtime) */
+	t->lazy_known = tern_mig_lazy_pages(t->images, &t->lazy_pages, &e) == 0;
+	if (!t->lazy_known)
+		tern_warn("post-copy: the pages to fetch are unknown: %s", e->msg);
+	tern_error_free(e);
+	tern_mig_fetch_init(f, t->page_ip, t->page_port, false,
+			    t->lazy_pages * tern_mig_page_size());
+	/* (without a pidfd, no progress: just wait) */
+	tern_mig_fetch_sample(f, &t->p);
+	while (pidfd >= 0) {
+		int r = poll(&pfd, 1, TERN_MIG_PROGRESS_MS);
+		if (r > 0 || (r < 0 && errno != EINTR))
+			break;
+		if (r == 0)
+			tern_mig_fetch_sample(f, &t->p);
+	}
 	while (waitpid(t->lazy_pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return tern_error_make(err, errno, "waitpid criu lazy-pages");
@@ -726,11 +772,12 @@ static int finish(target *t, tern_error **err)
 {
 	cleanup_free char *payload = NULL;
 	tern_error *e = NULL;
+	tern_mig_fetch f;
 	size_t len;
 	int ret;
 
 	if (t->lazy_pid > 0) {
-		ret = wait_lazy_daemon(t, err);
+		ret = wait_lazy_daemon(t, &f, err);
 		if (ret < 0) {
 			/* memory it lacks would read as zeros: never run it so */
 			if (tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
@@ -740,10 +787,7 @@ static int finish(target *t, tern_error **err)
 			return tern_error_wrap(
 			    err, "post-copy of `%s`: the container was killed here", t->id);
 		}
-		tern_jw w;
-		tern_jw_begin(&w);
-		tern_jw_str(&w, "phase", "pages");
-		tern_mig_event(&t->p, "phase", &w, "every page arrived");
+		tern_mig_pages_event(&t->p, t->lazy_known, t->lazy_pages, &f, "every page arrived");
 	}
 	if (tern_mchan_recv(t->c, TERN_MSG_DONE, NULL, &payload, &len, TERN_MIG_STEP_TIMEOUT_MS,
 			    &e) < 0) {
@@ -793,6 +837,7 @@ int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_er
 		tern_jw_str(&w, "id", t.id);
 		tern_jw_str(&w, "mode", tern_mig_mode_name(t.mode));
 		tern_jw_u64(&w, "total_ms", (tern_mig_now_ns() - t.p.t0_ns) / 1000000);
+		tern_mig_fetched_fields(&w, t.mode, t.lazy_known, t.lazy_pages);
 		tern_mig_event(&t.p, "done", &w, "done: `%s` runs here (%s)", t.id,
 			       tern_mig_mode_name(t.mode));
 	}
@@ -812,5 +857,6 @@ int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_er
 	free(t.work);
 	free(t.images);
 	free(t.cert);
+	free(t.page_ip);
 	return ret;
 }

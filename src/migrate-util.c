@@ -105,6 +105,12 @@ void tern_jw_bool(tern_jw *w, const char *k, bool value)
 	fputs(value ? "true" : "false", w->f);
 }
 
+void tern_jw_null(tern_jw *w, const char *k)
+{
+	key(w, k);
+	fputs("null", w->f);
+}
+
 char *tern_jw_end(tern_jw *w)
 {
 	fputc('}', w->f);

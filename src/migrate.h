@@ -92,6 +92,8 @@ void tern_jw_begin(tern_jw *w);
 void tern_jw_str(tern_jw *w, const char *key, const char *value);
 void tern_jw_u64(tern_jw *w, const char *key, uint64_t value);
 void tern_jw_bool(tern_jw *w, const char *key, bool value);
+/* `key: null`: a figure that cannot be known (said, rather than left out) */
+void tern_jw_null(tern_jw *w, const char *key);
 /* Ends the object; returns the malloc'd text (the caller frees it). */
 char *tern_jw_end(tern_jw *w);
 
@@ -99,6 +101,52 @@ char *tern_jw_end(tern_jw *w);
  * line for the terminal. Frees w's buffer. */
 void tern_mig_event(tern_mig_progress *p, const char *event, tern_jw *w, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* ---- figures from criu and the kernel (migrate-progress.c) ---- */
+
+/* The pages that criu's dump in `dir` left behind for the target to
+ * fetch (post-copy): its pagemap images' lazy entries that are not in the
+ * page images. The parser takes one pagemap image. */
+int tern_mig_pagemap_lazy_parse(const void *buf, size_t len, uint64_t *pages);
+int tern_mig_lazy_pages(const char *dir, uint64_t *pages, tern_error **err);
+
+/* The size of the page images (pages-*.img) directly in `dir`. */
+uint64_t tern_mig_pages_bytes(const char *dir);
+uint64_t tern_mig_page_size(void);
+
+/* The TCP payload bytes of criu's page-server connections at ip:port in
+ * this network namespace: acknowledged by the peer on the server's side
+ * (`server`), received on the client's. *seen: such a connection exists.
+ * Criu's TLS records and page-server headers are included (a few bytes in
+ * a thousand). */
+int tern_mig_page_conn_bytes(const char *ip, int port, bool server, uint64_t *bytes, bool *seen,
+			     tern_error **err);
+
+/* Post-copy progress: each sample prints a "progress" event when the
+ * connection's bytes moved (or every 5 s when they did not). */
+#define TERN_MIG_PROGRESS_MS 250
+typedef struct {
+	const char *ip;
+	int port;
+	bool server;
+	uint64_t lazy_bytes; /* what the dump left behind, for the text */
+	uint64_t bytes;	     /* the last figure seen */
+	uint64_t t_last;
+	bool sampled;
+} tern_mig_fetch;
+
+void tern_mig_fetch_init(tern_mig_fetch *f, const char *ip, int port, bool server,
+			 uint64_t lazy_bytes);
+void tern_mig_fetch_sample(tern_mig_fetch *f, tern_mig_progress *p);
+/* The end of post-copy: the "pages" event, `what` its text. The pages are
+ * those the dump left behind (`known`: its pagemaps could be read); the
+ * lazy dump ends only once the target's daemon has fetched them all (less
+ * only what the container unmapped before they were fetched). */
+void tern_mig_pages_event(tern_mig_progress *p, bool known, uint64_t lazy_pages,
+			  const tern_mig_fetch *f, const char *what);
+/* The "done" event's pages_fetched and bytes_fetched (null unless
+ * post-copy). */
+void tern_mig_fetched_fields(tern_jw *w, tern_mig_mode mode, bool known, uint64_t lazy_pages);
 
 /* ---- reading the JSON of a message ---- */
 

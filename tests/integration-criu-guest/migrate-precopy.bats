@@ -40,6 +40,15 @@ teardown() {
 	echo "$output" | grep '"phase":"memory"' | head -1 | jq -e '.pages_bytes >= 96 * 1048576'
 	# the frozen dump sent far less than that
 	echo "$output" | grep '"phase":"images"' | jq -e '.bytes < 32 * 1048576'
+	# pages and bytes everywhere; the dirty rate of each round after the
+	# first and of the frozen dump (dirtied since the round before), none
+	# for the first round, which holds everything
+	echo "$output" | grep '"phase":"memory"' | jq -s -e 'length >= 2 and
+		all(.[]; .pages * 4096 == .pages_bytes and .bytes >= .pages_bytes) and
+		.[0].dirty_rate == null and
+		all(.[1:][]; (.dirty_rate | type) == "number" and .dirty_rate >= 0)'
+	echo "$output" | grep '"phase":"images"' | jq -e '.pages * 4096 == .pages_bytes and
+		(.dirty_rate | type) == "number" and .dirty_rate >= 0'
 	receive_status
 	[ "$(tern_b state "$ID" | jq -r .status)" = running ]
 	last=$(cat "$BUNDLE/rootfs/tmp/count")

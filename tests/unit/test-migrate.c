@@ -54,5 +54,35 @@ int main(void)
 	   "a message that is not an object is refused, naming the message: %s",
 	   err ? err->msg : "");
 	tern_error_free(err);
+
+	tern_jw_begin(&w);
+	tern_jw_null(&w, "dirty_rate");
+	text = tern_jw_end(&w);
+	is_str(text, "{\"dirty_rate\":null}", "an unknown figure is written as null");
+	free(text);
+
+	/* a pagemap image as criu writes it: its two magic words, then
+	 * length-prefixed messages, the head first (pages_id 1), then entries
+	 * { vaddr 1, compat_nr_pages 2, flags 4, nr_pages 5 } */
+	static const unsigned char pagemap[] = {
+	    0x19, 0x43, 0x56, 0x54, 0x25, 0x40, 0x08, 0x56, /* magic */
+	    2, 0, 0, 0, 0x08, 0x01,			    /* head */
+	    /* 300 lazy pages (nr_pages, a two-byte varint), not in the images */
+	    10, 0, 0, 0, 0x08, 0x80, 0x20, 0x10, 0x00, 0x20, 0x02, 0x28, 0xac, 0x02,
+	    /* 3 pages lazy and present: in the images, not fetched */
+	    6, 0, 0, 0, 0x08, 0x01, 0x10, 0x03, 0x20, 0x06,
+	    /* 2 lazy pages of an older criu (compat_nr_pages only) */
+	    6, 0, 0, 0, 0x08, 0x02, 0x10, 0x02, 0x20, 0x02,
+	    /* 4 pages not lazy */
+	    4, 0, 0, 0, 0x10, 0x04, 0x20, 0x04};
+	uint64_t lazy = 0;
+	is_int(tern_mig_pagemap_lazy_parse(pagemap, sizeof(pagemap), &lazy), 0,
+	       "a pagemap image parses");
+	ok(lazy == 302, "its lazy pages not in the page images are counted: %llu",
+	   (unsigned long long)lazy);
+	is_int(tern_mig_pagemap_lazy_parse(pagemap, sizeof(pagemap) - 1, &lazy), -EINVAL,
+	       "a truncated pagemap image is refused");
+	is_int(tern_mig_pagemap_lazy_parse(pagemap + 4, sizeof(pagemap) - 4, &lazy), -EINVAL,
+	       "an image without criu's magic is refused");
 	return done_testing();
 }
