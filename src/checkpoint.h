@@ -47,6 +47,12 @@ typedef struct {
 	 * releases the tasks, so that they stay as dumped (tern migrate on
 	 * cgroup v2, where criu cannot dump a cgroup frozen beforehand) */
 	bool leave_frozen;
+	/* with leave_running, of a container with a network namespace of
+	 * its own: drop its every packet from the end of the dump on, so
+	 * that the connections it had, restored elsewhere, are neither
+	 * answered nor closed from here (tern migrate --tcp-established;
+	 * see checkpoint-net.h) */
+	bool keep_net_locked;
 	bool tcp_established;
 	bool tcp_close;
 	bool ext_unix_sk;
