@@ -77,6 +77,29 @@ client_above() {
 	[ -e "$BATS_TEST_TMPDIR/client.n" ] && [ "$(cat "$BATS_TEST_TMPDIR/client.n")" -gt "$1" ]
 }
 
+# start_conversation: the container (tcpecho and a counter) on node A,
+# plumbed, and the client talking to it; CONN is its connection, SOCAT_PID
+# the client's socat.
+start_conversation() {
+	set_cmd "/bin/tcpecho 5555 & $(counter_cmd /tmp/count)"
+	start_source
+	plumb_source
+	wait_until 10 sh -c "nsenter --net=/proc/$SRC_PID/ns/net ss -Hltn 'sport = :5555' | grep -q ."
+	start_client
+	wait_until 10 client_above 20 || { cat client.err client.stderr; false; }
+	CONN=$(client_conn)
+	[[ "$CONN" == "10.231.0.1:"*" 10.231.9.2:5555" ]] || { echo "conn: $CONN"; false; }
+	SOCAT_PID=$(pgrep -P "$CLIENT_PID" socat)
+}
+
+# no_lock PID: the network namespace of PID has no TERN-MIGRATE chain
+# (the lock tern adds to a dumped source) in either family.
+no_lock() {
+	local r
+	r=$(nsenter --net="/proc/$1/ns/net" iptables-save)$(nsenter --net="/proc/$1/ns/net" ip6tables-save)
+	[[ "$r" != *TERN-MIGRATE* ]] || { echo "$r"; return 1; }
+}
+
 # client_conn: the client's connection as node A sees it (local and peer
 # address and port), empty if it has none.
 client_conn() {
@@ -84,16 +107,7 @@ client_conn() {
 }
 
 @test "migrate --tcp-established: a conversation with a client on node A goes on over the same connection once the container runs on node B" {
-	set_cmd "/bin/tcpecho 5555 & $(counter_cmd /tmp/count)"
-	start_source
-	plumb_source
-	wait_until 10 sh -c "nsenter --net=/proc/$SRC_PID/ns/net ss -Hltn 'sport = :5555' | grep -q ."
-	start_client
-	wait_until 10 client_above 20 || { cat client.err client.stderr; false; }
-	conn=$(client_conn)
-	[[ "$conn" == "10.231.0.1:"*" 10.231.9.2:5555" ]] || { echo "conn: $conn"; false; }
-	socat_pid=$(pgrep -P "$CLIENT_PID" socat)
-
+	start_conversation
 	receive --token-file "$TOKEN"
 	migrate --token-file "$TOKEN" --tcp-established --mode stop-and-copy --format json
 	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
@@ -116,13 +130,38 @@ client_conn() {
 
 	# the same client, over the same socket, gets the answers that follow
 	wait_until 60 client_above $((before + 50)) || { cat client.err client.stderr; false; }
-	[ "$(client_conn)" = "$conn" ]
-	[ "$(pgrep -P "$CLIENT_PID" socat)" = "$socat_pid" ]
-	# and it is the container on B that answers: its end is on B now
+	[ "$(client_conn)" = "$CONN" ]
+	[ "$(pgrep -P "$CLIENT_PID" socat)" = "$SOCAT_PID" ]
+	# and it is the container on B that answers: its end is on B now,
+	# without the lock that the source's namespace had at the end
 	b_pid=$(tern_b state "$ID" | jq -r .pid)
 	nsenter --net="/proc/$b_pid/ns/net" ss -Htn state established 'sport = :5555' | grep -q 10.231.0.1
+	no_lock "$b_pid"
 	# the rest of the container went on too
 	last=$(cat "$BUNDLE/rootfs/tmp/count")
 	went_on "$BUNDLE_B/rootfs/tmp/count" "$last"
 	! ls -d "$BUNDLE_B"/.tern-migrate-* 2>/dev/null || false
+}
+
+@test "migrate --tcp-established: a migration that fails after the dump rolls back: the source's lock goes, the same conversation goes on on node A" {
+	start_conversation
+	receive --token-file "$TOKEN"
+	# kill -9 the receiver once it has the images: the source was dumped
+	# (and its network locked) by then
+	(
+		wait_until 60 grep -q '"phase":"images"' "$BATS_TEST_TMPDIR/recv.out" &&
+			pkill -9 -f -- "--listen 10.231.0.2:$PORT --bundle $BUNDLE_B"
+	) 3>&- &
+	migrate --token-file "$TOKEN" --tcp-established --mode stop-and-copy --format json
+	[ "$status" -ne 0 ]
+	echo "$output" | grep -q '"event":"rollback"' || { echo "$output"; false; }
+	echo "$output" | grep -q '"phase":"dumped"' || { echo "$output"; false; }
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	no_lock "$SRC_PID"
+	before=$(cat client.n)
+	wait_until 60 client_above $((before + 50)) || { cat client.err client.stderr; false; }
+	[ "$(client_conn)" = "$CONN" ]
+	[ "$(pgrep -P "$CLIENT_PID" socat)" = "$SOCAT_PID" ]
+	[ ! -e "$RB/$ID" ]
 }
