@@ -10,7 +10,9 @@
  *   tern-config.json      the config.json the container was created with
  *   tern-checkpoint.txt   "key value" lines: the id, the external mounts
  *                         (key = mount destination), whether the netns was
- *                         joined from a path, whether there was a terminal.
+ *                         joined from a path, whether there was a terminal,
+ *                         the veths whose peer was outside the container
+ *                         (see checkpoint-net.h).
  *
  * External mounts: bind mounts from the bundle (and cgroup binds) are not
  * dumped; their destination is their key, and restore maps each key to the
