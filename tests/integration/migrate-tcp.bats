@@ -163,5 +163,4 @@ client_conn() {
 	wait_until 60 client_above $((before + 50)) || { cat client.err client.stderr; false; }
 	[ "$(client_conn)" = "$CONN" ]
 	[ "$(pgrep -P "$CLIENT_PID" socat)" = "$SOCAT_PID" ]
-	[ ! -e "$RB/$ID" ]
 }
