@@ -117,8 +117,10 @@ move_conversation() {
 	receive_status
 	[ "$(tern_b state "$ID" | jq -r .status)" = running ]
 	source_gone
-	# the outer end went with the source's namespace and came back on B
-	wait_until 10 sh -c "! nsenter --net=/run/netns/$NA ip link show $OUT 2>/dev/null"
+	# the outer end went with the source's namespace (which the kernel
+	# frees in the background: seen taking over 10 s with other tests
+	# running) and came back on B
+	wait_until 60 sh -c "! nsenter --net=/run/netns/$NA ip link show $OUT 2>/dev/null"
 	on B ip link show "$OUT"
 	# while nothing routes the conversation, the client gets no answer:
 	# its connection waits (retransmits), neither reset nor closed
