@@ -22,8 +22,8 @@
 
 typedef struct {
 	int index;
-	int peer;	/* IFLA_LINK: the peer's index, in its own namespace */
-	bool other_ns;	/* IFLA_LINK_NETNSID: the peer is in another namespace */
+	int peer;      /* IFLA_LINK: the peer's index, in its own namespace */
+	bool other_ns; /* IFLA_LINK_NETNSID: the peer is in another namespace */
 	char name[IFNAMSIZ];
 } veth_link;
 

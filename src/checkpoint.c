@@ -370,8 +370,8 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 				*outer++ = '\0';
 			if (outer == NULL || !tern_veth_name_ok(pair) || !tern_veth_name_ok(outer))
 				return tern_error_make_quiet(
-				    err, EINVAL, "%s: corrupted (veth `%s` is not two device names)",
-				    path, v);
+				    err, EINVAL,
+				    "%s: corrupted (veth `%s` is not two device names)", path, v);
 			d->veths = tern_cli_strv_add(d->veths, tern_xstrdup(v));
 		} else if (strcmp(l, "netns-external") == 0)
 			d->netns_external = atoi(v) != 0;
@@ -894,10 +894,10 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	dump_freeze_failed = false;
 	{
 		const oci_namespace *net = config_ns(config, OCI_NS_NETWORK);
-		dump_lock_pid = o->keep_net_locked && o->leave_running && !o->pre_dump && net &&
-					!net->path
-				    ? st->pid
-				    : 0;
+		dump_lock_pid =
+		    o->keep_net_locked && o->leave_running && !o->pre_dump && net && !net->path
+			? st->pid
+			: 0;
 	}
 	if (o->lazy_pages || dump_freeze_paths || dump_lock_pid)
 		criu_local_set_notify_cb(s.opts, dump_notify);
