@@ -70,7 +70,8 @@ static int dump_veths(int nl, veth_link **links, size_t *n, tern_error **err)
 		       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
 		       .nlmsg_seq = 1},
 		 .i = {.ifi_family = AF_UNSPEC}};
-	static char buf[32768] __attribute__((aligned(4)));
+	/* the kernel sends a dump in parts of at most 32 KiB */
+	char buf[65536] __attribute__((aligned(4)));
 
 	if (send(nl, &req, sizeof(req), 0) < 0)
 		return tern_error_make(err, errno, "rtnetlink: list the network devices");
