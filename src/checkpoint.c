@@ -1,6 +1,7 @@
 /* Checkpoint and restore with CRIU (see checkpoint.h for the layout of a
  * checkpoint directory and how criu is found). */
 #include "checkpoint.h"
+#include "checkpoint-net.h"
 #include "checkpoint-netns.h"
 #include "cgroup-systemd.h"
 #include "cgroup.h"
@@ -310,6 +311,7 @@ typedef struct {
 	char **ext_mounts; /* destinations */
 	char **cg_mounts;  /* "DESTINATION HOST-HIERARCHY-MOUNTPOINT" */
 	char *stdio[3];	   /* CRIU's key of the init's fd 0-2 when it is outside */
+	char **veths;	   /* "INNER OUTER": veths whose peer was outside */
 	bool netns_external;
 	bool netns_fresh; /* not in the images: restore makes a new one */
 	bool terminal;
@@ -326,6 +328,9 @@ static void descriptor_clear(descriptor *d)
 	free(d->cg_mounts);
 	for (int i = 0; i < 3; i++)
 		free(d->stdio[i]);
+	for (char **m = d->veths; m && *m; m++)
+		free(*m);
+	free(d->veths);
 }
 
 static int descriptor_write(int dirfd, const descriptor *d, tern_error **err)
@@ -342,6 +347,8 @@ static int descriptor_write(int dirfd, const descriptor *d, tern_error **err)
 	for (int i = 0; i < 3; i++)
 		if (d->stdio[i])
 			fprintf(f, "stdio%d %s\n", i, d->stdio[i]);
+	for (char **m = d->veths; m && *m; m++)
+		fprintf(f, "veth %s\n", *m);
 	fprintf(f, "netns-external %d\nnetns-fresh %d\nterminal %d\n", d->netns_external,
 		d->netns_fresh, d->terminal);
 	fclose(f);
@@ -375,7 +382,20 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 			d->cg_mounts = tern_cli_strv_add(d->cg_mounts, tern_xstrdup(v));
 		else if (strncmp(l, "stdio", 5) == 0 && l[5] >= '0' && l[5] <= '2' && !l[6])
 			d->stdio[l[5] - '0'] = tern_xstrdup(v);
-		else if (strcmp(l, "netns-external") == 0)
+		else if (strcmp(l, "veth") == 0) {
+			/* the names become a device on this node (through
+			 * criu's veth[INNER]:OUTER): a migration's source
+			 * wrote them, so nothing else passes */
+			cleanup_free char *pair = tern_xstrdup(v);
+			char *outer = strchr(pair, ' ');
+			if (outer)
+				*outer++ = '\0';
+			if (outer == NULL || !tern_veth_name_ok(pair) || !tern_veth_name_ok(outer))
+				return tern_error_make_quiet(
+				    err, EINVAL,
+				    "%s: corrupted (veth `%s` is not two device names)", path, v);
+			d->veths = tern_cli_strv_add(d->veths, tern_xstrdup(v));
+		} else if (strcmp(l, "netns-external") == 0)
 			d->netns_external = atoi(v) != 0;
 		else if (strcmp(l, "netns-fresh") == 0)
 			d->netns_fresh = atoi(v) != 0;
@@ -691,9 +711,10 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 		    tern_strdup_printf("net[%lu]:%s", (unsigned long)nst.st_ino, NETNS_KEY);
 		criu_local_add_external(s->opts, ext);
 		d.netns_external = true;
-	} else if (o->netns_fresh_if_plain && !o->tcp_established) {
+	} else if (net) {
 		cleanup_free char *why = NULL;
-		if (tern_netns_is_plain(config, &st->cgroup_paths, st->pid, &why)) {
+		if (o->netns_fresh_if_plain && !o->tcp_established &&
+		    tern_netns_is_plain(config, &st->cgroup_paths, st->pid, &why)) {
 			cleanup_free char *nspath = tern_strdup_printf("/proc/%d/ns/net", st->pid);
 			struct stat nst;
 			if (stat(nspath, &nst) < 0) {
@@ -706,7 +727,19 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 			network_lock_skip(s->opts);
 			d.netns_fresh = true;
 		} else {
-			tern_debug("the network namespace goes into the images: %s", why);
+			if (why)
+				tern_debug("the network namespace goes into the images: %s", why);
+			/* a veth from the container's own namespace to ours (the
+			 * operator's plumbing): restore must be told its outer
+			 * name. Not finding them is no reason to refuse a
+			 * checkpoint that most likely has none: only such a
+			 * restore would fail. */
+			tern_error *e = NULL;
+			if (tern_veth_pairs(st->pid, &d.veths, &e) < 0) {
+				tern_warn("container `%s`: the veths of its network namespace: %s",
+					  st->id, e->msg);
+				tern_error_free(e);
+			}
 		}
 	}
 	ret = external_cgroup_mounts(s, st->pid, &d, err);
@@ -776,13 +809,34 @@ static void freeze_dumped(void)
 	dump_freeze_paths = NULL;
 }
 
+/* keep_net_locked: the container's init (0 otherwise, or once done) */
+static pid_t dump_lock_pid;
+
+/* Before criu unlocks the network at the end of the dump, and at the same
+ * points as freeze_dumped for the same reason. */
+static void lock_dumped_net(void)
+{
+	tern_error *e = NULL;
+
+	if (dump_lock_pid == 0)
+		return;
+	if (tern_netns_lock(dump_lock_pid, &e) < 0) {
+		tern_warn("%s", e->msg);
+		tern_error_free(e);
+		dump_freeze_failed = true;
+	}
+	dump_lock_pid = 0;
+}
+
 static int dump_notify(char *action, criu_notify_arg_t na)
 {
 	(void)na;
 	if (strcmp(action, "status-ready") == 0) {
-	freeze_dumped();
+		lock_dumped_net();
+		freeze_dumped();
 		signal_status_fd();
 	} else if (strcmp(action, "post-dump") == 0) {
+		lock_dumped_net();
 		freeze_dumped();
 	}
 	/* a non-zero answer makes criu fail the dump and let the tasks run */
@@ -894,7 +948,14 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	dump_status_fd = o->status_fd;
 	dump_freeze_paths = o->leave_frozen && !o->pre_dump ? &st->cgroup_paths : NULL;
 	dump_freeze_failed = false;
-	if (o->lazy_pages || dump_freeze_paths)
+	{
+		const oci_namespace *net = config_ns(config, OCI_NS_NETWORK);
+		dump_lock_pid =
+		    o->keep_net_locked && o->leave_running && !o->pre_dump && net && !net->path
+			? st->pid
+			: 0;
+	}
+	if (o->lazy_pages || dump_freeze_paths || dump_lock_pid)
 		criu_local_set_notify_cb(s.opts, dump_notify);
 	ret = o->pre_dump ? criu_local_pre_dump(s.opts) : criu_local_dump(s.opts);
 	if (ret < 0) {
@@ -1206,6 +1267,16 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	}
 	if (r->d.netns_fresh && !o->tcp_established)
 		network_lock_skip(r->s.opts);
+	/* the outer end comes back in this (the restoring tern's) network
+	 * namespace under its old name, with no address: see
+	 * checkpoint-net.h */
+	for (char **m = r->d.veths; m && *m; m++) {
+		cleanup_free char *inner = tern_xstrdup(*m);
+		char *outer = strchr(inner, ' ');
+		*outer++ = '\0';
+		cleanup_free char *ext = tern_strdup_printf("veth[%s]:%s", inner, outer);
+		criu_local_add_external(r->s.opts, ext);
+	}
 
 	ret = tern_state_dir_create(r->c.rt->root, r->c.id, &r->c.dir, err);
 	if (ret < 0)

@@ -10,7 +10,9 @@
  *   tern-config.json      the config.json the container was created with
  *   tern-checkpoint.txt   "key value" lines: the id, the external mounts
  *                         (key = mount destination), whether the netns was
- *                         joined from a path, whether there was a terminal.
+ *                         joined from a path, whether there was a terminal,
+ *                         the veths whose peer was outside the container
+ *                         (see checkpoint-net.h).
  *
  * External mounts: bind mounts from the bundle (and cgroup binds) are not
  * dumped; their destination is their key, and restore maps each key to the
@@ -47,6 +49,12 @@ typedef struct {
 	 * releases the tasks, so that they stay as dumped (tern migrate on
 	 * cgroup v2, where criu cannot dump a cgroup frozen beforehand) */
 	bool leave_frozen;
+	/* with leave_running, of a container with a network namespace of
+	 * its own: drop its every packet from the end of the dump on, so
+	 * that the connections it had, restored elsewhere, are neither
+	 * answered nor closed from here (tern migrate --tcp-established;
+	 * see checkpoint-net.h) */
+	bool keep_net_locked;
 	bool tcp_established;
 	bool tcp_close;
 	bool ext_unix_sk;

@@ -6,6 +6,7 @@
  * found frozen frozen), and any failure before RUNNING thaws it again.
  * After RUNNING it is never thawed: it is deleted. */
 #include "checkpoint.h"
+#include "checkpoint-net.h"
 #include "container-cgroup.h"
 #include "log.h"
 #include "migrate.h"
@@ -404,6 +405,7 @@ static int start_dump(source *s, const char *images, const char *parent, bool pr
 			     .tcp_established = s->o->tcp_established,
 			     .netns_fresh_if_plain = true,
 			     .criu_checked = true,
+			     .keep_net_locked = s->o->tcp_established,
 			     .status_fd = -1}};
 	cleanup_free char *ps = NULL, *cacert = NULL, *cert = NULL, *key = NULL;
 	int sp[2] = {-1, -1};
@@ -626,6 +628,21 @@ static int make_work(source *s, tern_error **err)
 	return 0;
 }
 
+/* A source that keeps the container: its connections go on from here, so
+ * the lock the dump left (--tcp-established, see checkpoint-net.h) goes.
+ * Harmless when the dump never got that far (nothing to remove). */
+static void unlock_net(source *s)
+{
+	tern_error *e = NULL;
+
+	if (!s->o->tcp_established || s->pid <= 0)
+		return;
+	if (tern_netns_unlock(s->pid, &e) < 0) {
+		tern_debug("unlock the network of `%s`: %s", s->o->id, e->msg);
+		tern_error_free(e);
+	}
+}
+
 /* ---- the dead man's switch ----
  *
  * If tern migrate itself dies (SIGKILL, the OOM killer) while the container
@@ -659,6 +676,7 @@ static void watchdog(source *s, int fd)
 	if (handled)
 		_exit(0);
 	hang_up_page_server(s->page_ip, s->page_port);
+	unlock_net(s);
 	if (tern_container_resume(&s->g->rt, s->o->id, &e) < 0)
 		_exit(1);
 	/* (in the state directory, whose removal goes one level deep only) */
@@ -951,6 +969,7 @@ static void roll_back(source *s, tern_error *why)
 	if (s->c)
 		tern_mchan_send_error(s->c, why);
 	abort_dump(s);
+	unlock_net(s);
 	if (s->frozen && is_paused(s)) {
 		if (tern_container_resume(&s->g->rt, s->o->id, &e) < 0) {
 			tern_log(TERN_LOG_ERROR, "thaw `%s` after the failed migration: %s",
