@@ -55,6 +55,7 @@ typedef struct {
 	char *images;
 	tern_mig_mode mode;
 	bool tcp_established;
+	tern_criu_features features; /* checked before listening */
 	uint64_t memory_bytes;
 	char *cert; /* ours (post-copy) */
 	pid_t lazy_pid;
@@ -211,15 +212,11 @@ static int use_config(target *t, const char *src_config, tern_error **err)
 static int choose_mode(target *t, const char *asked, bool src_post, bool src_pre, tern_error **err)
 {
 	tern_mig_mode want;
-	tern_criu_features f;
-	int ret;
+	const tern_criu_features f = t->features;
 
 	if (asked == NULL || tern_mig_mode_parse(asked, &want) < 0)
 		return tern_error_make_quiet(err, EPROTO, "OFFER: unknown mode `%s`",
 					     asked ? asked : "");
-	ret = tern_criu_features_check(t->criu, &f, err);
-	if (ret < 0)
-		return ret;
 	switch (want) {
 	case TERN_MIG_PRE_COPY:
 		/* the source tracks the dirty pages; restoring them needs
@@ -722,6 +719,10 @@ static int run(target *t, tern_error **err)
 	if (ret < 0)
 		return ret;
 	ret = tern_criu_find(t->g->criu, &t->criu, err);
+	/* criu's version and what this kernel lets it do, before listening:
+	 * a broken criu fails here, and the source does not wait for it */
+	if (ret == 0)
+		ret = tern_criu_features_check(t->criu, &t->features, err);
 	if (ret == 0) {
 		t->bundle = realpath(t->o->bundle, NULL);
 		if (t->bundle == NULL)
