@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -987,7 +988,22 @@ static struct {
 	const oci_config *config;
 	oci_state *state;
 	tern_error *hook_err;
+	int lazy_ready_fd; /* -1: nothing to wait for */
 } notify_ctx;
+
+/* Until the lazy-pages daemon says it listens (a byte on its status fd),
+ * at most 10 s; false if it never does (it died: EOF). */
+static bool lazy_daemon_ready(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char b;
+	int r;
+
+	do
+		r = poll(&p, 1, 10000);
+	while (r < 0 && errno == EINTR);
+	return r > 0 && read(fd, &b, 1) == 1;
+}
 
 /* runc runs the prestart and createRuntime hooks when CRIU has set up the
  * namespaces of the restored tree, before its processes resume: we do
@@ -996,6 +1012,19 @@ static int restore_notify(char *action, criu_notify_arg_t na)
 {
 	const oci_hooks *h = notify_ctx.config->hooks;
 
+	/* criu connects to the daemon after this and before any process
+	 * resumes */
+	if (strcmp(action, "post-setup-namespaces") == 0 && notify_ctx.lazy_ready_fd >= 0) {
+		bool ready = lazy_daemon_ready(notify_ctx.lazy_ready_fd);
+		notify_ctx.lazy_ready_fd = -1;
+		if (!ready) {
+			tern_error_make_quiet(&notify_ctx.hook_err, EIO,
+					      "criu lazy-pages did not get ready (it exited, or "
+					      "not within 10 s)");
+			return -1;
+		}
+		return 0;
+	}
 	if (strcmp(action, "setup-namespaces") != 0 || h == NULL)
 		return 0;
 	cleanup_free char *json = NULL;
@@ -1235,7 +1264,8 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	ret = apply_common(&r->s, o, err);
 	if (ret < 0)
 		return ret;
-	if (o->lazy_pages && faccessat(r->s.work_fd, "lazy-pages.socket", F_OK, 0) < 0)
+	if (o->lazy_pages && !o->lazy_ready_wait &&
+	    faccessat(r->s.work_fd, "lazy-pages.socket", F_OK, 0) < 0)
 		return tern_error_make_quiet(
 		    err, ENOENT,
 		    "--lazy-pages: no `criu lazy-pages` daemon listens in `%s` (no "
@@ -1320,6 +1350,7 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 
 	notify_ctx.config = r->c.config;
 	notify_ctx.state = &s;
+	notify_ctx.lazy_ready_fd = o->lazy_pages && o->lazy_ready_wait ? o->lazy_ready_fd : -1;
 	criu_local_set_notify_cb(r->s.opts, restore_notify);
 	ret = criu_local_restore_child(r->s.opts);
 	if (r->in_scope) {

@@ -76,6 +76,13 @@ typedef struct {
 	 * probe here, each of which starts criu once more (its kernel probes
 	 * take tens of ms, inside the downtime) */
 	bool criu_checked;
+	/* restore with lazy_pages: the `criu lazy-pages` daemon is still
+	 * starting; it writes a byte to lazy_ready_fd (its --status-fd) once
+	 * it listens. criu restore starts at once and waits for that only
+	 * when it has set up the namespaces, just before it connects: the
+	 * daemon's start overlaps the restore's (tern migrate's downtime). */
+	bool lazy_ready_wait;
+	int lazy_ready_fd;
 } tern_ckpt_opts;
 
 /* The criu to use (malloc'd path), or a clear error naming every place

@@ -59,6 +59,7 @@ typedef struct {
 	uint64_t memory_bytes;
 	char *cert; /* ours (post-copy) */
 	pid_t lazy_pid;
+	int lazy_ready_fd; /* the daemon's --status-fd, read end; -1 */
 	bool restored;
 	pid_t receiver_pid;
 	int pre_rounds;
@@ -494,7 +495,6 @@ static int start_lazy_daemon(target *t, tern_error **err)
 {
 	cleanup_free char *payload = NULL;
 	cleanup_free char *addr = NULL, *port_s = NULL, *peer = NULL;
-	cleanup_free char *sock = NULL;
 	unsigned char buf[sizeof(struct in6_addr)];
 	uint64_t port = 0;
 	size_t len;
@@ -550,12 +550,23 @@ static int start_lazy_daemon(target *t, tern_error **err)
 			"--tls-key",
 			mykey,
 			"--tls-no-cn-verify",
+			"--status-fd",
+			"3",
 			NULL};
+	/* criu writes a byte to its --status-fd once it listens; the
+	 * restore starts meanwhile and waits for that byte only when it is
+	 * about to connect (tern_ckpt_opts.lazy_ready_wait) */
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return tern_error_make(err, errno, "pipe for criu lazy-pages");
 	fflush(stdout);
 	fflush(stderr);
-		t->lazy_pid = fork();
-	if (t->lazy_pid < 0)
+	t->lazy_pid = fork();
+	if (t->lazy_pid < 0) {
+		close(ready[0]);
+		close(ready[1]);
 		return tern_error_make(err, errno, "fork for criu lazy-pages");
+	}
 	if (t->lazy_pid == 0) {
 		/* it must not outlive a receiver that was killed */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -565,26 +576,15 @@ static int start_lazy_daemon(target *t, tern_error **err)
 			dup2(null, 0);
 			dup2(null, 1);
 		}
+		/* fd 3 (dup2 clears its close-on-exec) */
+		if (dup2(ready[1], 3) < 0)
+			_exit(127);
 		execv(t->criu, argv);
 		_exit(127);
 	}
-	sock = tern_strdup_printf("%s/lazy-pages.socket", t->images);
-	/* polled finely: the restore, inside the downtime, waits for it */
-	for (int i = 0; i < 5000; i++) {
-		int status;
-		if (access(sock, F_OK) == 0)
-			return 0;
-		if (waitpid(t->lazy_pid, &status, WNOHANG) == t->lazy_pid) {
-			t->lazy_pid = 0;
-			return tern_error_make_quiet(
-			    err, EIO,
-			    "criu lazy-pages exited before it listened (log: "
-			    "%s/lazy-pages.log)",
-			    t->images);
-		}
-		usleep(2000);
-	}
-	return tern_error_make_quiet(err, ETIMEDOUT, "criu lazy-pages did not start within 10 s");
+	close(ready[1]);
+	t->lazy_ready_fd = ready[0];
+	return 0;
 }
 
 /* The daemon ends once every page is here; non-zero when it failed.
@@ -635,6 +635,8 @@ static int restore_child(void *arg, tern_error **err)
 			     .tcp_established = t->tcp_established,
 			     .lazy_pages = t->mode == TERN_MIG_POST_COPY,
 			     .criu_checked = true,
+			     .lazy_ready_wait = t->lazy_ready_fd >= 0,
+			     .lazy_ready_fd = t->lazy_ready_fd,
 			     .status_fd = -1};
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int status;
@@ -823,7 +825,7 @@ static void roll_back(target *t, tern_error *why)
 
 int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_error **err)
 {
-	target t = {.g = g, .o = o, .work_lock = -1};
+	target t = {.g = g, .o = o, .work_lock = -1, .lazy_ready_fd = -1};
 	int ret;
 
 	tern_mig_progress_init(&t.p, "target", o->json);
@@ -849,6 +851,8 @@ int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_er
 		tern_mig_remove_tree(t.work);
 	if (t.work_lock >= 0)
 		close(t.work_lock);
+	if (t.lazy_ready_fd >= 0)
+		close(t.lazy_ready_fd);
 	tern_mchan_free(t.c);
 	free(t.criu);
 	free(t.bundle);
