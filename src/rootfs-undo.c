@@ -274,7 +274,7 @@ int tern_rootfs_undo(int rootfd, int undo_dirfd, tern_error **err)
 	tern_error *e = NULL;
 	int ret, first = 0;
 
-	cleanup_close int fd = openat(undo_dirfd, UNDO_LOG, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_close int fd = openat(undo_dirfd, UNDO_LOG, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 
 	if (fd < 0 && errno == ENOENT)
 		return 0;
@@ -318,6 +318,10 @@ int tern_rootfs_undo(int rootfd, int undo_dirfd, tern_error **err)
 		struct rs_reader r = {(unsigned char *)data + offs[i] + RS_REC_HEADER,
 				      end - offs[i] - RS_REC_HEADER, false};
 		ret = undo_one(rootfd, undo_dirfd, pid, (uint8_t)data[offs[i]], &r, &e);
+		/* done with: an undo killed half way resumes here (a record
+		 * undone twice could remove what an older one put back) */
+		if (ftruncate(fd, (off_t)offs[i]) < 0 && ret == 0)
+			ret = tern_error_make(&e, errno, "rootfs undo: truncate the log");
 		if (ret < 0 && first == 0) {
 			first = ret;
 			*err = e;
