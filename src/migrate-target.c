@@ -932,8 +932,10 @@ static int run(target *t, tern_error **err)
 	 * container running here, since the source reads the RUNNING that
 	 * went before the connection's end and deletes its copy. (Only a
 	 * network that drops right now, before the source read it, leaves
-	 * the source to thaw its copy as well: the window is one message.) */
-	if (ret == 0)
+	 * the source to thaw its copy as well: the window is one message.)
+	 * Post-copy: once every page is here (see finish()); a copy without
+	 * them must not run, and the source keeps its copy frozen. */
+	if (ret == 0 && t->mode != TERN_MIG_POST_COPY)
 		stop_watchdog(t, 'C');
 	return ret;
 }
@@ -956,6 +958,7 @@ static int finish(target *t, tern_error **err)
 			return tern_error_wrap(
 			    err, "post-copy of `%s`: the container was killed here", t->id);
 		}
+		stop_watchdog(t, 'C');
 		tern_jw w;
 		tern_jw_begin(&w);
 		tern_jw_str(&w, "phase", "pages");

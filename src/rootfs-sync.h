@@ -60,7 +60,7 @@ int tern_rootfs_applier_finish_round(tern_rootfs_applier *a, tern_error **err);
 void tern_rootfs_applier_free(tern_rootfs_applier *a);
 
 /* Keep what the rounds replace, delete or change in `undo_dirfd` (an empty
- * directory on the rootfs's file system, kept open, not owned) and log it
+ * directory on the rootfs's file system; duplicated) and log it
  * there, so that tern_rootfs_undo can put the tree back as it was: contents,
  * owners, modes, xattrs, mtimes and hard links. Call before the first
  * round. The log is written before each change, so the undo works also

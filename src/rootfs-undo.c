@@ -73,11 +73,11 @@ int rs_undo_new(int undo_dirfd, int rootfd, rs_undo **out, tern_error **err)
 					     "rootfs undo: the undo directory is not on the "
 					     "rootfs's file system");
 	u = tern_xmalloc0(sizeof(*u));
-	u->dirfd = undo_dirfd;
+	u->dirfd = fcntl(undo_dirfd, F_DUPFD_CLOEXEC, 3);
 	u->seen = rs_map_new();
 	u->logfd =
 	    openat(undo_dirfd, UNDO_LOG, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
-	if (u->logfd < 0) {
+	if (u->dirfd < 0 || u->logfd < 0) {
 		ret = tern_error_make(err, errno, "rootfs undo: create the log");
 		rs_undo_free(u);
 		return ret;
@@ -102,6 +102,7 @@ void rs_undo_free(rs_undo *u)
 	if (u == NULL)
 		return;
 	tern_closep(&u->logfd);
+	tern_closep(&u->dirfd);
 	rs_map_free(u->seen, NULL);
 	free(u);
 }

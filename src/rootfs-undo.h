@@ -10,7 +10,7 @@
 
 typedef struct rs_undo rs_undo;
 
-/* Start a log in the empty directory `undo_dirfd` (kept open, not owned),
+/* Start a log in the empty directory `undo_dirfd` (duplicated),
  * which must be on the file system of the rootfs at `rootfd`. */
 int rs_undo_new(int undo_dirfd, int rootfd, rs_undo **out, tern_error **err);
 void rs_undo_free(rs_undo *u);
