@@ -45,6 +45,8 @@
 #define WORK_UNDO	  "undo"
 #define WORK_ROOTFS	  "rootfs"
 #define WORK_WROTE_CONFIG "wrote-config"
+/* the state directory of the container it restores */
+#define WORK_CONTAINER "container"
 /* what a lazy dump's images need at most besides memory, roughly */
 #define LAZY_IMAGE_ALLOWANCE (64ULL << 20)
 
@@ -130,6 +132,16 @@ static void sweep(const char *bundle)
 			continue;
 		tern_info("removing `%s`, left by a receiver that did not finish", dir);
 		tern_error *e = NULL;
+		cleanup_free char *cfile = tern_strdup_printf("%s/" WORK_CONTAINER, dir);
+		cleanup_free char *state = NULL;
+		size_t slen;
+		/* killed between its commit and removing this: the rootfs is
+		 * the container's */
+		if (tern_read_file(cfile, &state, &slen, 4096, NULL) == 0 &&
+		    memchr(state, '\0', slen) == NULL && access(state, F_OK) == 0) {
+			tern_mig_remove_tree(dir);
+			continue;
+		}
 		if (undo_bundle(bundle, dir, &e) < 0) {
 			/* its undo log is what is left of the rootfs as it was */
 			tern_log(TERN_LOG_ERROR, "%s; `%s` is kept", e->msg, dir);
@@ -161,6 +173,10 @@ static int make_work(target *t, tern_error **err)
 		if (tern_write_file(mark, "", 0, 0600, err) < 0)
 			return tern_error_wrap(err, "work directory");
 	}
+	cleanup_free char *cfile = tern_strdup_printf("%s/" WORK_CONTAINER, t->work);
+	cleanup_free char *state = tern_strdup_printf("%s/%s", t->g->rt.root, t->id);
+	if (tern_write_file(cfile, state, strlen(state), 0600, err) < 0)
+		return tern_error_wrap(err, "work directory");
 	return 0;
 }
 
@@ -847,6 +863,20 @@ static int restore(target *t, tern_error **err)
 	return 0;
 }
 
+/* The commit point: from here a receiver that dies leaves the container
+ * running here, since the source reads the RUNNING that went before the
+ * connection's end and deletes its copy. (Only a network that drops right
+ * then, before the source read it, leaves the source to thaw its copy as
+ * well: the window is one message.) Post-copy: once every page is here; a
+ * copy without them must not run, and the source keeps its copy frozen.
+ * The work directory goes now, its undo log with it: the rootfs is the
+ * container's. */
+static void commit(target *t)
+{
+	stop_watchdog(t, 'C');
+	tern_mig_remove_tree(t->work);
+}
+
 static int send_running(target *t, tern_error **err)
 {
 	tern_error *e = NULL;
@@ -862,6 +892,8 @@ static int send_running(target *t, tern_error **err)
 		t->restored = false;
 		return tern_error_wrap(err, "telling the source that `%s` runs", t->id);
 	}
+	if (t->mode != TERN_MIG_POST_COPY)
+		commit(t);
 	tern_jw w;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "phase", "running");
@@ -928,15 +960,6 @@ static int run(target *t, tern_error **err)
 		ret = restore(t, err);
 	if (ret == 0)
 		ret = send_running(t, err);
-	/* the commit point: from here a receiver that dies leaves the
-	 * container running here, since the source reads the RUNNING that
-	 * went before the connection's end and deletes its copy. (Only a
-	 * network that drops right now, before the source read it, leaves
-	 * the source to thaw its copy as well: the window is one message.)
-	 * Post-copy: once every page is here (see finish()); a copy without
-	 * them must not run, and the source keeps its copy frozen. */
-	if (ret == 0 && t->mode != TERN_MIG_POST_COPY)
-		stop_watchdog(t, 'C');
 	return ret;
 }
 
@@ -958,7 +981,7 @@ static int finish(target *t, tern_error **err)
 			return tern_error_wrap(
 			    err, "post-copy of `%s`: the container was killed here", t->id);
 		}
-		stop_watchdog(t, 'C');
+		commit(t);
 		tern_jw w;
 		tern_jw_begin(&w);
 		tern_jw_str(&w, "phase", "pages");

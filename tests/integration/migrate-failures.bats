@@ -220,7 +220,7 @@ never_frozen() {
 }
 
 @test "migrate-failures: the receiver killed once the target runs the container: it runs on there, the source deleted its copy" {
-	set_cmd "$(counter_cmd /tmp/count)"
+	set_cmd "echo changed >/image-dir/file; $(counter_cmd /tmp/count)"
 	start_source
 	receive --token-file "$TOKEN"
 	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
@@ -241,9 +241,13 @@ never_frozen() {
 	last=$(cat "$BUNDLE/rootfs/tmp/count")
 	went_on "$BUNDLE_B/rootfs/tmp/count" "$last"
 	source_gone
-	# its watchdog, told RUNNING was sent, left the container alone
+	# its watchdog, told RUNNING was sent, left the container alone; the
+	# work directory and its undo log went at that commit
 	wait_until 10 sh -c "! pgrep -f -- '[t]ern-migrate --root $RB migrate-receive'"
 	[ "$(tern_b state "$ID" | jq -r .status)" = running ]
+	! ls -d "$BUNDLE_B"/.tern-migrate-* 2>/dev/null || false
+	# (and the rootfs stays as the rounds made it)
+	[ "$(cat "$BUNDLE_B/rootfs/image-dir/file")" = changed ]
 }
 
 @test "migrate-failures: tern migrate killed in the first rootfs round: the target cleans up and puts its rootfs back; the source runs untouched" {
