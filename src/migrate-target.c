@@ -8,9 +8,15 @@
  * it says ERROR and leaves nothing: no container, no state directory, no
  * cgroup, no image directory, no criu daemon. The images wait in a private
  * directory in the bundle (BUNDLE/.tern-migrate-XXXXXX, 0700) that holds a
- * lock file while in use: a receiver that was killed cannot remove its
- * own, so the next one into the same bundle removes every such directory
- * whose lock is free. */
+ * lock file while in use.
+ *
+ * The rootfs rounds change the bundle's rootfs before anything is sure:
+ * they keep what they replace or delete, and an undo log, in the work
+ * directory (tern_rootfs_applier_set_undo), and a failure puts the rootfs
+ * back. A receiver that was killed cannot: a watchdog child does its roll
+ * back (see watchdog()), and should that be killed too, the next receiver
+ * into the same bundle undoes and removes every work directory whose lock
+ * is free. */
 #include "checkpoint.h"
 #include "log.h"
 #include "migrate.h"
@@ -36,6 +42,13 @@
 
 #define WORK_PREFIX ".tern-migrate-"
 #define WORK_LOCK   "lock"
+/* in the work directory: the undo log of the rootfs rounds, the rootfs it
+ * applies to, and a mark saying that config.json is the receiver's */
+#define WORK_UNDO	  "undo"
+#define WORK_ROOTFS	  "rootfs"
+#define WORK_WROTE_CONFIG "wrote-config"
+/* the state directory of the container it restores */
+#define WORK_CONTAINER "container"
 /* what a lazy dump's images need at most besides memory, roughly */
 #define LAZY_IMAGE_ALLOWANCE (64ULL << 20)
 
@@ -62,6 +75,9 @@ typedef struct {
 	int lazy_ready_fd; /* the daemon's --status-fd, read end; -1 */
 	bool restored;
 	pid_t receiver_pid;
+	bool keep_work; /* its undo failed: the next receiver tries again */
+	pid_t watch_pid;
+	int watch_fd; /* write end: see watchdog() */
 	int pre_rounds;
 	uint64_t image_bytes;
 	/* post-copy: the pages the dump left for us to fetch */
@@ -72,6 +88,40 @@ typedef struct {
 } target;
 
 /* ---- leftovers of receivers that were killed ---- */
+
+/* Put back what the work directory `work` says was changed in `bundle`:
+ * the rootfs rounds (from the undo log), a config.json it wrote. */
+static int undo_bundle(const char *bundle, const char *work, tern_error **err)
+{
+	cleanup_free char *rootfs_file = tern_strdup_printf("%s/" WORK_ROOTFS, work);
+	cleanup_free char *undo = tern_strdup_printf("%s/" WORK_UNDO, work);
+	cleanup_free char *mark = tern_strdup_printf("%s/" WORK_WROTE_CONFIG, work);
+	cleanup_free char *rootfs = NULL;
+	cleanup_close int rootfd = -1, undofd = -1;
+	size_t len, bl = strlen(bundle);
+	int ret = 0;
+
+	if (access(mark, F_OK) == 0) {
+		cleanup_free char *config = tern_strdup_printf("%s/config.json", bundle);
+		unlink(config);
+	}
+	undofd = open(undo, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (undofd < 0)
+		return errno == ENOENT ? 0 : tern_error_make(err, errno, "`%s`", undo);
+	ret = tern_read_file(rootfs_file, &rootfs, &len, 4096, err);
+	if (ret < 0)
+		return ret;
+	/* (written by a receiver; a rootfs is inside its bundle) */
+	if (len <= bl || memchr(rootfs, '\0', len) || strncmp(rootfs, bundle, bl) != 0 ||
+	    rootfs[bl] != '/' || strstr(rootfs, "/..") != NULL)
+		return tern_error_make_quiet(err, EINVAL, "`%s`: not a rootfs in `%s`", rootfs_file,
+					     bundle);
+	rootfd = open(rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (rootfd < 0)
+		return tern_error_make(err, errno, "rootfs `%s`", rootfs);
+	ret = tern_rootfs_undo(rootfd, undofd, err);
+	return ret < 0 ? tern_error_wrap(err, "putting back the rootfs `%s`", rootfs) : 0;
+}
 
 static void sweep(const char *bundle)
 {
@@ -90,6 +140,23 @@ static void sweep(const char *bundle)
 		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue;
 		tern_info("removing `%s`, left by a receiver that did not finish", dir);
+		tern_error *e = NULL;
+		cleanup_free char *cfile = tern_strdup_printf("%s/" WORK_CONTAINER, dir);
+		cleanup_free char *state = NULL;
+		size_t slen;
+		/* killed between its commit and removing this: the rootfs is
+		 * the container's */
+		if (tern_read_file(cfile, &state, &slen, 4096, NULL) == 0 &&
+		    memchr(state, '\0', slen) == NULL && access(state, F_OK) == 0) {
+			tern_mig_remove_tree(dir);
+			continue;
+		}
+		if (undo_bundle(bundle, dir, &e) < 0) {
+			/* its undo log is what is left of the rootfs as it was */
+			tern_log(TERN_LOG_ERROR, "%s; `%s` is kept", e->msg, dir);
+			tern_error_free(e);
+			continue;
+		}
 		tern_mig_remove_tree(dir);
 	}
 	closedir(d);
@@ -110,7 +177,127 @@ static int make_work(target *t, tern_error **err)
 	t->images = tern_strdup_printf("%s/images", t->work);
 	if (mkdir(t->images, 0700) < 0)
 		return tern_error_make(err, errno, "image directory `%s`", t->images);
+	if (t->wrote_config) {
+		cleanup_free char *mark = tern_strdup_printf("%s/" WORK_WROTE_CONFIG, t->work);
+		if (tern_write_file(mark, "", 0, 0600, err) < 0)
+			return tern_error_wrap(err, "work directory");
+	}
+	cleanup_free char *cfile = tern_strdup_printf("%s/" WORK_CONTAINER, t->work);
+	cleanup_free char *state = tern_strdup_printf("%s/%s", t->g->rt.root, t->id);
+	if (tern_write_file(cfile, state, strlen(state), 0600, err) < 0)
+		return tern_error_wrap(err, "work directory");
 	return 0;
+}
+
+/* ---- the dead man's switch ----
+ *
+ * If the receiver dies (SIGKILL, the OOM killer), nobody would remove what
+ * it made, and a container it restored would run on while the source,
+ * which never heard RUNNING, thaws its own: two would run. A child started
+ * with the work directory, in a session of its own, holding the work
+ * directory's lock (the same open file), reads a pipe: 'P' and a pid: the
+ * process group of the restore (criu with it); 'C': the source was told
+ * RUNNING, the container is this node's now; 'R': the receiver dealt with
+ * it. At end of file without 'C' or 'R' it does what the roll back would:
+ * kill the restore, delete the container, put the bundle back, remove the
+ * work directory. */
+static void watchdog(target *t, int fd)
+{
+	unsigned char buf[64];
+	unsigned char pidbuf[sizeof(pid_t)];
+	size_t want = 0;
+	pid_t restore_pgid = 0;
+	bool handled = false;
+	ssize_t n;
+	tern_error *e = NULL;
+	int keep[] = {fd, t->work_lock, tern_log_fd()};
+
+	tern_close_fds_from(3, keep, 3);
+	setsid();
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			if (want > 0) {
+				pidbuf[sizeof(pidbuf) - want--] = buf[i];
+				if (want == 0)
+					memcpy(&restore_pgid, pidbuf, sizeof(pidbuf));
+			} else if (buf[i] == 'P') {
+				want = sizeof(pidbuf);
+			} else if (buf[i] == 'C' || buf[i] == 'R') {
+				handled = true;
+			}
+		}
+	}
+	if (handled)
+		_exit(0);
+	if (restore_pgid > 0) {
+		kill(-restore_pgid, SIGKILL);
+		for (int i = 0; i < 400 && kill(-restore_pgid, 0) == 0; i++)
+			usleep(25000);
+	}
+	cleanup_free char *state = tern_strdup_printf("%s/%s", t->g->rt.root, t->id);
+	if (access(state, F_OK) == 0 && tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
+		tern_log(TERN_LOG_ERROR, "delete `%s` after the receiver died: %s", t->id, e->msg);
+		_exit(1);
+	}
+	if (undo_bundle(t->bundle, t->work, &e) < 0) {
+		tern_log(TERN_LOG_ERROR, "after the receiver died: %s; `%s` is kept", e->msg,
+			 t->work);
+		_exit(1);
+	}
+	tern_mig_remove_tree(t->work);
+	tern_log(TERN_LOG_WARNING,
+		 "migrate-receive of `%s` died before the source was told RUNNING: "
+		 "rolled back",
+		 t->id);
+	_exit(0);
+}
+
+static int start_watchdog(target *t, tern_error **err)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return tern_error_make(err, errno, "pipe");
+	fflush(stdout);
+	fflush(stderr);
+	t->watch_pid = fork();
+	if (t->watch_pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return tern_error_make(err, errno, "fork");
+	}
+	if (t->watch_pid == 0) {
+		close(p[1]);
+		watchdog(t, p[0]);
+	}
+	close(p[0]);
+	t->watch_fd = p[1];
+	return 0;
+}
+
+static void tell_watchdog(target *t, const void *msg, size_t len)
+{
+	if (t->watch_fd >= 0 && write(t->watch_fd, msg, len) < 0)
+		tern_debug("watchdog: %s", strerror(errno));
+}
+
+/* Tell the watchdog that it has nothing to do ('C' or 'R'), and reap it. */
+static void stop_watchdog(target *t, char what)
+{
+	if (t->watch_fd >= 0) {
+		tell_watchdog(t, &what, 1);
+		close(t->watch_fd);
+		t->watch_fd = -1;
+	}
+	if (t->watch_pid > 0) {
+		while (waitpid(t->watch_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		t->watch_pid = 0;
+	}
 }
 
 /* ---- the offer ---- */
@@ -393,6 +580,36 @@ static int receive_precopy(target *t, tern_error **err)
 	return 0;
 }
 
+/* What the rounds replace or delete goes into the work directory, which
+ * must be on the rootfs's file system (a rename); a rootfs mounted from
+ * elsewhere is synced without an undo, as the warning says. */
+static int keep_undo(target *t, tern_rootfs_applier *a, tern_error **err)
+{
+	cleanup_free char *undo = tern_strdup_printf("%s/" WORK_UNDO, t->work);
+	cleanup_free char *rootfs_file = tern_strdup_printf("%s/" WORK_ROOTFS, t->work);
+	cleanup_close int undofd = -1;
+	int ret;
+
+	ret = tern_write_file(rootfs_file, t->rootfs, strlen(t->rootfs), 0600, err);
+	if (ret < 0)
+		return ret;
+	if (mkdir(undo, 0700) < 0)
+		return tern_error_make(err, errno, "`%s`", undo);
+	undofd = open(undo, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (undofd < 0)
+		return tern_error_make(err, errno, "`%s`", undo);
+	ret = tern_rootfs_applier_set_undo(a, undofd, err);
+	if (ret == -EXDEV) {
+		tern_error_free(*err);
+		*err = NULL;
+		tern_warn("the rootfs `%s` is not on the file system of the bundle `%s`: a failed "
+			  "migration cannot put back what its rootfs rounds changed",
+			  t->rootfs, t->bundle);
+		return 0;
+	}
+	return ret;
+}
+
 static int rootfs_rounds(target *t, tern_error **err)
 {
 	cleanup_close int rootfd = open(t->rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
@@ -410,8 +627,12 @@ static int rootfs_rounds(target *t, tern_error **err)
 	if (ret < 0)
 		return ret;
 	ret = tern_rootfs_applier_new(rootfd, &a, err);
-	if (ret < 0)
+	if (ret == 0)
+		ret = keep_undo(t, a, err);
+	if (ret < 0) {
+		tern_rootfs_applier_free(a);
 		return tern_error_wrap(err, "rootfs `%s`", t->rootfs);
+	}
 	/* two rounds: while the container runs, then frozen */
 	while (ret == 0 && round <= 2) {
 		cleanup_free char *data = NULL;
@@ -661,14 +882,18 @@ static int restore(target *t, tern_error **err)
 {
 	pid_t pid;
 	int errfd;
-	int keep[] = {t->work_lock};
+	int keep[] = {t->work_lock, t->watch_fd};
 	int ret;
 
 	t->receiver_pid = getpid();
-	ret = tern_mig_child_start(restore_child, t, keep, 1, &pid, &errfd, err);
+	ret = tern_mig_child_start(restore_child, t, keep, 2, &pid, &errfd, err);
 
 	if (ret < 0)
 		return ret;
+	/* (the child makes itself the leader of this group) */
+	unsigned char msg[1 + sizeof(pid_t)] = {'P'};
+	memcpy(msg + 1, &pid, sizeof(pid));
+	tell_watchdog(t, msg, sizeof(msg));
 	ret = tern_mig_child_wait(pid, errfd, TERN_MIG_STEP_TIMEOUT_MS, err);
 	if (ret == -ETIMEDOUT) {
 		/* criu can hang when a lazy restore fails half way */
@@ -683,6 +908,27 @@ static int restore(target *t, tern_error **err)
 		return ret;
 	t->restored = true;
 	return 0;
+}
+
+/* The commit point: from here a receiver that dies leaves the container
+ * running here, since the source reads the RUNNING that went before the
+ * connection's end and deletes its copy. (Only a network that drops right
+ * then, before the source read it, leaves the source to thaw its copy as
+ * well: the window is one message.) Post-copy: once every page is here; a
+ * copy without them must not run, and the source keeps its copy frozen.
+ * The work directory goes now, its undo log with it: the rootfs is the
+ * container's. */
+static void commit(target *t)
+{
+	stop_watchdog(t, 'C');
+	if (t->g->debug) {
+		/* the images and logs stay for --debug, never the undo log:
+		 * the rootfs is the container's now */
+		cleanup_free char *undo = tern_strdup_printf("%s/%s", t->work, WORK_UNDO);
+		tern_mig_remove_tree(undo);
+		return;
+	}
+	tern_mig_remove_tree(t->work);
 }
 
 static int send_running(target *t, tern_error **err)
@@ -700,6 +946,8 @@ static int send_running(target *t, tern_error **err)
 		t->restored = false;
 		return tern_error_wrap(err, "telling the source that `%s` runs", t->id);
 	}
+	if (t->mode != TERN_MIG_POST_COPY)
+		commit(t);
 	tern_jw w;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "phase", "running");
@@ -757,6 +1005,8 @@ static int run(target *t, tern_error **err)
 	if (ret == 0)
 		ret = make_work(t, err);
 	if (ret == 0)
+		ret = start_watchdog(t, err);
+	if (ret == 0)
 		ret = accept_offer(t, err);
 	if (ret == 0)
 		ret = rootfs_rounds(t, err);
@@ -790,6 +1040,7 @@ static int finish(target *t, tern_error **err)
 			return tern_error_wrap(
 			    err, "post-copy of `%s`: the container was killed here", t->id);
 		}
+		commit(t);
 		tern_mig_pages_event(&t->p, t->lazy_known, t->lazy_pages, &f, "every page arrived");
 	}
 	if (tern_mchan_recv(t->c, TERN_MSG_DONE, NULL, &payload, &len, TERN_MIG_STEP_TIMEOUT_MS,
@@ -816,6 +1067,15 @@ static void roll_back(target *t, tern_error *why)
 	if (t->restored && tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
 		tern_log(TERN_LOG_ERROR, "delete `%s`: %s", t->id, e->msg);
 		tern_error_free(e);
+		e = NULL;
+	}
+	if (t->work && undo_bundle(t->bundle, t->work, &e) < 0) {
+		tern_log(TERN_LOG_ERROR,
+			 "%s; `%s` is kept (the next migrate-receive into the "
+			 "bundle tries again)",
+			 e->msg, t->work);
+		tern_error_free(e);
+		t->keep_work = true;
 	}
 	if (t->wrote_config) {
 		cleanup_free char *path = tern_strdup_printf("%s/config.json", t->bundle);
@@ -825,7 +1085,7 @@ static void roll_back(target *t, tern_error *why)
 
 int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_error **err)
 {
-	target t = {.g = g, .o = o, .work_lock = -1, .lazy_ready_fd = -1};
+	target t = {.g = g, .o = o, .work_lock = -1, .lazy_ready_fd = -1, .watch_fd = -1};
 	int ret;
 
 	tern_mig_progress_init(&t.p, "target", o->json);
@@ -847,8 +1107,9 @@ int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_er
 	if (t.work && g->debug)
 		tern_log(TERN_LOG_WARNING, "--debug: the images and criu's logs are kept in `%s`",
 			 t.work);
-	else if (t.work)
+	else if (t.work && !t.keep_work)
 		tern_mig_remove_tree(t.work);
+	stop_watchdog(&t, 'R');
 	if (t.work_lock >= 0)
 		close(t.work_lock);
 	if (t.lazy_ready_fd >= 0)

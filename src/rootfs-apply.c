@@ -22,9 +22,15 @@
  * Directory mtimes: creating, renaming and deleting children change them,
  * so they are set when the round ends: to the value of the directory's
  * own record if it had one, else to the one it had before this round
- * touched it. */
+ * touched it.
+ *
+ * With an undo directory (tern_rootfs_applier_set_undo), nothing is
+ * destroyed: what a round replaces or deletes is renamed aside first and
+ * old metadata is logged, so that a failed migration can put the tree back
+ * (rootfs-undo.c). */
 #include "rootfs-sync.h"
 #include "rootfs-entry.h"
+#include "rootfs-undo.h"
 #include "utils.h"
 
 #include <errno.h>
@@ -57,6 +63,7 @@ struct tern_rootfs_applier {
 	unsigned tmp_counter;
 	tern_rootfs_device_fn allow_device;
 	void *allow_data;
+	rs_undo *undo;
 };
 
 int tern_rootfs_applier_new(int rootfd, tern_rootfs_applier **out, tern_error **err)
@@ -75,6 +82,11 @@ int tern_rootfs_applier_new(int rootfd, tern_rootfs_applier **out, tern_error **
 	a->file.fd = a->file.dirfd = -1;
 	*out = a;
 	return 0;
+}
+
+int tern_rootfs_applier_set_undo(tern_rootfs_applier *a, int undo_dirfd, tern_error **err)
+{
+	return rs_undo_new(undo_dirfd, a->rootfd, &a->undo, err);
 }
 
 void tern_rootfs_applier_set_device_filter(tern_rootfs_applier *a, tern_rootfs_device_fn allow,
@@ -101,6 +113,7 @@ void tern_rootfs_applier_free(tern_rootfs_applier *a)
 	if (a == NULL)
 		return;
 	pending_drop(&a->file);
+	rs_undo_free(a->undo);
 	rs_map_free(a->dirs, free);
 	rs_buf_free(&a->in);
 	free(a);
@@ -149,7 +162,7 @@ static int sync_xattrs(const char *procpath, const struct rs_attrs *a, tern_erro
  * `fd` (O_PATH or not). In this order: chown clears set-id bits and
  * security.capability, so mode and xattrs come after it, and setting them
  * does not move mtime, which comes last. */
-static int set_meta(int fd, const struct rs_attrs *a, bool mtime, tern_error **err)
+int rs_set_meta(int fd, const struct rs_attrs *a, bool mtime, tern_error **err)
 {
 	struct timespec ts[2] = {{0, UTIME_OMIT}, {a->mtime_sec, a->mtime_nsec}};
 	char procpath[64];
@@ -186,12 +199,20 @@ static void set_dir_mtime(tern_rootfs_applier *a, const char *path, int64_t sec,
 
 /* About to change the entries of directory `path`: remember its mtime as
  * it is, unless this round already did or its own record set one. */
-static void touch_dir(tern_rootfs_applier *a, const char *path, int dirfd)
+static int touch_dir(tern_rootfs_applier *a, const char *path, int dirfd, tern_error **err)
 {
 	struct stat st;
 
 	if (rs_map_get(a->dirs, path, strlen(path)) == NULL && fstat(dirfd, &st) == 0)
 		set_dir_mtime(a, path, st.st_mtim.tv_sec, st.st_mtim.tv_nsec, false);
+	return a->undo ? rs_undo_meta(a->undo, dirfd, path, err) : 0;
+}
+
+/* `name` in `dirfd` is about to be replaced or removed. */
+static int displace(tern_rootfs_applier *a, int dirfd, const char *name, const char *path,
+		    tern_error **err)
+{
+	return a->undo ? rs_undo_displace(a->undo, dirfd, name, path, err) : 0;
 }
 
 /* ---- the tree ---- */
@@ -317,7 +338,7 @@ static int make_node(tern_rootfs_applier *a, int dirfd, const char *name, const 
 	if (ret < 0)
 		return tern_error_make(err, -ret, "create");
 	fd = openat(dirfd, tmp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	ret = fd < 0 ? tern_error_make(err, errno, "open") : set_meta(fd, at, true, err);
+	ret = fd < 0 ? tern_error_make(err, errno, "open") : rs_set_meta(fd, at, true, err);
 	if (ret == 0)
 		ret = replace_with(a, dirfd, tmp, name, err);
 	if (ret < 0)
@@ -332,8 +353,15 @@ static int make_dir(tern_rootfs_applier *a, int dirfd, const char *name, const s
 	struct stat st;
 	int ret;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode)) {
-		if (unlinkat(dirfd, name, 0) < 0)
+	bool exists = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+
+	if (!exists || !S_ISDIR(st.st_mode)) {
+		ret = displace(a, dirfd, name, at->path, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (exists && !S_ISDIR(st.st_mode)) {
+		if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
 			return tern_error_make(err, errno, "remove the old entry");
 	}
 	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
@@ -343,7 +371,9 @@ static int make_dir(tern_rootfs_applier *a, int dirfd, const char *name, const s
 		return tern_error_make(err, errno, "open");
 	if (st.st_dev != a->rootdev)
 		return tern_error_make(err, EXDEV, "open");
-	ret = set_meta(fd, at, false, err);
+	if (a->undo && (ret = rs_undo_meta(a->undo, fd, at->path, err)) < 0)
+		return ret;
+	ret = rs_set_meta(fd, at, false, err);
 	set_dir_mtime(a, at->path, at->mtime_sec, at->mtime_nsec, true);
 	return ret;
 }
@@ -379,21 +409,29 @@ static int apply_entry(tern_rootfs_applier *a, struct rs_attrs *at, tern_error *
 	const char *name;
 	cleanup_free char *parent = NULL;
 	cleanup_close int dirfd = -1;
+	int ret;
 
 	if (at->path[0] == '\0') { /* the rootfs itself: only its metadata */
 		dirfd = rs_open_beneath(a->rootfd, "", true);
 		if (dirfd < 0)
 			return tern_error_make(err, -dirfd, "open the rootfs");
 		set_dir_mtime(a, "", at->mtime_sec, at->mtime_nsec, true);
-		return set_meta(dirfd, at, false, err);
+		if (a->undo && (ret = rs_undo_meta(a->undo, dirfd, "", err)) < 0)
+			return ret;
+		return rs_set_meta(dirfd, at, false, err);
 	}
 	parent = rs_path_parent(at->path, &name);
 	dirfd = rs_open_beneath(a->rootfd, parent, true);
 	if (dirfd < 0)
 		return tern_error_make(err, -dirfd, "open its directory");
-	touch_dir(a, parent, dirfd);
+	ret = touch_dir(a, parent, dirfd, err);
+	if (ret < 0)
+		return ret;
 	if (S_ISDIR(at->mode))
 		return make_dir(a, dirfd, name, at, err);
+	ret = displace(a, dirfd, name, at->path, err);
+	if (ret < 0)
+		return ret;
 	if (S_ISREG(at->mode))
 		return begin_file(a, &dirfd, at, err);
 	return make_node(a, dirfd, name, at, err);
@@ -434,7 +472,7 @@ static int commit_file(tern_rootfs_applier *a, tern_error **err)
 	if (!f->active)
 		return tern_error_make_quiet(err, EBADMSG, "commit outside a file");
 	parent = rs_path_parent(f->a.path, &name);
-	ret = set_meta(f->fd, &f->a, true, err);
+	ret = rs_set_meta(f->fd, &f->a, true, err);
 	if (ret == 0)
 		ret = replace_with(a, f->dirfd, f->tmpname, name, err);
 	if (ret < 0)
@@ -458,7 +496,12 @@ static int apply_meta(tern_rootfs_applier *a, const struct rs_attrs *at, tern_er
 					     at->mode & S_IFMT, st.st_mode & S_IFMT);
 	if (S_ISDIR(at->mode))
 		set_dir_mtime(a, at->path, at->mtime_sec, at->mtime_nsec, true);
-	return set_meta(fd, at, !S_ISDIR(at->mode), err);
+	if (a->undo) {
+		int ret = rs_undo_meta(a->undo, fd, at->path, err);
+		if (ret < 0)
+			return ret;
+	}
+	return rs_set_meta(fd, at, !S_ISDIR(at->mode), err);
 }
 
 struct link_source {
@@ -496,7 +539,11 @@ static int apply_link(tern_rootfs_applier *a, const char *path, const char *targ
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == tst.st_dev &&
 	    st.st_ino == tst.st_ino)
 		return 0;
-	touch_dir(a, parent, dirfd);
+	ret = touch_dir(a, parent, dirfd, err);
+	if (ret == 0)
+		ret = displace(a, dirfd, name, path, err);
+	if (ret < 0)
+		return ret;
 	ret = make_tmp(a, dirfd, link_at, &t, &tmp);
 	if (ret < 0)
 		return tern_error_make(err, -ret, "link to `%s`", target);
@@ -517,7 +564,16 @@ static int apply_delete(tern_rootfs_applier *a, const char *path, tern_error **e
 		return 0;
 	if (dirfd < 0)
 		return tern_error_make(err, -dirfd, "open its directory");
-	touch_dir(a, parent, dirfd);
+	int ret = touch_dir(a, parent, dirfd, err);
+
+	if (ret < 0)
+		return ret;
+	if (a->undo) {
+		struct stat st;
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return 0;
+		return displace(a, dirfd, name, path, err);
+	}
 	return remove_tree(a, dirfd, name, err);
 }
 

@@ -59,6 +59,18 @@ int tern_rootfs_applier_feed(tern_rootfs_applier *a, const void *buf, size_t len
 int tern_rootfs_applier_finish_round(tern_rootfs_applier *a, tern_error **err);
 void tern_rootfs_applier_free(tern_rootfs_applier *a);
 
+/* Keep what the rounds replace, delete or change in `undo_dirfd` (an empty
+ * directory on the rootfs's file system; duplicated) and log it
+ * there, so that tern_rootfs_undo can put the tree back as it was: contents,
+ * owners, modes, xattrs, mtimes and hard links. Call before the first
+ * round. The log is written before each change, so the undo works also
+ * from the directory an applier left when it was killed. */
+int tern_rootfs_applier_set_undo(tern_rootfs_applier *a, int undo_dirfd, tern_error **err);
+/* Undo every change logged in `undo_dirfd` to the tree at `rootfd`, newest
+ * first (no applier may be writing there any more). On an error it goes
+ * on with the rest and returns the first. */
+int tern_rootfs_undo(int rootfd, int undo_dirfd, tern_error **err);
+
 /* Which device nodes the stream may create. Without a filter, only the
  * character devices every container gets anyway (null, zero, full, random,
  * urandom, tty, console, ptmx); `allow` is asked about any other and

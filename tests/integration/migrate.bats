@@ -110,9 +110,11 @@ teardown() {
 	start_source
 	receive --token-file "$TOKEN"
 	# kill -9 the receiver once it has applied the last rootfs round
-	# (the source froze before sending it)
+	# (the source froze before sending it), its watchdog first (the
+	# newest), so that the leftover is the next receiver's to undo
 	(
 		wait_until 60 grep -q '"round":2' "$BATS_TEST_TMPDIR/recv.out" &&
+			pkill -9 -n -f -- "tern-migrate --root $RB migrate-receive" &&
 			pkill -9 -f -- "--listen 10.231.0.2:$PORT --bundle $BUNDLE_B"
 	) 3>&- &
 	migrate --token-file "$TOKEN" --format json

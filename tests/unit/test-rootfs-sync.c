@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -542,6 +543,110 @@ static void test_sync(void)
 	close(fb);
 }
 
+/* ---- undo ---- */
+
+/* Both rounds applied to B with an undo directory, then undone: B is the
+ * untouched copy C again, entry by entry (contents, owners, modes, xattrs,
+ * mtimes of files and directories, hard links). Then an applier killed
+ * half way through a stream: its log undoes what it did. */
+static void test_undo(void)
+{
+	tern_error *err = NULL;
+	tern_rootfs_sender *s[2] = {NULL, NULL};
+	tern_rootfs_applier *ap[2] = {NULL, NULL};
+	tern_rootfs_stats st;
+	int fa, fb, fb2, fu, fu3, ret = 0;
+
+	/* (test_corrupt_stream compares test_sync's A and B) */
+	sh("mv %s %s && mv %s %s", at("A"), at("A.sync"), at("B"), at("B.sync"));
+	sh("cp -a %s %s && cp -a %s %s && cp -a %s %s && cp -a %s %s", at("base"), at("A"),
+	   at("base"), at("B"), at("base"), at("B2"), at("base"), at("C"));
+	sh("mkdir -m 0700 %s %s %s", at("undo1"), at("undo2"), at("undo3"));
+	change_a_round1();
+	fa = open_dir(at("A"));
+	fb = open_dir(at("B"));
+	fb2 = open_dir(at("B2"));
+	fu = open_dir(at("undo1"));
+	fu3 = open_dir(at("undo3"));
+	/* B: the rounds, then undone; B2: the rounds, then the undo
+	 * directory dropped (a migration that succeeded) */
+	for (int i = 0; i < 2 && ret == 0; i++) {
+		char *manifest = NULL;
+		size_t mlen = 0;
+		int f = i ? fb2 : fb;
+		ret = tern_rootfs_manifest(f, &manifest, &mlen, &err);
+		if (ret == 0)
+			ret = tern_rootfs_sender_new(fa, manifest, mlen, &s[i], &err);
+		if (ret == 0)
+			ret = tern_rootfs_applier_new(f, &ap[i], &err);
+		if (ret == 0)
+			ret = tern_rootfs_applier_set_undo(ap[i], i ? fu3 : fu, &err);
+		free(manifest);
+	}
+	ok(ret == 0, "appliers with an undo directory%s%s", err ? ": " : "", err ? err->msg : "");
+	if (ret < 0)
+		return;
+	for (int i = 0; i < 2 && ret == 0; i++)
+		ret = round_trip(s[i], ap[i], &st, NULL, &err);
+	change_a_round2();
+	for (int i = 0; i < 2 && ret == 0; i++)
+		ret = round_trip(s[i], ap[i], &st, NULL, &err);
+	ok(ret == 0, "two rounds with an undo directory%s%s", err ? ": " : "", err ? err->msg : "");
+	for (int i = 0; i < 2; i++) {
+		tern_rootfs_applier_free(ap[i]);
+		tern_rootfs_sender_free(s[i]);
+	}
+	sh("rm -rf %s", at("undo3"));
+	ok(compare_trees(at("A"), at("B2")) == 0,
+	   "with the undo directory dropped, B2 is A (the same hard links too)");
+	ret = tern_rootfs_undo(fb, fu, &err);
+	ok(ret == 0, "the undo%s%s", err ? ": " : "", err ? err->msg : "");
+	ok(compare_trees(at("C"), at("B")) == 0, "after the undo, B is as it was");
+	{
+		char **names = NULL;
+		size_t n = 0;
+		rs_list_dir(fu, &names, &n);
+		ok(n == 1 && strcmp(names[0], "log") == 0,
+		   "every entry put aside went back (%zu left in the undo directory)", n);
+		tern_strv_freep(&names);
+	}
+	close(fb2);
+	close(fu3);
+
+	/* killed half way through round 1 (captured by test_sync: base -> A) */
+	{
+		int fu2 = open_dir(at("undo2"));
+		pid_t pid;
+		int status = -1;
+		size_t half = captured.len / 2;
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			tern_rootfs_applier *k = NULL;
+			if (tern_rootfs_applier_new(fb, &k, &err) < 0 ||
+			    tern_rootfs_applier_set_undo(k, fu2, &err) < 0 ||
+			    tern_rootfs_applier_feed(k, captured.data, half, &err) < 0)
+				_exit(1);
+			_exit(0); /* no clean up: as if killed */
+		}
+		waitpid(pid, &status, 0);
+		ok(status == 0 && compare_trees(at("C"), at("B")) != 0,
+		   "a killed applier changed B (%zu of %zu stream bytes)", half, captured.len);
+		ret = tern_rootfs_undo(fb, fu2, &err);
+		ok(ret == 0, "the undo from the killed applier's log%s%s", err ? ": " : "",
+		   err ? err->msg : "");
+		ok(compare_trees(at("C"), at("B")) == 0,
+		   "after it, B is as it was (no temporary file left either)");
+		close(fu2);
+	}
+	tern_error_free(err);
+	close(fa);
+	close(fb);
+	close(fu);
+	sh("rm -rf %s %s && mv %s %s && mv %s %s", at("A"), at("B"), at("A.sync"), at("A"),
+	   at("B.sync"), at("B"));
+}
+
 /* ---- hostile streams ---- */
 
 static void b_u32(struct rs_buf *b, uint32_t v)
@@ -832,6 +937,7 @@ int main(void)
 	}
 	fds = count_fds();
 	test_sync();
+	test_undo();
 	test_hostile("openat2");
 	rs_no_openat2 = true;
 	test_hostile("the O_NOFOLLOW walk (no openat2)");

@@ -1,0 +1,305 @@
+#!/usr/bin/env bats
+# tern migrate / migrate-receive: one side killed or broken at a chosen
+# stage (migrate.bats has the wrong token, the receiver killed at the last
+# rootfs round and after the post-copy images, lazy-pages killed after
+# RUNNING, tern migrate killed while frozen, a full disk, two at once).
+# After each: exactly one copy runs and counts on, the other node is clean,
+# the target's rootfs is as it was unless the container moved there, and
+# the surviving side says what failed.
+#
+# What tern does when the receiver dies after the restore: the source
+# deletes its copy only once it has read RUNNING, and RUNNING is the
+# target's commit point too. Before it, the receiver's watchdog kills the
+# restore and deletes the container, so the source, which thaws, is the
+# only copy; after it, the target's copy runs on and the source deletes
+# its own.
+
+load helpers
+load migrate-helpers
+
+setup() {
+	if is_runc; then
+		skip "tern migrate is tern's own"
+	fi
+	migrate_setup
+}
+
+teardown() {
+	migrate_teardown
+}
+
+# rootfs_snapshot DIR: every entry of DIR with its type, mode, owner,
+# inode, link count, mtime, size, symlink target, xattrs and a checksum of
+# its contents (the inode too: what comes back must be the original, not
+# a copy).
+rootfs_snapshot() {
+	python3 - "$1" <<'EOF'
+import hashlib, os, stat, sys
+root = sys.argv[1]
+for d, dirs, files in os.walk(root):
+    dirs.sort()
+    for name in [''] + sorted(dirs + files) if d == root else sorted(dirs + files):
+        p = os.path.join(d, name) if name else d
+        st = os.lstat(p)
+        line = [os.path.relpath(p, root), oct(st.st_mode), '%d:%d' % (st.st_uid, st.st_gid),
+                str(st.st_ino), str(st.st_nlink), str(st.st_mtime_ns)]
+        if stat.S_ISREG(st.st_mode):
+            line += [str(st.st_size), hashlib.sha256(open(p, 'rb').read()).hexdigest()]
+        if stat.S_ISLNK(st.st_mode):
+            line.append('-> ' + os.readlink(p))
+        for x in sorted(os.listxattr(p, follow_symlinks=False)):
+            line.append('%s=%s' % (x, os.getxattr(p, x, follow_symlinks=False).hex()))
+        print(' '.join(line))
+EOF
+}
+
+# prepare_changes: the container changes, creates and deletes files in its
+# rootfs, so the rounds replace, create and delete on the target; the
+# target's copy has an xattr and a hard link of its own on a file the
+# rounds replace. Then the target's rootfs is snapshotted to before.txt.
+prepare_changes() {
+	local w="echo changed >/image-dir/file; echo fresh >/tmp/fresh; chmod 0751 /tmp/fresh"
+	w="$w; rm /etc/group; mkdir -m 0700 /newdir; ln -s fresh /tmp/link; chmod 0700 /home"
+	set_cmd "$w; echo ready >/tmp/ready.tmp; mv /tmp/ready.tmp /tmp/ready; ${1:-}$(counter_cmd /tmp/count)"
+	start_source
+	wait_until 10 test -e "$BUNDLE/rootfs/tmp/ready"
+	local r=$BUNDLE_B/rootfs
+	python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.tern-test", b"kept")' "$r/image-dir/file"
+	ln "$r/image-dir/file" "$r/image-dir/file-link"
+	touch -d '2001-02-03 04:05:06.123456789' "$r/image-dir/file" "$r/image-dir" "$r/etc"
+	rootfs_snapshot "$r" >"$BATS_TEST_TMPDIR/before.txt"
+}
+
+# rootfs_as_before: the target's rootfs is exactly as prepare_changes
+# left it.
+rootfs_as_before() {
+	rootfs_snapshot "$BUNDLE_B/rootfs" >"$BATS_TEST_TMPDIR/after.txt"
+	diff "$BATS_TEST_TMPDIR/before.txt" "$BATS_TEST_TMPDIR/after.txt"
+}
+
+# migrate_bg ARG...: tern migrate in the background, JSON progress and
+# errors in src.out, exit status in src.rc.
+migrate_bg() {
+	rm -f "$BATS_TEST_TMPDIR/src.rc"
+	(
+		rc=0
+		on A timeout -s KILL 150 "$TERN_BIN" --root "$ROOT" migrate --to "10.231.0.2:$PORT" \
+			--format json "$@" "$ID" </dev/null >"$BATS_TEST_TMPDIR/src.out" 2>&1 || rc=$?
+		echo "$rc" >"$BATS_TEST_TMPDIR/src.rc"
+	) 3>&- &
+}
+
+# migrate_status: wait for migrate_bg's tern migrate; its exit status.
+migrate_status() {
+	wait_until 150 test -s "$BATS_TEST_TMPDIR/src.rc" || return 1
+	return "$(cat "$BATS_TEST_TMPDIR/src.rc")"
+}
+
+# kill_receiver: SIGKILL to migrate-receive itself (the oldest process with
+# its command line: not its watchdog, restore or criu, which it forked).
+kill_receiver() {
+	pkill -9 -o -f -- "tern-migrate --root $RB migrate-receive"
+}
+
+# kill_source: SIGKILL to tern migrate itself.
+kill_source() {
+	pkill -9 -o -f -- "tern-migrate --root $ROOT migrate"
+}
+
+# receiver_criu: the receiver's restore has started criu (a grandchild).
+receiver_criu() {
+	local r c
+	r=$(pgrep -o -f -- "tern-migrate --root $RB migrate-receive") || return 1
+	for c in $(pgrep -P "$r"); do
+		pgrep -P "$c" | grep -q . && return 0
+	done
+	return 1
+}
+
+# receiving_file DIR: a regular file is being received in DIR (the
+# applier's temporary name).
+receiving_file() {
+	compgen -G "$1/.tern-sync.*" >/dev/null
+}
+
+# big_file: a 200 MiB file only the source has, so that the first rootfs
+# round lasts a while.
+big_file() {
+	head -c $((200 << 20)) /dev/urandom >"$BUNDLE/rootfs/tmp/big"
+}
+
+# the source was never frozen
+never_frozen() {
+	! grep -q '"phase":"freeze"' "$BATS_TEST_TMPDIR/src.out" || false
+}
+
+@test "migrate-failures: the receiver killed right after the handshake: the source says the target went away and runs on" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	receive --token-file "$TOKEN"
+	(
+		wait_until 60 grep -q '"event":"connected"' "$BATS_TEST_TMPDIR/recv.out" && kill_receiver
+	) 3>&- &
+	migrate --token-file "$TOKEN" --mode stop-and-copy --format json
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"the peer at 10.231.0.2:$PORT closed the connection"* ]] || { echo "$output"; false; }
+	! echo "$output" | grep -q '"phase":"freeze"' || false
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	wait_until 30 target_clean
+}
+
+@test "migrate-failures: the receiver killed in the first rootfs round: its watchdog puts the rootfs back; the source never froze" {
+	prepare_changes
+	big_file
+	receive --token-file "$TOKEN"
+	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	wait_until 60 receiving_file "$BUNDLE_B/rootfs/tmp"
+	kill_receiver
+	! migrate_status || false
+	grep "round 1: .*\`tmp/big\`: sending ROOTFS_DATA: the peer at 10.231.0.2:$PORT closed the connection" src.out ||
+		{ cat src.out; false; }
+	never_frozen
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	wait_until 30 target_clean
+	rootfs_as_before
+}
+
+@test "migrate-failures: the receiver killed while the images cross (stop-and-copy, source frozen): the source thaws, the target is as before" {
+	prepare_changes "/bin/memhash 256 /tmp/hash & "
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	receive --token-file "$TOKEN"
+	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	wait_until 60 sh -c "ls '$BUNDLE_B'/.tern-migrate-*/images/pages-*.img"
+	kill_receiver
+	! migrate_status || false
+	grep -q '"phase":"freeze"' src.out
+	grep -q '"event":"rollback"' src.out || { cat src.out; false; }
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	wait_until 30 target_clean
+	rootfs_as_before
+}
+
+@test "migrate-failures: the receiver killed during criu restore: its watchdog kills the restore and deletes the container, the source thaws" {
+	prepare_changes
+	receive --token-file "$TOKEN"
+	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	wait_until 60 grep -q '"phase":"images"' "$BATS_TEST_TMPDIR/recv.out"
+	wait_until 60 receiver_criu
+	kill_receiver
+	! migrate_status || false
+	grep -q '"event":"rollback"' src.out || { cat src.out; false; }
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	wait_until 30 target_clean
+	[ -z "$(ls "$RB")" ]
+	rootfs_as_before
+}
+
+@test "migrate-failures: criu killed during the restore: the receiver says so and puts the rootfs back byte for byte; the source thaws" {
+	prepare_changes
+	receive --token-file "$TOKEN"
+	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	wait_until 60 grep -q '"phase":"images"' "$BATS_TEST_TMPDIR/recv.out"
+	wait_until 60 receiver_criu
+	local r c
+	r=$(pgrep -o -f -- "tern-migrate --root $RB migrate-receive")
+	for c in $(pgrep -P "$r"); do
+		pkill -9 -P "$c" || true
+	done
+	! migrate_status || false
+	! receive_status || false
+	grep -i "restore" recv.err || { cat recv.err; false; }
+	grep -q '"event":"rollback"' src.out || { cat src.out; false; }
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	target_clean
+	rootfs_as_before
+}
+
+@test "migrate-failures: the receiver killed once the target runs the container: it runs on there, the source deleted its copy" {
+	set_cmd "echo changed >/image-dir/file; $(counter_cmd /tmp/count)"
+	start_source
+	receive --token-file "$TOKEN"
+	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	# tern migrate stopped once it has sent the images (the target then
+	# still restores for a good part of a second), so that it reads
+	# RUNNING only after the receiver was killed
+	wait_until 60 grep -q '"phase":"images"' "$BATS_TEST_TMPDIR/src.out"
+	pkill -STOP -o -f -- "tern-migrate --root $ROOT migrate"
+	! grep -q '"phase":"running"' src.out || false
+	wait_until 60 grep -q '"phase":"running"' "$BATS_TEST_TMPDIR/recv.out"
+	kill_receiver
+	pkill -CONT -o -f -- "tern-migrate --root $ROOT migrate"
+	migrate_status || { cat src.out; false; }
+	! receive_status || false
+	grep -q '"event":"done"' src.out
+	# exactly one copy: the target's, counting on from the source's count
+	[ "$(tern_b state "$ID" | jq -r .status)" = running ]
+	last=$(cat "$BUNDLE/rootfs/tmp/count")
+	went_on "$BUNDLE_B/rootfs/tmp/count" "$last"
+	source_gone
+	# its watchdog, told RUNNING was sent, left the container alone; the
+	# work directory and its undo log went at that commit
+	wait_until 10 sh -c "! pgrep -f -- '[t]ern-migrate --root $RB migrate-receive'"
+	[ "$(tern_b state "$ID" | jq -r .status)" = running ]
+	! ls -d "$BUNDLE_B"/.tern-migrate-* 2>/dev/null || false
+	# (and the rootfs stays as the rounds made it)
+	[ "$(cat "$BUNDLE_B/rootfs/image-dir/file")" = changed ]
+}
+
+@test "migrate-failures: tern migrate killed in the first rootfs round: the target cleans up and puts its rootfs back; the source runs untouched" {
+	prepare_changes
+	big_file
+	receive --token-file "$TOKEN"
+	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	wait_until 60 receiving_file "$BUNDLE_B/rootfs/tmp"
+	kill_source
+	! receive_status || false
+	grep "the peer at 10.231.0.1:[0-9]* closed the connection" recv.err || { cat recv.err; false; }
+	never_frozen
+	target_clean
+	rootfs_as_before
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	wait_until 10 sh -c "! ls -d '$ROOT/$ID'/migrate-* 2>/dev/null"
+}
+
+@test "migrate-failures: tern migrate killed while the images cross: the target cleans up, the source's watchdog thaws" {
+	prepare_changes "/bin/memhash 256 /tmp/hash & "
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	receive --token-file "$TOKEN"
+	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	wait_until 60 sh -c "ls '$BUNDLE_B'/.tern-migrate-*/images/pages-*.img"
+	kill_source
+	! receive_status || false
+	grep "the peer at 10.231.0.1:[0-9]* closed the connection" recv.err || { cat recv.err; false; }
+	target_clean
+	rootfs_as_before
+	wait_status "$ID" running 30
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+}
+
+@test "migrate-failures: receiver and its watchdog both killed after the rootfs rounds: the next receive puts the rootfs back first" {
+	prepare_changes
+	receive --token-file "$TOKEN"
+	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	wait_until 60 grep -q '"round":2' "$BATS_TEST_TMPDIR/recv.out"
+	# the watchdog (the newest) first, so that nobody rolls back
+	pkill -9 -n -f -- "tern-migrate --root $RB migrate-receive"
+	kill_receiver
+	! migrate_status || false
+	grep -q '"event":"rollback"' src.out || { cat src.out; false; }
+	still_runs
+	ls -d "$BUNDLE_B"/.tern-migrate-*
+	! rootfs_as_before >/dev/null || false
+	# a receiver that gives up waiting: it undid the leftover on start
+	run in_file on B "$TERN_BIN" --root "$RB" migrate-receive --listen "10.231.0.2:$PORT" \
+		--bundle "$BUNDLE_B" --token-file "$TOKEN" --timeout 1
+	[ "$status" -ne 0 ]
+	target_clean
+	rootfs_as_before
+}
