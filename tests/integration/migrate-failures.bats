@@ -136,9 +136,15 @@ never_frozen() {
 @test "migrate-failures: the receiver killed right after the handshake: the source says the target went away and runs on" {
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
+	# 200 MiB that only the source has, to send in the first round: a
+	# receiver stopped at once cannot take it, so the source cannot get
+	# to the freeze before the kill, however fast it is
+	big_file
 	receive --token-file "$TOKEN"
 	(
-		wait_until 60 grep -q '"event":"connected"' "$BATS_TEST_TMPDIR/recv.out" && kill_receiver
+		wait_until 60 grep -q '"event":"connected"' "$BATS_TEST_TMPDIR/recv.out" &&
+			pkill -STOP -o -f -- "tern-migrate --root $RB migrate-receive" &&
+			kill_receiver
 	) 3>&- &
 	migrate --token-file "$TOKEN" --mode stop-and-copy --format json
 	[ "$status" -ne 0 ]
