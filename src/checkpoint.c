@@ -1012,9 +1012,10 @@ static int restore_notify(char *action, criu_notify_arg_t na)
 {
 	const oci_hooks *h = notify_ctx.config->hooks;
 
-	/* criu connects to the daemon after this and before any process
-	 * resumes */
-	if (strcmp(action, "post-setup-namespaces") == 0 && notify_ctx.lazy_ready_fd >= 0) {
+	/* criu connects to the daemon right after its pre-restore scripts
+	 * (it has probed the kernel by then: that much overlaps the
+	 * daemon's start) */
+	if (strcmp(action, "pre-restore") == 0 && notify_ctx.lazy_ready_fd >= 0) {
 		bool ready = lazy_daemon_ready(notify_ctx.lazy_ready_fd);
 		notify_ctx.lazy_ready_fd = -1;
 		if (!ready) {

@@ -79,8 +79,8 @@ typedef struct {
 	/* restore with lazy_pages: the `criu lazy-pages` daemon is still
 	 * starting; it writes a byte to lazy_ready_fd (its --status-fd) once
 	 * it listens. criu restore starts at once and waits for that only
-	 * when it has set up the namespaces, just before it connects: the
-	 * daemon's start overlaps the restore's (tern migrate's downtime). */
+	 * at its pre-restore point, just before it connects: the daemon's
+	 * start overlaps criu's own (tern migrate's downtime). */
 	bool lazy_ready_wait;
 	int lazy_ready_fd;
 } tern_ckpt_opts;
