@@ -4,9 +4,13 @@
 # by a veth pair, 10.231.0.1 and 10.231.0.2, each node with its own state
 # root and bundle, as in tests/integration/migrate.bats).
 #
-#   sudo bench/migrate-bench.sh [-n RUNS] [-w WARMUP] [-k DIR]
+#   sudo bench/migrate-bench.sh [-n RUNS] [-w WARMUP] [-k DIR] [-r]
 #
 # -k DIR keeps every counted move's JSON events (tern, both sides) there.
+# -r runs the whole benchmark in a mount namespace of its own whose /run is
+# a tmpfs, as on a stock Debian host: criu caches its kernel probes in
+# /run/criu.kdat only on a tmpfs, and without that cache every criu start
+# probes the kernel again (about 50 ms here, where /run is not a tmpfs).
 #
 # The container runs tests/helpers/stamper.c: it holds 16 or 256 MiB,
 # dirties 0 (idle) or 10 MiB/s of it, and stamps the clock every
@@ -43,13 +47,15 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=3
 WARMUP=1
 KEEP=""
-while getopts n:w:k:h opt; do
+RUN_TMPFS=""
+while getopts n:w:k:rh opt; do
 	case $opt in
 	n) RUNS=$OPTARG ;;
 	w) WARMUP=$OPTARG ;;
 	k) KEEP=$OPTARG ;;
+	r) RUN_TMPFS=1 ;;
 	*)
-		sed -n '2,38p' "$0"
+		sed -n '2,43p' "$0"
 		exit 2
 		;;
 	esac
@@ -58,6 +64,15 @@ done
 	echo "migrate-bench.sh: run as root" >&2
 	exit 1
 }
+if [ -n "$RUN_TMPFS" ] && [ -z "${TERN_BENCH_IN_NS:-}" ]; then
+	# the same arguments again, in a private mount namespace (its mounts,
+	# the tmpfs and the network namespaces' bind mounts, go with it)
+	exec env TERN_BENCH_IN_NS=1 unshare --mount --propagation private -- "$0" "$@"
+fi
+if [ -n "${TERN_BENCH_IN_NS:-}" ]; then
+	mount -t tmpfs -o mode=0755 tmpfs /run
+	echo "migrate-bench.sh: /run is a tmpfs in this run (-r): criu caches its kernel probes"
+fi
 for cmd in jq socat ss nsenter tar gcc; do
 	command -v "$cmd" >/dev/null || {
 		echo "migrate-bench.sh: $cmd is needed" >&2

@@ -988,7 +988,6 @@ static struct {
 	const oci_config *config;
 	oci_state *state;
 	tern_error *hook_err;
-	int lazy_ready_fd; /* -1: nothing to wait for */
 } notify_ctx;
 
 /* Until the lazy-pages daemon says it listens (a byte on its status fd),
@@ -1012,20 +1011,6 @@ static int restore_notify(char *action, criu_notify_arg_t na)
 {
 	const oci_hooks *h = notify_ctx.config->hooks;
 
-	/* criu connects to the daemon right after its pre-restore scripts
-	 * (it has probed the kernel by then: that much overlaps the
-	 * daemon's start) */
-	if (strcmp(action, "pre-restore") == 0 && notify_ctx.lazy_ready_fd >= 0) {
-		bool ready = lazy_daemon_ready(notify_ctx.lazy_ready_fd);
-		notify_ctx.lazy_ready_fd = -1;
-		if (!ready) {
-			tern_error_make_quiet(&notify_ctx.hook_err, EIO,
-					      "criu lazy-pages did not get ready (it exited, or "
-					      "not within 10 s)");
-			return -1;
-		}
-		return 0;
-	}
 	if (strcmp(action, "setup-namespaces") != 0 || h == NULL)
 		return 0;
 	cleanup_free char *json = NULL;
@@ -1351,8 +1336,14 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 
 	notify_ctx.config = r->c.config;
 	notify_ctx.state = &s;
-	notify_ctx.lazy_ready_fd = o->lazy_pages && o->lazy_ready_wait ? o->lazy_ready_fd : -1;
 	criu_local_set_notify_cb(r->s.opts, restore_notify);
+	/* criu connects to the daemon early, before any notification this
+	 * side could wait in: wait here, after tern's own preparations */
+	if (o->lazy_pages && o->lazy_ready_wait && !lazy_daemon_ready(o->lazy_ready_fd))
+		return tern_error_make_quiet(err, EIO,
+					     "restore of `%s`: criu lazy-pages did not get ready (it "
+					     "exited, or not within 10 s; log: %s/lazy-pages.log)",
+					     r->c.id, images);
 	ret = criu_local_restore_child(r->s.opts);
 	if (r->in_scope) {
 		tern_cgroup_return_self();

@@ -78,9 +78,9 @@ typedef struct {
 	bool criu_checked;
 	/* restore with lazy_pages: the `criu lazy-pages` daemon is still
 	 * starting; it writes a byte to lazy_ready_fd (its --status-fd) once
-	 * it listens. criu restore starts at once and waits for that only
-	 * at its pre-restore point, just before it connects: the daemon's
-	 * start overlaps criu's own (tern migrate's downtime). */
+	 * it listens. The restore makes its preparations (state, cgroups,
+	 * mount points) meanwhile and waits for that byte only before it
+	 * starts criu, which connects to the daemon early. */
 	bool lazy_ready_wait;
 	int lazy_ready_fd;
 } tern_ckpt_opts;
