@@ -106,14 +106,14 @@ kill_source() {
 	pkill -9 -o -f -- "tern-migrate --root $ROOT migrate"
 }
 
-# receiver_criu: the receiver's restore has started criu (a grandchild).
-receiver_criu() {
-	local r c
-	r=$(pgrep -o -f -- "tern-migrate --root $RB migrate-receive") || return 1
-	for c in $(pgrep -P "$r"); do
-		pgrep -P "$c" | grep -q . && return 0
-	done
-	return 1
+# hold_restore: the target's own config.json holds criu in the middle of
+# the restore (a prestart hook, which runs once criu has set up the
+# namespaces, criu waiting for it): it creates $HOLD.in, then waits for
+# $HOLD.go. A kill at $HOLD.in lands during the restore, never after.
+hold_restore() {
+	HOLD=$BATS_TEST_TMPDIR/hold
+	update_config ".hooks.prestart = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\",
+		\"touch $HOLD.in; while [ ! -e $HOLD.go ]; do sleep 0.05; done\"]}]" "$BUNDLE_B"
 }
 
 # receiving_file DIR: a regular file is being received in DIR (the
@@ -190,11 +190,12 @@ never_frozen() {
 
 @test "migrate-failures: the receiver killed during criu restore: its watchdog kills the restore and deletes the container, the source thaws" {
 	prepare_changes
+	hold_restore
 	receive --token-file "$TOKEN"
 	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
-	wait_until 60 grep -q '"phase":"images"' "$BATS_TEST_TMPDIR/recv.out"
-	wait_until 60 receiver_criu
+	wait_until 60 test -e "$HOLD.in"
 	kill_receiver
+	touch "$HOLD.go"
 	! migrate_status || false
 	grep -q '"event":"rollback"' src.out || { cat src.out; false; }
 	still_runs
@@ -206,15 +207,16 @@ never_frozen() {
 
 @test "migrate-failures: criu killed during the restore: the receiver says so and puts the rootfs back byte for byte; the source thaws" {
 	prepare_changes
+	hold_restore
 	receive --token-file "$TOKEN"
 	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
-	wait_until 60 grep -q '"phase":"images"' "$BATS_TEST_TMPDIR/recv.out"
-	wait_until 60 receiver_criu
+	wait_until 60 test -e "$HOLD.in"
 	local r c
 	r=$(pgrep -o -f -- "tern-migrate --root $RB migrate-receive")
 	for c in $(pgrep -P "$r"); do
-		pkill -9 -P "$c" || true
+		pkill -9 -P "$c" -f criu || true
 	done
+	touch "$HOLD.go"
 	! migrate_status || false
 	! receive_status || false
 	grep -i "restore" recv.err || { cat recv.err; false; }
