@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 static const oci_namespace *find_ns(const oci_config *c, oci_namespace_type t)
@@ -68,9 +69,13 @@ static bool process_caps(pid_t pid, bool *changes_net, bool *root)
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t bnd;
 		unsigned r, e, s, fs;
-		if (sscanf(line, "CapBnd: %" SCNx64, &bnd) == 1) {
-			seen = true;
-			if (bnd & ((1ULL << CAP_NET_ADMIN) | (1ULL << CAP_SYS_ADMIN)))
+		const uint64_t mask = (1ULL << CAP_NET_ADMIN) | (1ULL << CAP_SYS_ADMIN);
+		/* the bounding set limits what an exec can gain; the
+		 * permitted set may still hold what the bounding set lost */
+		if (sscanf(line, "CapBnd: %" SCNx64, &bnd) == 1 ||
+		    sscanf(line, "CapPrm: %" SCNx64, &bnd) == 1) {
+			seen = seen || strncmp(line, "CapBnd", 6) == 0;
+			if (bnd & mask)
 				*changes_net = true;
 		} else if (sscanf(line, "Uid: %u %u %u %u", &r, &e, &s, &fs) == 4) {
 			if (r == 0 || e == 0 || s == 0 || fs == 0)
@@ -79,6 +84,24 @@ static bool process_caps(pid_t pid, bool *changes_net, bool *root)
 	}
 	fclose(f);
 	return seen;
+}
+
+static bool names_net_cap(char **set)
+{
+	for (char **c = set; c && *c; c++)
+		if (strcasecmp(*c, "CAP_NET_ADMIN") == 0 || strcasecmp(*c, "CAP_SYS_ADMIN") == 0)
+			return true;
+	return false;
+}
+
+/* The config's process may have had them at any time since it started,
+ * and changed the namespace then, even if no process holds them now. */
+static bool config_grants_net_cap(const oci_config *config)
+{
+	const oci_capabilities *c = config->process ? config->process->capabilities : NULL;
+
+	return c && (names_net_cap(c->bounding) || names_net_cap(c->permitted) ||
+		     names_net_cap(c->effective) || names_net_cap(c->ambient));
 }
 
 static bool proc_sys_readonly(const oci_config *config)
@@ -103,6 +126,10 @@ bool tern_netns_is_plain(const oci_config *config, const oci_map *cgroup_paths, 
 	}
 	if (find_ns(config, OCI_NS_USER)) {
 		*why = tern_xstrdup("it has a user namespace");
+		return false;
+	}
+	if (config_grants_net_cap(config)) {
+		*why = tern_xstrdup("process.capabilities holds CAP_NET_ADMIN or CAP_SYS_ADMIN");
 		return false;
 	}
 	if (!only_loopback(pid, why))

@@ -16,9 +16,12 @@
  * (processes listed by its cgroups, `cgroup_paths`) holds nothing a new
  * namespace would not: the config creates it (no path), there is no user
  * namespace (a new one would be owned by the host's), it has only `lo`,
- * and no process in it could have changed it (no CAP_NET_ADMIN or
- * CAP_SYS_ADMIN in any bounding set, and /proc/sys read-only or no
- * process with uid 0). *why (malloc'd) says what made it not plain. */
+ * and nothing in the container could have changed it: CAP_NET_ADMIN and
+ * CAP_SYS_ADMIN are neither in the config's process.capabilities nor in
+ * any process's bounding or permitted set, and /proc/sys is read-only or
+ * no process has uid 0. (Not seen: a process exec'd with such a
+ * capability that changed the namespace and exited since.) *why
+ * (malloc'd) says what made it not plain. */
 bool tern_netns_is_plain(const oci_config *config, const oci_map *cgroup_paths, pid_t pid,
 			 char **why);
 

@@ -82,3 +82,19 @@ lo_up_b() {
 	tern_b exec "$ID" cat /proc/net/dev | grep -q tmbr0
 	source_gone
 }
+
+@test "migrate: a process exec'd with CAP_NET_ADMIN (alive at the freeze) keeps the network namespace in the images" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 2
+	# (exec -d returns once the process runs)
+	tern exec -d --cap CAP_NET_ADMIN "$ID" sleep 1000
+	receive --token-file "$TOKEN"
+	migrate --token-file "$TOKEN" --mode stop-and-copy --format json
+	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
+	echo "$output" | grep '"phase":"dumped"' | jq -e '.netns_new == false'
+	receive_status
+	last=$(cat "$BUNDLE/rootfs/tmp/count")
+	went_on "$BUNDLE_B/rootfs/tmp/count" "$last"
+	source_gone
+}
