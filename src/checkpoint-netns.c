@@ -94,14 +94,18 @@ static bool names_net_cap(char **set)
 	return false;
 }
 
+bool tern_caps_may_change_netns(const oci_capabilities *c)
+{
+	return c && (names_net_cap(c->bounding) || names_net_cap(c->permitted) ||
+		     names_net_cap(c->effective) || names_net_cap(c->ambient));
+}
+
 /* The config's process may have had them at any time since it started,
  * and changed the namespace then, even if no process holds them now. */
 static bool config_grants_net_cap(const oci_config *config)
 {
-	const oci_capabilities *c = config->process ? config->process->capabilities : NULL;
-
-	return c && (names_net_cap(c->bounding) || names_net_cap(c->permitted) ||
-		     names_net_cap(c->effective) || names_net_cap(c->ambient));
+	return tern_caps_may_change_netns(config->process ? config->process->capabilities
+							  : NULL);
 }
 
 static bool proc_sys_readonly(const oci_config *config)
@@ -115,7 +119,7 @@ static bool proc_sys_readonly(const oci_config *config)
 }
 
 bool tern_netns_is_plain(const oci_config *config, const oci_map *cgroup_paths, pid_t pid,
-			 char **why)
+			 const char *state_dir, char **why)
 {
 	const oci_namespace *net = find_ns(config, OCI_NS_NETWORK);
 
@@ -130,6 +134,11 @@ bool tern_netns_is_plain(const oci_config *config, const oci_map *cgroup_paths, 
 	}
 	if (config_grants_net_cap(config)) {
 		*why = tern_xstrdup("process.capabilities holds CAP_NET_ADMIN or CAP_SYS_ADMIN");
+		return false;
+	}
+	cleanup_free char *mark = tern_strdup_printf("%s/%s", state_dir, TERN_NETNS_EXEC_MARK);
+	if (access(mark, F_OK) == 0 || errno != ENOENT) {
+		*why = tern_xstrdup("a process was exec'd with CAP_NET_ADMIN or CAP_SYS_ADMIN");
 		return false;
 	}
 	if (!only_loopback(pid, why))

@@ -715,7 +715,7 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 	} else if (net) {
 		cleanup_free char *why = NULL;
 		if (o->netns_fresh_if_plain && !o->tcp_established &&
-		    tern_netns_is_plain(config, &st->cgroup_paths, st->pid, &why)) {
+		    tern_netns_is_plain(config, &st->cgroup_paths, st->pid, dir->dir, &why)) {
 			cleanup_free char *nspath = tern_strdup_printf("/proc/%d/ns/net", st->pid);
 			struct stat nst;
 			if (stat(nspath, &nst) < 0) {

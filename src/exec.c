@@ -1,4 +1,5 @@
 #include "exec.h"
+#include "checkpoint-netns.h"
 #include "caps.h"
 #include "cgroup.h"
 #include "identity.h"
@@ -725,6 +726,18 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 	ret = check_process(o, p, err);
 	if (ret < 0)
 		goto out;
+	/* before it runs: it may change the container's network namespace
+	 * and be gone by the time a migration decides whether to carry it */
+	if (tern_caps_may_change_netns(p->capabilities)) {
+		cleanup_free char *mark =
+		    tern_strdup_printf("%s/%s/%s", rt->root, id, TERN_NETNS_EXEC_MARK);
+		int fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0) {
+			ret = tern_error_make(err, errno, "exec: marking the state (%s)", mark);
+			goto out;
+		}
+		close(fd);
+	}
 	if (config && config->linux_ && config->linux_->seccomp) {
 		ret = tern_seccomp_compile(config->linux_->seccomp, rt->root, &filter, err);
 		if (ret < 0)

@@ -98,3 +98,17 @@ lo_up_b() {
 	went_on "$BUNDLE_B/rootfs/tmp/count" "$last"
 	source_gone
 }
+
+@test "migrate: a process exec'd with CAP_NET_ADMIN that changed the namespace and exited: the change travels" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 2
+	tern exec --cap CAP_NET_ADMIN "$ID" ip addr add 10.77.0.3/32 dev lo
+	receive --token-file "$TOKEN"
+	migrate --token-file "$TOKEN" --mode stop-and-copy --format json
+	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
+	echo "$output" | grep '"phase":"dumped"' | jq -e '.netns_new == false'
+	receive_status
+	tern_b exec "$ID" ip addr show dev lo | grep -q '10.77.0.3/32'
+	source_gone
+}
