@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,13 +70,15 @@ static bool drain(int fd, capture *c)
 
 /* Child side, between fork and execve: async-signal-safe calls only. */
 static void __attribute__((noreturn)) exec_hook(const oci_hook *h, char **argv, char **envp, int in,
-						int out, int errfd, const sigset_t *mask)
+						int out, int errfd, const sigset_t *mask,
+						pid_t parent)
 {
 	static const char msg[] = "tern: cannot execute the hook\n";
 
 	/* A hook dies with the tern that runs it: a create killed mid-way must
 	 * not leave its hooks running. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (!tern_die_with_parent(parent))
+		_exit(127);
 
 	/* Move the pipe ends out of the way of 0-2 before dup2 so that one
 	 * dup2 cannot close another's source. */
@@ -153,6 +154,7 @@ static int run_hook(const oci_hook *h, const char *stage, const char *state_json
 	sigaddset(&block, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &block, &old);
 
+	pid_t self = getpid();
 	pid = fork();
 	if (pid < 0) {
 		int e = errno;
@@ -160,7 +162,7 @@ static int run_hook(const oci_hook *h, const char *stage, const char *state_json
 		return tern_error_make(err, e, "%s hook `%s`: fork", stage, h->path);
 	}
 	if (pid == 0)
-		exec_hook(h, argv, envp, pin[0], pout[1], perr[1], &old);
+		exec_hook(h, argv, envp, pin[0], pout[1], perr[1], &old, self);
 
 	tern_closep(&pin[0]);
 	tern_closep(&pout[1]);

@@ -34,7 +34,6 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/file.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -195,8 +194,9 @@ static int make_work(target *t, tern_error **err)
  * it made, and a container it restored would run on while the source,
  * which never heard RUNNING, thaws its own: two would run. A child started
  * with the work directory, in a session of its own, holding the work
- * directory's lock (the same open file), reads a pipe: 'P' and a pid: the
- * process group of the restore (criu with it); 'C': the source was told
+ * directory's lock (the same open file), reads a pipe: 'P' and a pid: a
+ * process group to kill (the restore with its criu, the lazy-pages daemon
+ * with any child it forked); 'C': the source was told
  * RUNNING, the container is this node's now; 'R': the receiver dealt with
  * it. At end of file without 'C' or 'R' it does what the roll back would:
  * kill the restore, delete the container, put the bundle back, remove the
@@ -206,7 +206,8 @@ static void watchdog(target *t, int fd)
 	unsigned char buf[64];
 	unsigned char pidbuf[sizeof(pid_t)];
 	size_t want = 0;
-	pid_t restore_pgid = 0;
+	pid_t groups[4];
+	size_t ngroups = 0;
 	bool handled = false;
 	ssize_t n;
 	tern_error *e = NULL;
@@ -222,8 +223,8 @@ static void watchdog(target *t, int fd)
 		for (ssize_t i = 0; i < n; i++) {
 			if (want > 0) {
 				pidbuf[sizeof(pidbuf) - want--] = buf[i];
-				if (want == 0)
-					memcpy(&restore_pgid, pidbuf, sizeof(pidbuf));
+				if (want == 0 && ngroups < sizeof(groups) / sizeof(groups[0]))
+					memcpy(&groups[ngroups++], pidbuf, sizeof(pidbuf));
 			} else if (buf[i] == 'P') {
 				want = sizeof(pidbuf);
 			} else if (buf[i] == 'C' || buf[i] == 'R') {
@@ -233,11 +234,11 @@ static void watchdog(target *t, int fd)
 	}
 	if (handled)
 		_exit(0);
-	if (restore_pgid > 0) {
-		kill(-restore_pgid, SIGKILL);
-		for (int i = 0; i < 400 && kill(-restore_pgid, 0) == 0; i++)
+	for (size_t g = 0; g < ngroups; g++)
+		kill(-groups[g], SIGKILL);
+	for (size_t g = 0; g < ngroups; g++)
+		for (int i = 0; i < 400 && kill(-groups[g], 0) == 0; i++)
 			usleep(25000);
-	}
 	cleanup_free char *state = tern_strdup_printf("%s/%s", t->g->rt.root, t->id);
 	if (access(state, F_OK) == 0 && tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
 		tern_log(TERN_LOG_ERROR, "delete `%s` after the receiver died: %s", t->id, e->msg);
@@ -283,6 +284,15 @@ static void tell_watchdog(target *t, const void *msg, size_t len)
 {
 	if (t->watch_fd >= 0 && write(t->watch_fd, msg, len) < 0)
 		tern_debug("watchdog: %s", strerror(errno));
+}
+
+/* A process group the watchdog kills if the receiver dies: pgid leads it. */
+static void watch_group(target *t, pid_t pgid)
+{
+	unsigned char msg[1 + sizeof(pid_t)] = {'P'};
+
+	memcpy(msg + 1, &pgid, sizeof(pgid));
+	tell_watchdog(t, msg, sizeof(msg));
 }
 
 /* Tell the watchdog that it has nothing to do ('C' or 'R'), and reap it. */
@@ -782,6 +792,7 @@ static int start_lazy_daemon(target *t, tern_error **err)
 		return tern_error_make(err, errno, "pipe for criu lazy-pages");
 	fflush(stdout);
 	fflush(stderr);
+	pid_t receiver = getpid();
 	t->lazy_pid = fork();
 	if (t->lazy_pid < 0) {
 		close(ready[0]);
@@ -789,20 +800,29 @@ static int start_lazy_daemon(target *t, tern_error **err)
 		return tern_error_make(err, errno, "fork for criu lazy-pages");
 	}
 	if (t->lazy_pid == 0) {
-		/* it must not outlive a receiver that was killed */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* it must not outlive a receiver that was killed, even one
+		 * killed while this fork was under way; nor may what it
+		 * forks (criu's kernel probes stop themselves under ptrace
+		 * and, orphaned, stay stopped forever): a group of its own,
+		 * which the watchdog and the roll back kill */
+		setpgid(0, 0);
+		if (!tern_die_with_parent(receiver))
+			_exit(127);
 		signal(SIGPIPE, SIG_DFL);
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (null >= 0) {
 			dup2(null, 0);
 			dup2(null, 1);
 		}
-		/* fd 3 (dup2 clears its close-on-exec) */
-		if (dup2(ready[1], 3) < 0)
+		/* fd 3, open across the exec; nothing else of ours */
+		if (ready[1] == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(ready[1], 3) < 0)
 			_exit(127);
+		tern_close_fds_from(4, NULL, 0);
 		execv(t->criu, argv);
 		_exit(127);
 	}
+	setpgid(t->lazy_pid, t->lazy_pid);
+	watch_group(t, t->lazy_pid);
 	close(ready[1]);
 	t->lazy_ready_fd = ready[0];
 	return 0;
@@ -866,8 +886,7 @@ static int restore_child(void *arg, tern_error **err)
 	/* a group of its own, with criu: killed together if it hangs; and
 	 * never a restore that goes on when the receiver was killed */
 	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != t->receiver_pid)
+	if (!tern_die_with_parent(t->receiver_pid))
 		return tern_error_make_quiet(err, ECANCELED, "the receiver is gone");
 	/* the container's stdio, which was the source's: /dev/null here */
 	if (null >= 0) {
@@ -891,9 +910,7 @@ static int restore(target *t, tern_error **err)
 	if (ret < 0)
 		return ret;
 	/* (the child makes itself the leader of this group) */
-	unsigned char msg[1 + sizeof(pid_t)] = {'P'};
-	memcpy(msg + 1, &pid, sizeof(pid));
-	tell_watchdog(t, msg, sizeof(msg));
+	watch_group(t, pid);
 	ret = tern_mig_child_wait(pid, errfd, TERN_MIG_STEP_TIMEOUT_MS, err);
 	if (ret == -ETIMEDOUT) {
 		/* criu can hang when a lazy restore fails half way */
@@ -1060,6 +1077,7 @@ static void roll_back(target *t, tern_error *why)
 	if (t->c)
 		tern_mchan_send_error(t->c, why);
 	if (t->lazy_pid > 0) {
+		kill(-t->lazy_pid, SIGKILL);
 		kill(t->lazy_pid, SIGKILL);
 		waitpid(t->lazy_pid, NULL, 0);
 		t->lazy_pid = 0;

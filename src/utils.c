@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -321,6 +322,13 @@ unsigned long long tern_process_start_time(pid_t pid)
 		p = strchr(p, ' ');
 	}
 	return 0;
+}
+
+bool tern_die_with_parent(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return false;
+	return getppid() == parent;
 }
 
 int tern_close_fds_from(int first, const int *keep, size_t nkeep)

@@ -68,6 +68,11 @@ bool tern_process_is_zombie(pid_t pid);
  * close_range where possible. */
 int tern_close_fds_from(int first, const int *keep, size_t nkeep);
 
+/* In a child just forked from parent: be sent SIGKILL when the parent
+ * dies. False if it died already (between the fork and this call the
+ * death signal could not be armed): the child must exit. */
+bool tern_die_with_parent(pid_t parent);
+
 /* Mark every fd >= first close-on-exec. */
 int tern_cloexec_fds_from(int first);
 
