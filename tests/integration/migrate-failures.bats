@@ -17,17 +17,6 @@
 load helpers
 load migrate-helpers
 
-setup() {
-	if is_runc; then
-		skip "tern migrate is tern's own"
-	fi
-	migrate_setup
-}
-
-teardown() {
-	migrate_teardown
-}
-
 # rootfs_snapshot DIR: every entry of DIR with its type, mode, owner,
 # inode, link count, mtime, size, symlink target, xattrs and a checksum of
 # its contents (the inode too: what comes back must be the original, not

@@ -8,17 +8,6 @@
 load helpers
 load migrate-helpers
 
-setup() {
-	if is_runc; then
-		skip "tern migrate is tern's own"
-	fi
-	migrate_setup
-}
-
-teardown() {
-	migrate_teardown
-}
-
 # lo_up: in node B's container, lo is up (the local table has 127.0.0.1,
 # which the kernel adds only when lo comes up).
 lo_up_b() {

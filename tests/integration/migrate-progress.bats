@@ -9,17 +9,6 @@
 load helpers
 load migrate-helpers
 
-setup() {
-	if is_runc; then
-		skip "tern migrate is tern's own"
-	fi
-	migrate_setup
-}
-
-teardown() {
-	migrate_teardown
-}
-
 # every_line_json FILE: each line of FILE is one JSON object with an event,
 # a side and a time.
 every_line_json() {

@@ -6,17 +6,6 @@
 load helpers
 load migrate-helpers
 
-setup() {
-	if is_runc; then
-		skip "tern migrate is tern's own"
-	fi
-	migrate_setup
-}
-
-teardown() {
-	migrate_teardown
-}
-
 @test "migrate: stop-and-copy moves a counter, which goes on from where it was; nothing left on the source" {
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
