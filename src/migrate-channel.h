@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TERN_MIGRATE_PROTO_VERSION 1
+#define TERN_MIGRATE_PROTO_VERSION 2
 
 /* Frame types. The payload of each is described in man/tern-migrate.1;
  * JSON unless noted. */

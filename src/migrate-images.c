@@ -100,14 +100,19 @@ static int send_files(tern_mchan *c, const char *dir, const char *subdir, const 
 	return ret;
 }
 
+/* `append`: a later part of a file sent in parts (see streamed) */
 static int recv_one(tern_mchan *c, int dirfd, const char *dir, const char *name, uint64_t size,
-		    tern_error **err)
+		    bool append, tern_error **err)
 {
 	cleanup_close int fd = -1;
 	uint64_t got = 0;
 
 	/* O_EXCL: a name sent twice is refused, never overwritten */
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (append)
+		fd = openat(dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	else
+		fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
 	if (fd < 0)
 		return tern_error_make(err, errno, "image `%s/%s`", dir, name);
 	while (got < size) {
@@ -161,8 +166,44 @@ static int link_parents(int dirfd, const char *dir, int rounds, tern_error **err
 	return 0;
 }
 
+/* The files of this batch that came in parts ({"part": true}: appended to
+ * what came before; only in the final dump's directory): a part may
+ * follow only parts of its name, and a whole file may not follow them. */
+typedef struct {
+	char *names[TERN_MIG_PARTS_MAX];
+	size_t n;
+} streamed;
+
+static bool streamed_has(const streamed *st, const char *name)
+{
+	for (size_t i = 0; i < st->n; i++)
+		if (strcmp(st->names[i], name) == 0)
+			return true;
+	return false;
+}
+
+static void streamed_free(streamed *st)
+{
+	for (size_t i = 0; i < st->n; i++)
+		free(st->names[i]);
+	st->n = 0;
+}
+
+static int recv_batch(tern_mchan *c, int dirfd, const char *dir, uint64_t space_left,
+		      uint64_t *bytes, int *pre_rounds, bool final, streamed *st, tern_error **err);
+
 int tern_mig_images_recv(tern_mchan *c, int dirfd, const char *dir, uint64_t space_left,
 			 uint64_t *bytes, int *pre_rounds, bool final, tern_error **err)
+{
+	streamed st = {.n = 0};
+	int ret = recv_batch(c, dirfd, dir, space_left, bytes, pre_rounds, final, &st, err);
+
+	streamed_free(&st);
+	return ret;
+}
+
+static int recv_batch(tern_mchan *c, int dirfd, const char *dir, uint64_t space_left,
+		      uint64_t *bytes, int *pre_rounds, bool final, streamed *st, tern_error **err)
 {
 	int rounds = *pre_rounds;
 
@@ -197,6 +238,7 @@ int tern_mig_images_recv(tern_mchan *c, int dirfd, const char *dir, uint64_t spa
 		cleanup_free char *n = name ? tern_xstrdup(name) : NULL;
 		int round = sub ? pre_dir_number(sub) : 0;
 		bool have_size = tern_mig_json_u64(v, "size", &size);
+		bool part = tern_mig_json_bool(v, "part");
 		yajl_tree_free(v);
 		if (n == NULL || !have_size)
 			return tern_error_make_quiet(err, EPROTO,
@@ -212,6 +254,19 @@ int tern_mig_images_recv(tern_mchan *c, int dirfd, const char *dir, uint64_t spa
 			    "image name `%.200s` refused: an image is a plain file name "
 			    "([A-Za-z0-9_.-], not `.` or `..`)",
 			    n);
+		if (part && sub)
+			return tern_error_make_quiet(err, EPERM,
+						     "image `%.200s` refused: only the final dump's "
+						     "images come in parts",
+						     n);
+		bool append = part && streamed_has(st, n);
+		if (part && !append) {
+			if (st->n == sizeof(st->names) / sizeof(st->names[0]))
+				return tern_error_make_quiet(err, EPROTO,
+							     "more than %zu images in parts",
+							     st->n);
+			st->names[st->n++] = tern_xstrdup(n);
+		}
 		if (size > space_left)
 			return tern_error_make_quiet(
 			    err, ENOSPC, "no space on %s: need %llu MiB more, have %llu MiB", dir,
@@ -227,9 +282,9 @@ int tern_mig_images_recv(tern_mchan *c, int dirfd, const char *dir, uint64_t spa
 			    openat(dirfd, subname, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 			if (subfd < 0)
 				return tern_error_make(err, errno, "images `%s`", subpath);
-			ret = recv_one(c, subfd, subpath, n, size, err);
+			ret = recv_one(c, subfd, subpath, n, size, false, err);
 		} else {
-			ret = recv_one(c, dirfd, dir, n, size, err);
+			ret = recv_one(c, dirfd, dir, n, size, append, err);
 		}
 		if (ret < 0)
 			return ret;

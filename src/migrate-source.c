@@ -63,6 +63,7 @@ typedef struct {
 	int watch_fd; /* write end: see start_watchdog */
 	uint64_t t_freeze, t_running;
 	uint64_t image_bytes, rootfs_bytes;
+	uint64_t sent_during_dump; /* of the frozen dump's images (see page_stream) */
 	/* pre-copy: when the last memory round's pre-dump started (criu
 	 * resets the dirty bits there), for the dirty rate of the next */
 	uint64_t t_dump, t_last_round;
@@ -435,6 +436,12 @@ static int start_dump(source *s, const char *images, const char *parent, bool pr
 	int close_these[] = {sp[0], s->lock_fd, s->watch_fd};
 	ret =
 	    tern_mig_child_start(dump_child, &j, close_these, 3, &s->dump_pid, &s->dump_errfd, err);
+	/* the child makes itself the leader of a group; so does this side,
+	 * before the watchdog may look for it */
+	if (ret == 0) {
+		setpgid(s->dump_pid, s->dump_pid);
+		tern_mig_watchdog_group(s->watch_fd, s->dump_pid);
+	}
 	if (sp[1] >= 0)
 		close(sp[1]);
 	s->status_fd = sp[0];
@@ -530,7 +537,7 @@ static void memory_event(source *s, int round, uint64_t pages_bytes, uint64_t se
 			 uint64_t since_ns)
 {
 	uint64_t pages = pages_bytes / tern_mig_page_size();
-	char rate_text[64] = "";
+	char rate_text[64] = "", during_text[64] = "";
 	tern_jw w;
 
 	tern_jw_begin(&w);
@@ -540,6 +547,11 @@ static void memory_event(source *s, int round, uint64_t pages_bytes, uint64_t se
 	tern_jw_u64(&w, "pages", pages);
 	tern_jw_u64(&w, "pages_bytes", pages_bytes);
 	tern_jw_u64(&w, "bytes", sent);
+	if (round == 0 && s->mode != TERN_MIG_POST_COPY) {
+		tern_jw_u64(&w, "sent_during_dump", s->sent_during_dump);
+		snprintf(during_text, sizeof(during_text), "; %llu while criu dumped",
+			 (unsigned long long)s->sent_during_dump);
+	}
 	if (since_ns > 0) {
 		uint64_t rate = pages_bytes * 1000000000ULL / since_ns;
 		tern_jw_u64(&w, "dirty_rate", rate);
@@ -556,9 +568,9 @@ static void memory_event(source *s, int round, uint64_t pages_bytes, uint64_t se
 			       (unsigned long long)sent, rate_text);
 	else
 		tern_mig_event(&s->p, "phase", &w,
-			       "images sent: %llu bytes (%llu pages, %llu bytes of pages)%s",
+			       "images sent: %llu bytes (%llu pages, %llu bytes of pages)%s%s",
 			       (unsigned long long)sent, (unsigned long long)pages,
-			       (unsigned long long)pages_bytes, rate_text);
+			       (unsigned long long)pages_bytes, during_text, rate_text);
 }
 
 /* Memory rounds while the container runs: each a criu pre-dump of the
@@ -602,6 +614,121 @@ static int precopy_rounds(source *s, int *rounds, tern_error **err)
 		last = bytes;
 	}
 	return 0;
+}
+
+/* ---- the frozen dump's pages, sent while criu writes them ---- */
+
+/* criu writes each page image (pages-N.img) front to back, and a reader
+ * sees no byte beyond the file's size before it is written. So what is
+ * there is sent while criu writes the rest: the copy overlaps the dump
+ * instead of following it, which matters most when the memory is large.
+ * A part is IMAGE_FILE {name, size, part: true} and its IMAGE_DATA, which
+ * the target appends; the last part goes once criu has exited, then the
+ * other images. */
+#define STREAM_FILES_MAX TERN_MIG_PARTS_MAX /* more go whole, after */
+#define STREAM_PART_MIN (4u << 20) /* smaller parts wait (but the last) */
+
+typedef struct {
+	char *names[STREAM_FILES_MAX + 1]; /* NULL-terminated: the skip list */
+	int fds[STREAM_FILES_MAX];
+	uint64_t sent[STREAM_FILES_MAX];
+	size_t n;
+} page_stream;
+
+static bool is_page_image(const char *name)
+{
+	size_t len = strlen(name);
+
+	return strncmp(name, "pages-", 6) == 0 && len > 10 && strcmp(name + len - 4, ".img") == 0;
+}
+
+static void page_stream_free(page_stream *ps)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		free(ps->names[i]);
+		close(ps->fds[i]);
+	}
+	ps->n = 0;
+}
+
+/* Send what criu added to its page images since the last call; `last`
+ * (criu has exited): all of it, however little. */
+static int page_stream_send(source *s, page_stream *ps, bool last, uint64_t *bytes,
+			    tern_error **err)
+{
+	DIR *d = opendir(s->images);
+	struct dirent *e;
+
+	if (d == NULL)
+		return tern_error_make(err, errno, "images `%s`", s->images);
+	while ((e = readdir(d)) != NULL && ps->n < STREAM_FILES_MAX) {
+		bool known = false;
+		if (e->d_type != DT_REG || !is_page_image(e->d_name))
+			continue;
+		for (size_t i = 0; i < ps->n && !known; i++)
+			known = strcmp(ps->names[i], e->d_name) == 0;
+		if (known)
+			continue;
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			int en = errno;
+			closedir(d);
+			return tern_error_make(err, en, "image `%s/%s`", s->images, e->d_name);
+		}
+		ps->fds[ps->n] = fd;
+		ps->sent[ps->n] = 0;
+		ps->names[ps->n++] = tern_xstrdup(e->d_name);
+	}
+	closedir(d);
+	for (size_t i = 0; i < ps->n; i++) {
+		struct stat st;
+		if (fstat(ps->fds[i], &st) < 0)
+			return tern_error_make(err, errno, "image `%s`", ps->names[i]);
+		uint64_t size = (uint64_t)st.st_size;
+		if (size <= ps->sent[i] || (!last && size - ps->sent[i] < STREAM_PART_MIN))
+			continue;
+		uint64_t part = size - ps->sent[i];
+		tern_jw w;
+		tern_jw_begin(&w);
+		tern_jw_str(&w, "name", ps->names[i]);
+		tern_jw_u64(&w, "size", part);
+		tern_jw_bool(&w, "part", true);
+		cleanup_free char *msg = tern_jw_end(&w);
+		int ret = tern_mchan_send(s->c, TERN_MSG_IMAGE_FILE, msg, strlen(msg), err);
+		/* (the fd's offset is what was sent) */
+		if (ret == 0)
+			ret = tern_mchan_send_fd(s->c, TERN_MSG_IMAGE_DATA, ps->fds[i], part, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "send image `%s`", ps->names[i]);
+		ps->sent[i] = size;
+		*bytes += part;
+	}
+	return 0;
+}
+
+/* Wait for the frozen dump, sending its pages meanwhile. */
+static int dump_streaming(source *s, page_stream *ps, uint64_t *bytes, tern_error **err)
+{
+	struct pollfd pfd = {.fd = s->dump_errfd, .events = POLLIN};
+	int ret = 0;
+
+	/* the pipe is readable once the child has exited (or wrote why) */
+	for (;;) {
+		int r = poll(&pfd, 1, 10);
+		if (r > 0)
+			break;
+		if (r < 0 && errno != EINTR)
+			return tern_error_make(err, errno, "poll");
+		ret = page_stream_send(s, ps, false, bytes, err);
+		if (ret < 0)
+			return ret; /* (roll_back waits for the dump) */
+	}
+	s->sent_during_dump = *bytes;
+	ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
+	s->dump_pid = 0;
+	if (ret == 0)
+		ret = page_stream_send(s, ps, true, bytes, err);
+	return ret;
 }
 
 /* ---- the whole ---- */
@@ -655,9 +782,8 @@ static void unlock_net(source *s)
  * go of it: the state directory's lock). */
 static void watchdog(source *s, int fd)
 {
-	char buf[16];
-	bool handled = false;
-	ssize_t n;
+	pid_t groups[TERN_MIG_WATCH_GROUPS];
+	size_t ngroups;
 	tern_error *e = NULL;
 	/* not the connection: the target must see it close with tern
 	 * migrate; the lock stays held until the thaw */
@@ -665,20 +791,16 @@ static void watchdog(source *s, int fd)
 
 	tern_close_fds_from(3, keep, 3);
 	setsid();
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		if (memchr(buf, 'C', (size_t)n) || memchr(buf, 'R', (size_t)n))
-			handled = true;
-	}
-	if (handled)
+	if (tern_mig_watchdog_read(fd, groups, &ngroups))
 		_exit(0);
 	hang_up_page_server(s->page_ip, s->page_port);
 	unlock_net(s);
 	if (tern_container_resume(&s->g->rt, s->o->id, &e) < 0)
 		_exit(1);
+	/* criu writes its last files (stats, log) after it let go of the
+	 * container: the work directory goes once the dump's group is gone
+	 * (never killed: a dump that lets go leaves the container whole) */
+	tern_mig_groups_gone(groups, ngroups, false, 60000);
 	/* (in the state directory, whose removal goes one level deep only) */
 	if (s->work)
 		tern_mig_remove_tree(s->work);
@@ -687,43 +809,19 @@ static void watchdog(source *s, int fd)
 	_exit(0);
 }
 
-static int start_watchdog(source *s, tern_error **err)
+static void watchdog_main(void *arg, int fd)
 {
-	int p[2];
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return tern_error_make(err, errno, "pipe");
-	fflush(stdout);
-	fflush(stderr);
-	s->watch_pid = fork();
-	if (s->watch_pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return tern_error_make(err, errno, "fork");
-	}
-	if (s->watch_pid == 0) {
-		close(p[1]);
-		watchdog(s, p[0]);
-	}
-	close(p[0]);
-	s->watch_fd = p[1];
-	return 0;
+	watchdog(arg, fd);
 }
 
-/* Tell the watchdog that it has nothing to do ('C' or 'R'), and reap it. */
+static int start_watchdog(source *s, tern_error **err)
+{
+	return tern_mig_watchdog_start(watchdog_main, s, &s->watch_pid, &s->watch_fd, err);
+}
+
 static void stop_watchdog(source *s, char what)
 {
-	if (s->watch_fd >= 0) {
-		if (write(s->watch_fd, &what, 1) < 0)
-			tern_debug("watchdog: %s", strerror(errno));
-		close(s->watch_fd);
-		s->watch_fd = -1;
-	}
-	if (s->watch_pid > 0) {
-		while (waitpid(s->watch_pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		s->watch_pid = 0;
-	}
+	tern_mig_watchdog_stop(&s->watch_pid, &s->watch_fd, what);
 }
 
 static int freeze(source *s, tern_error **err)
@@ -846,8 +944,14 @@ static int run(source *s, tern_error **err)
 	}
 	if (ret == 0)
 		ret = start_dump(s, s->images, parent, false, err);
+	/* with a v1 freezer the target waits for the images already; on v2
+	 * the last rootfs round comes first (see above) */
+	page_stream ps = {.n = 0};
+	uint64_t frozen_bytes = 0;
 	if (ret == 0 && s->mode == TERN_MIG_POST_COPY) {
 		ret = wait_lazy_ready(s, err);
+	} else if (ret == 0 && s->freezer_v1) {
+		ret = dump_streaming(s, &ps, &frozen_bytes, err);
 	} else if (ret == 0) {
 		ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
 		s->dump_pid = 0;
@@ -861,8 +965,10 @@ static int run(source *s, tern_error **err)
 		ret = rootfs_round(s, rs, 2, err);
 	}
 	tern_rootfs_sender_free(rs);
-	if (ret < 0)
+	if (ret < 0) {
+		page_stream_free(&ps);
 		return ret;
+	}
 	tern_jw w;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "phase", "dumped");
@@ -871,8 +977,9 @@ static int run(source *s, tern_error **err)
 	tern_mig_event(&s->p, "phase", &w, "criu dump done%s%s",
 		       s->mode == TERN_MIG_POST_COPY ? " (memory stays here, served lazily)" : "",
 		       netns_new ? "; its network namespace held only lo: a new one there" : "");
-	uint64_t frozen_bytes = 0;
-	ret = tern_mig_images_send(s->c, s->images, NULL, true, &frozen_bytes, err);
+	ret = tern_mig_images_send(s->c, s->images, (const char *const *)ps.names, true,
+				   &frozen_bytes, err);
+	page_stream_free(&ps);
 	if (ret < 0)
 		return ret;
 	s->image_bytes += frozen_bytes;

@@ -203,42 +203,17 @@ static int make_work(target *t, tern_error **err)
  * work directory. */
 static void watchdog(target *t, int fd)
 {
-	unsigned char buf[64];
-	unsigned char pidbuf[sizeof(pid_t)];
-	size_t want = 0;
-	pid_t groups[4];
-	size_t ngroups = 0;
-	bool handled = false;
-	ssize_t n;
+	pid_t groups[TERN_MIG_WATCH_GROUPS];
+	size_t ngroups;
 	tern_error *e = NULL;
 	int keep[] = {fd, t->work_lock, tern_log_fd()};
 
 	tern_close_fds_from(3, keep, 3);
 	setsid();
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		for (ssize_t i = 0; i < n; i++) {
-			if (want > 0) {
-				pidbuf[sizeof(pidbuf) - want--] = buf[i];
-				if (want == 0 && ngroups < sizeof(groups) / sizeof(groups[0]))
-					memcpy(&groups[ngroups++], pidbuf, sizeof(pidbuf));
-			} else if (buf[i] == 'P') {
-				want = sizeof(pidbuf);
-			} else if (buf[i] == 'C' || buf[i] == 'R') {
-				handled = true;
-			}
-		}
-	}
+	bool handled = tern_mig_watchdog_read(fd, groups, &ngroups);
 	if (handled)
 		_exit(0);
-	for (size_t g = 0; g < ngroups; g++)
-		kill(-groups[g], SIGKILL);
-	for (size_t g = 0; g < ngroups; g++)
-		for (int i = 0; i < 400 && kill(-groups[g], 0) == 0; i++)
-			usleep(25000);
+	tern_mig_groups_gone(groups, ngroups, true, 10000);
 	cleanup_free char *state = tern_strdup_printf("%s/%s", t->g->rt.root, t->id);
 	if (access(state, F_OK) == 0 && tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
 		tern_log(TERN_LOG_ERROR, "delete `%s` after the receiver died: %s", t->id, e->msg);
@@ -257,57 +232,20 @@ static void watchdog(target *t, int fd)
 	_exit(0);
 }
 
+static void watchdog_main(void *arg, int fd)
+{
+	watchdog(arg, fd);
+}
+
 static int start_watchdog(target *t, tern_error **err)
 {
-	int p[2];
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return tern_error_make(err, errno, "pipe");
-	fflush(stdout);
-	fflush(stderr);
-	t->watch_pid = fork();
-	if (t->watch_pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return tern_error_make(err, errno, "fork");
-	}
-	if (t->watch_pid == 0) {
-		close(p[1]);
-		watchdog(t, p[0]);
-	}
-	close(p[0]);
-	t->watch_fd = p[1];
-	return 0;
-}
-
-static void tell_watchdog(target *t, const void *msg, size_t len)
-{
-	if (t->watch_fd >= 0 && write(t->watch_fd, msg, len) < 0)
-		tern_debug("watchdog: %s", strerror(errno));
-}
-
-/* A process group the watchdog kills if the receiver dies: pgid leads it. */
-static void watch_group(target *t, pid_t pgid)
-{
-	unsigned char msg[1 + sizeof(pid_t)] = {'P'};
-
-	memcpy(msg + 1, &pgid, sizeof(pgid));
-	tell_watchdog(t, msg, sizeof(msg));
+	return tern_mig_watchdog_start(watchdog_main, t, &t->watch_pid, &t->watch_fd, err);
 }
 
 /* Tell the watchdog that it has nothing to do ('C' or 'R'), and reap it. */
 static void stop_watchdog(target *t, char what)
 {
-	if (t->watch_fd >= 0) {
-		tell_watchdog(t, &what, 1);
-		close(t->watch_fd);
-		t->watch_fd = -1;
-	}
-	if (t->watch_pid > 0) {
-		while (waitpid(t->watch_pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		t->watch_pid = 0;
-	}
+	tern_mig_watchdog_stop(&t->watch_pid, &t->watch_fd, what);
 }
 
 /* ---- the offer ---- */
@@ -822,7 +760,7 @@ static int start_lazy_daemon(target *t, tern_error **err)
 		_exit(127);
 	}
 	setpgid(t->lazy_pid, t->lazy_pid);
-	watch_group(t, t->lazy_pid);
+	tern_mig_watchdog_group(t->watch_fd, t->lazy_pid);
 	close(ready[1]);
 	t->lazy_ready_fd = ready[0];
 	return 0;
@@ -909,8 +847,10 @@ static int restore(target *t, tern_error **err)
 
 	if (ret < 0)
 		return ret;
-	/* (the child makes itself the leader of this group) */
-	watch_group(t, pid);
+	/* the child makes itself the leader of a group; so does this side,
+	 * before the watchdog may look for it */
+	setpgid(pid, pid);
+	tern_mig_watchdog_group(t->watch_fd, pid);
 	ret = tern_mig_child_wait(pid, errfd, TERN_MIG_STEP_TIMEOUT_MS, err);
 	if (ret == -ETIMEDOUT) {
 		/* criu can hang when a lazy restore fails half way */

@@ -1,9 +1,11 @@
 /* tern-migrate's small shared pieces: modes, progress events, the JSON of
  * messages. */
 #include "migrate.h"
+#include "log.h"
 #include "utils.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -289,4 +291,96 @@ int tern_mig_child_wait(pid_t pid, int errfd, int timeout_ms, tern_error **err)
 	return tern_error_make_quiet(err, EIO, "child %d %s %d", pid,
 				     WIFSIGNALED(status) ? "killed by signal" : "exited with",
 				     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+int tern_mig_watchdog_start(tern_mig_watchdog_fn fn, void *arg, pid_t *pid, int *fd,
+			    tern_error **err)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return tern_error_make(err, errno, "pipe");
+	fflush(stdout);
+	fflush(stderr);
+	*pid = fork();
+	if (*pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return tern_error_make(err, errno, "fork");
+	}
+	if (*pid == 0) {
+		close(p[1]);
+		fn(arg, p[0]);
+		_exit(0);
+	}
+	close(p[0]);
+	*fd = p[1];
+	return 0;
+}
+
+void tern_mig_watchdog_stop(pid_t *pid, int *fd, char what)
+{
+	if (*fd >= 0) {
+		if (write(*fd, &what, 1) < 0)
+			tern_debug("watchdog: %s", strerror(errno));
+		close(*fd);
+		*fd = -1;
+	}
+	if (*pid > 0) {
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		*pid = 0;
+	}
+}
+
+void tern_mig_watchdog_group(int fd, pid_t pgid)
+{
+	unsigned char msg[1 + sizeof(pid_t)] = {'P'};
+
+	if (fd < 0)
+		return;
+	memcpy(msg + 1, &pgid, sizeof(pgid));
+	if (tern_write_all(fd, msg, sizeof(msg)) < 0)
+		tern_debug("watchdog: %s", strerror(errno));
+}
+
+bool tern_mig_watchdog_read(int fd, pid_t *groups, size_t *ngroups)
+{
+	unsigned char buf[64];
+	unsigned char pidbuf[sizeof(pid_t)];
+	size_t want = 0;
+	bool handled = false;
+	ssize_t n;
+
+	*ngroups = 0;
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		/* a pid's bytes are binary: they are never read as a letter */
+		for (ssize_t i = 0; i < n; i++) {
+			if (want > 0) {
+				pidbuf[sizeof(pidbuf) - want--] = buf[i];
+				if (want == 0 && *ngroups < TERN_MIG_WATCH_GROUPS)
+					memcpy(&groups[(*ngroups)++], pidbuf, sizeof(pidbuf));
+			} else if (buf[i] == 'P') {
+				want = sizeof(pidbuf);
+			} else if (buf[i] == 'C' || buf[i] == 'R') {
+				handled = true;
+			}
+		}
+	}
+	return handled;
+}
+
+void tern_mig_groups_gone(const pid_t *groups, size_t n, bool kill_first, int timeout_ms)
+{
+	uint64_t end = tern_mig_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+
+	for (size_t g = 0; kill_first && g < n; g++)
+		kill(-groups[g], SIGKILL);
+	for (size_t g = 0; g < n; g++)
+		while (kill(-groups[g], 0) == 0 && tern_mig_now_ns() < end)
+			usleep(10000);
 }

@@ -177,7 +177,10 @@ int tern_mig_images_send_dir(tern_mchan *c, const char *dir, const char *subdir,
  * one batch to the next; with `final`, the directories are then linked to
  * each other as criu expects. Each name is
  * checked, no file may exist twice, and the sizes add up to at most
- * `space_left` bytes (what the file system holding it has free). */
+ * `space_left` bytes (what the file system holding it has free). Up to
+ * TERN_MIG_PARTS_MAX files of the final dump may come in parts (the
+ * source's page_stream), appended in order. */
+#define TERN_MIG_PARTS_MAX 16
 int tern_mig_images_recv(tern_mchan *c, int dirfd, const char *dir, uint64_t space_left,
 			 uint64_t *bytes, int *pre_rounds, bool final, tern_error **err);
 
@@ -192,6 +195,28 @@ int tern_mig_free_bytes(const char *path, uint64_t *free_bytes, tern_error **err
 void tern_mig_peer_reason(tern_mchan *c, tern_error **err);
 
 /* ---- work done in a child process ---- */
+
+/* A watchdog: a child that outlives a killed tern migrate or receiver and
+ * undoes what it left half done. fn(arg, fd) runs in the child with the
+ * read end of a pipe and never returns; the parent keeps *pid and the write
+ * end, *fd, through which it says what the watchdog need know. */
+typedef void (*tern_mig_watchdog_fn)(void *arg, int fd);
+int tern_mig_watchdog_start(tern_mig_watchdog_fn fn, void *arg, pid_t *pid, int *fd,
+			    tern_error **err);
+/* Send `what` (the byte that tells it nothing is left to undo), close the
+ * pipe and reap it; nothing if it was never started. */
+void tern_mig_watchdog_stop(pid_t *pid, int *fd, char what);
+/* Tell the watchdog of a process group it must see gone ('P' and the
+ * pgid) before it undoes anything; -1 (never started): nothing. */
+void tern_mig_watchdog_group(int fd, pid_t pgid);
+/* In the watchdog: read its pipe to the end. True if a 'C' or 'R' said
+ * that nothing is left to undo; the groups it was told of in groups[]
+ * (up to TERN_MIG_WATCH_GROUPS), their number in *ngroups. */
+#define TERN_MIG_WATCH_GROUPS 8
+bool tern_mig_watchdog_read(int fd, pid_t *groups, size_t *ngroups);
+/* Wait until none of the groups has a process left, at most timeout_ms;
+ * with `kill_first`, SIGKILL them first. */
+void tern_mig_groups_gone(const pid_t *groups, size_t n, bool kill_first, int timeout_ms);
 
 /* Run fn(arg, err) in a forked child (so that what it does to its own
  * process, such as restore's mount namespace, or how long it blocks, such

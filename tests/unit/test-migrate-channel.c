@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "migrate-channel.h"
+#include "migrate.h"
 #include "utils.h"
 
 #include <arpa/inet.h>
@@ -293,8 +294,11 @@ static void openssl_s_client(int rep, int go)
 	size_t len = 0;
 	int in[2], null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-	frame(&frames, &len, TERN_MSG_HELLO,
-	      "{\"magic\":\"tern-migrate\",\"version\":1,\"role\":\"source\",\"extra\":true}");
+	char *hello = tern_strdup_printf(
+	    "{\"magic\":\"tern-migrate\",\"version\":%d,\"role\":\"source\",\"extra\":true}",
+	    TERN_MIGRATE_PROTO_VERSION);
+	frame(&frames, &len, TERN_MSG_HELLO, hello);
+	free(hello);
 	frame(&frames, &len, TERN_MSG_OFFER, "{\"id\":\"stock\"}");
 	if (pipe(in) < 0 || tern_write_all(in[1], frames, len) < 0)
 		_exit(1);
@@ -393,9 +397,10 @@ static void test_wrong_token(void)
 	free(theirs);
 }
 
-static void v2_source(int rep, int go)
+/* a source of the next protocol version */
+static void next_source(int rep, int go)
 {
-	tern_mchan_test_set_hello(2, NULL);
+	tern_mchan_test_set_hello(TERN_MIGRATE_PROTO_VERSION + 1, NULL);
 	plain_source(rep, go);
 }
 
@@ -410,12 +415,19 @@ static void test_hello_refusals(void)
 	char *mine, *theirs;
 	int ret;
 
-	ret = accept_against(v2_source, &mine, &theirs);
+	ret = accept_against(next_source, &mine, &theirs);
 	is_int(ret, -EPROTONOSUPPORT, "another protocol version is refused");
-	ok(contains(mine, "speaks tern migration protocol version 2, this tern speaks version 1"),
-	   "version: this side names both versions");
-	ok(contains(theirs, "speaks tern migration protocol version 1, this tern speaks version 2"),
+	char *want_mine = tern_strdup_printf(
+	    "speaks tern migration protocol version %d, this tern speaks version %d",
+	    TERN_MIGRATE_PROTO_VERSION + 1, TERN_MIGRATE_PROTO_VERSION);
+	char *want_theirs = tern_strdup_printf(
+	    "speaks tern migration protocol version %d, this tern speaks version %d",
+	    TERN_MIGRATE_PROTO_VERSION, TERN_MIGRATE_PROTO_VERSION + 1);
+	ok(contains(mine, want_mine), "version: this side names both versions");
+	ok(contains(theirs, want_theirs),
 	   "version: the other side names both versions too");
+	free(want_mine);
+	free(want_theirs);
 	free(mine);
 	free(theirs);
 
@@ -893,6 +905,129 @@ static void test_type_names(void)
 	is_str(tern_mchan_type_name(999), "unknown", "type name of 999");
 }
 
+
+/* ---- images in parts (the frozen dump's pages, sent while criu writes) ---- */
+
+/* A source that sends one script of messages: {type, payload} pairs, the
+ * payload text as it is ("" for an empty one). */
+struct scripted {
+	uint32_t type;
+	const char *payload;
+};
+static const struct scripted *script;
+
+static void script_source(int rep, int go)
+{
+	cleanup_mchan tern_mchan *c = NULL;
+	cleanup_free char *a = addr();
+	tern_error *err = NULL;
+	int ret = tern_mchan_connect(a, token, TOKEN_LEN, "source", TIMEOUT, &c, &err);
+
+	for (const struct scripted *m = script; ret == 0 && m->type; m++)
+		ret = tern_mchan_send(c, m->type, m->payload, strlen(m->payload), &err);
+	/* until the parent has read what it wants */
+	wait_go(go);
+	report(rep, ret, err);
+	tern_error_free(err);
+}
+
+/* Receive the images of `s` into a fresh directory; the error, or NULL. */
+static char *receive_script(const struct scripted *s, const char *dir)
+{
+	cleanup_close int lfd = listen_any();
+	cleanup_mchan tern_mchan *c = NULL;
+	tern_error *err = NULL;
+	uint64_t bytes = 0;
+	int rounds = 0;
+	char *rep, *out = NULL;
+
+	script = s;
+	mkdir(dir, 0700);
+	struct peer p = spawn_peer(script_source);
+	int ret = tern_mchan_accept(lfd, token, TOKEN_LEN, "target", TIMEOUT, &c, &err);
+	cleanup_close int dirfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (ret == 0)
+		ret = tern_mig_images_recv(c, dirfd, dir, 1 << 20, &bytes, &rounds, true, &err);
+	if (ret < 0)
+		out = tern_xstrdup(err->msg);
+	tern_error_free(err);
+	tern_mchan_freep(&c);
+	rep = peer_finish(&p);
+	free(rep);
+	return out;
+}
+
+static char *read_image(const char *dir, const char *name)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/%s", dir, name);
+	char *data = NULL;
+	size_t len;
+
+	if (tern_read_file(path, &data, &len, 1 << 20, NULL) < 0)
+		return tern_xstrdup("(none)");
+	return data;
+}
+
+#define PART(name, size) {TERN_MSG_IMAGE_FILE, "{\"name\":\"" name "\",\"size\":" #size ",\"part\":true}"}
+#define WHOLE(name, size) {TERN_MSG_IMAGE_FILE, "{\"name\":\"" name "\",\"size\":" #size "}"}
+#define DATA(text) {TERN_MSG_IMAGE_DATA, text}
+
+static void test_image_parts(void)
+{
+	static const struct scripted good[] = {
+	    PART("pages-1.img", 3), DATA("abc"), WHOLE("core-1.img", 1), DATA("x"),
+	    PART("pages-1.img", 2), DATA("de"),	 PART("pages-2.img", 1), DATA("z"),
+	    {TERN_MSG_IMAGES_DONE, ""},		 {0, NULL}};
+	static const struct scripted whole_after[] = {
+	    PART("pages-1.img", 3), DATA("abc"), WHOLE("pages-1.img", 1), DATA("x"), {0, NULL}};
+	static const struct scripted part_after[] = {
+	    WHOLE("pages-1.img", 1), DATA("x"), PART("pages-1.img", 3), DATA("abc"), {0, NULL}};
+	static const struct scripted in_round[] = {
+	    {TERN_MSG_IMAGE_FILE, "{\"dir\":\"pre-1\",\"name\":\"pages-1.img\",\"size\":1,"
+				  "\"part\":true}"},
+	    DATA("x"),
+	    {0, NULL}};
+	cleanup_free char *d1 = tern_strdup_printf("%s/parts-good", tmpdir);
+	cleanup_free char *d2 = tern_strdup_printf("%s/parts-whole-after", tmpdir);
+	cleanup_free char *d3 = tern_strdup_printf("%s/parts-part-after", tmpdir);
+	cleanup_free char *d4 = tern_strdup_printf("%s/parts-in-round", tmpdir);
+	char *e, *data;
+
+	e = receive_script(good, d1);
+	ok(e == NULL, "images in parts are received: %s", e ? e : "ok");
+	free(e);
+	data = read_image(d1, "pages-1.img");
+	is_str(data, "abcde", "the parts of a file are appended in order");
+	free(data);
+	data = read_image(d1, "pages-2.img");
+	is_str(data, "z", "a second file in parts is its own");
+	free(data);
+	data = read_image(d1, "core-1.img");
+	is_str(data, "x", "a whole file between the parts is whole");
+	free(data);
+
+	e = receive_script(whole_after, d2);
+	ok(e && strstr(e, "pages-1.img"), "a whole file after parts of its name is refused: %s",
+	   e ? e : "(accepted)");
+	free(e);
+	data = read_image(d2, "pages-1.img");
+	is_str(data, "abc", "... and what came in parts is not overwritten");
+	free(data);
+
+	e = receive_script(part_after, d3);
+	ok(e && strstr(e, "pages-1.img"), "a part after a whole file of its name is refused: %s",
+	   e ? e : "(accepted)");
+	free(e);
+	data = read_image(d3, "pages-1.img");
+	is_str(data, "x", "... and the whole file is not appended to");
+	free(data);
+
+	e = receive_script(in_round, d4);
+	ok(e && strstr(e, "only the final dump"), "a part in a pre-copy round is refused: %s",
+	   e ? e : "(accepted)");
+	free(e);
+}
+
 int main(void)
 {
 	cleanup_free char *rm = NULL;
@@ -912,6 +1047,7 @@ int main(void)
 	test_addresses();
 	test_token_file();
 	test_ephemeral_cert();
+	test_image_parts();
 	rm = tern_strdup_printf("rm -rf '%s'", tmpdir);
 	if (system(rm) != 0)
 		printf("# could not remove %s\n", tmpdir);
