@@ -1,5 +1,6 @@
 /* tern checkpoint [options] ID: dump a running container with CRIU. */
 #include "checkpoint.h"
+#include "criu-kdat.h"
 #include "cli.h"
 #include "cmd-criu-opts.h"
 #include "utils.h"
@@ -86,6 +87,8 @@ int tern_cmd_checkpoint(tern_global_opts *g, int argc, char **argv)
 	}
 	tern_cli_require_args(argc, argv, 1, true, "checkpoint", usage);
 	ret = tern_criu_find(g->criu, &criu, &err);
+	if (ret == 0)
+		tern_criu_kdat_prepare(criu);
 	if (ret == 0)
 		ret = tern_container_checkpoint(&g->rt, criu, argv[optind], &o, &err);
 	free(o.empty_ns);

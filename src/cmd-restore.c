@@ -1,5 +1,6 @@
 /* tern restore [options] ID: a new container from a CRIU checkpoint. */
 #include "checkpoint.h"
+#include "criu-kdat.h"
 #include "cli.h"
 #include "cmd-criu-opts.h"
 #include "utils.h"
@@ -108,6 +109,8 @@ int tern_cmd_restore(tern_global_opts *g, int argc, char **argv)
 	}
 	tern_cli_require_args(argc, argv, 1, true, "restore", usage);
 	ret = tern_criu_find(g->criu, &criu, &err);
+	if (ret == 0)
+		tern_criu_kdat_prepare(criu);
 	if (ret == 0)
 		ret = tern_container_restore(&g->rt, criu, argv[optind], &copts, &o, &status, &err);
 	free(o.empty_ns);

@@ -6,6 +6,7 @@
  * found frozen frozen), and any failure before RUNNING thaws it again.
  * After RUNNING it is never thawed: it is deleted. */
 #include "checkpoint.h"
+#include "criu-kdat.h"
 #include "checkpoint-net.h"
 #include "container-cgroup.h"
 #include "log.h"
@@ -872,6 +873,10 @@ static int run(source *s, tern_error **err)
 	if (ret < 0)
 		return ret;
 	ret = tern_criu_find(s->g->criu, &s->criu, err);
+	/* before the freeze: the first criu run of a boot may have to make
+	 * the cache of its kernel probes */
+	if (ret == 0)
+		tern_criu_kdat_prepare(s->criu);
 	if (ret == 0)
 		ret = load(s, err);
 	if (ret == 0)

@@ -18,6 +18,7 @@
  * into the same bundle undoes and removes every work directory whose lock
  * is free. */
 #include "checkpoint.h"
+#include "criu-kdat.h"
 #include "log.h"
 #include "migrate.h"
 #include "oci-config.h"
@@ -926,6 +927,8 @@ static int run(target *t, tern_error **err)
 	if (ret < 0)
 		return ret;
 	ret = tern_criu_find(t->g->criu, &t->criu, err);
+	if (ret == 0)
+		tern_criu_kdat_prepare(t->criu);
 	/* criu's version and what this kernel lets it do, before listening:
 	 * a broken criu fails here, and the source does not wait for it */
 	if (ret == 0)

@@ -767,3 +767,49 @@ fresh_rootfs() {
 	check_fails_cleanly "$BATS_TEST_TMPDIR/vol2" "/new/two" "No such file or directory"
 	[ ! -e "$BUNDLE/rootfs/new" ]
 }
+
+# kdat_stamp: the boot id tern stamped on criu's kernel-probe cache, if any.
+kdat_stamp() {
+	getfattr --only-values -n trusted.tern.boot_id /run/criu.kdat 2>/dev/null
+}
+
+@test "checkpoint: criu's kernel probes are cached for this boot, also where /run is no tmpfs" {
+	local mounts_before
+	mounts_before=$(awk '$5 == "/run"' /proc/self/mountinfo)
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	# criu's own file (a tmpfs /run) or tern's: made again by the next run
+	rm -f /run/criu.kdat
+	tern checkpoint --leave-running --image-path "$IMG" "$ID"
+	tern checkpoint --leave-running --image-path "$IMG.2" "$ID"
+	grep -q 'Loaded kdat cache from /run/criu.kdat' "$IMG.2/dump.log"
+	if [ "$(stat -f -c %T /run)" != tmpfs ]; then
+		echo "/run is not a tmpfs here: tern makes the cache"
+		[ "$(kdat_stamp)" = "$(cat /proc/sys/kernel/random/boot_id)" ]
+		# made before the first checkpoint's criu started
+		grep -q 'Loaded kdat cache from /run/criu.kdat' "$IMG/dump.log"
+	fi
+	# the private tmpfs that made it is nowhere on the host
+	[ "$(awk '$5 == "/run"' /proc/self/mountinfo)" = "$mounts_before" ]
+	! ls /run/criu.kdat.tern-* 2>/dev/null
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
+
+@test "checkpoint: a kernel-probe cache of another boot is made anew (left to criu on a tmpfs /run)" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --leave-running --image-path "$IMG" "$ID"
+	[ -s /run/criu.kdat ]
+	setfattr -n trusted.tern.boot_id -v not-this-boot /run/criu.kdat
+	tern checkpoint --leave-running --image-path "$IMG.2" "$ID"
+	grep -q 'Loaded kdat cache from /run/criu.kdat' "$IMG.2/dump.log"
+	if [ "$(stat -f -c %T /run)" != tmpfs ]; then
+		[ "$(kdat_stamp)" = "$(cat /proc/sys/kernel/random/boot_id)" ]
+	else
+		echo "/run is a tmpfs here: criu's own cache, which tern leaves alone"
+		[ "$(kdat_stamp)" = not-this-boot ]
+	fi
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
