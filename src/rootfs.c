@@ -403,30 +403,43 @@ static int set_readonly(int mntfd, bool recursive)
 	return 0;
 }
 
-/* A fresh, empty, read-only tmpfs on `dstfd`. */
-static int mount_empty_tmpfs(int dstfd)
+/* An empty, read-only tmpfs on `dstfd`. Every masked directory shows the
+ * same one (*shared, the first mount, then a clone of it for each next
+ * directory): a checkpoint then archives one empty tmpfs instead of one
+ * per directory, each a tar and a gzip run by criu while the container is
+ * frozen (and again to restore). */
+static int mount_empty_tmpfs(int dstfd, int *shared)
 {
 	cleanup_close int fsfd = -1, mnt = -1;
 
-	fsfd = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
-	if (fsfd < 0)
-		return -errno;
-	if (syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-		return -errno;
-	mnt = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC,
-			   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-			       MOUNT_ATTR_NOEXEC);
-	if (mnt < 0)
-		return -errno;
+	if (*shared >= 0) {
+		mnt = (int)syscall(SYS_open_tree, *shared, "",
+				   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (mnt < 0)
+			return -errno;
+	} else {
+		fsfd = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+		if (fsfd < 0)
+			return -errno;
+		if (syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+			return -errno;
+		mnt = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC,
+				   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				       MOUNT_ATTR_NOEXEC);
+		if (mnt < 0)
+			return -errno;
+	}
 	if (syscall(SYS_move_mount, mnt, "", dstfd, "",
 		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return -errno;
+	if (*shared < 0)
+		*shared = steal_fd(&mnt);
 	return 0;
 }
 
 static int mask_paths(int rootfd, char *const *paths, tern_error **err)
 {
-	cleanup_close int devnull = -1;
+	cleanup_close int devnull = -1, empty_tmpfs = -1;
 	struct stat st;
 	int ret;
 
@@ -441,7 +454,7 @@ static int mask_paths(int rootfd, char *const *paths, tern_error **err)
 		if (fstat(fd, &st) < 0)
 			return tern_error_make(err, errno, "maskedPaths[%zu] `%s`", i, paths[i]);
 		if (S_ISDIR(st.st_mode)) {
-			ret = mount_empty_tmpfs(fd);
+			ret = mount_empty_tmpfs(fd, &empty_tmpfs);
 			if (ret < 0)
 				return tern_error_make(err, -ret,
 						       "maskedPaths[%zu] `%s`: mount a read-only "

@@ -69,6 +69,21 @@ load helpers
 	[ "${lines[0]}" = 0 ]
 }
 
+@test "maskedPaths: the masked directories share one empty read-only tmpfs" {
+	is_runc && skip "runc 1.1.5 mounts a tmpfs for each masked directory"
+	mkdir -p "$BUNDLE/rootfs/m1" "$BUNDLE/rootfs/m2"
+	echo secret >"$BUNDLE/rootfs/m1/f"
+	update_config '.linux.maskedPaths += ["/m1", "/m2"]'
+	# one superblock: criu archives it once in a checkpoint, not once each
+	set_cmd 'awk '"'"'$5 == "/m1" || $5 == "/m2" || $5 == "/sys/firmware" {print $3, $4, $(NF - 2), substr($6, 1, 3)}'"'"' /proc/self/mountinfo | sort -u; { ls -A /m1; ls -A /m2; } | wc -l; touch /m2/x 2>&1; true'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(echo "${lines[0]}" | awk '{print $1}') / tmpfs ro," ]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[1]}" = 0 ]
+	[[ "${lines[2]}" == *"Read-only file system"* ]]
+}
+
 @test "readonlyPaths: read-only" {
 	update_config '.linux.readonlyPaths += ["/proc/sys"] | .linux.readonlyPaths |= unique'
 	mkdir -p "$BUNDLE/rootfs/rodir"
