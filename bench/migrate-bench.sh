@@ -8,9 +8,10 @@
 #
 # -k DIR keeps every counted move's JSON events (tern, both sides) there.
 # -r runs the whole benchmark in a mount namespace of its own whose /run is
-# a tmpfs, as on a stock Debian host: criu caches its kernel probes in
-# /run/criu.kdat only on a tmpfs, and without that cache every criu start
-# probes the kernel again (about 50 ms here, where /run is not a tmpfs).
+# a tmpfs, as on a stock Debian host. criu caches its kernel probes in
+# /run/criu.kdat only on a tmpfs; where /run is not one (this machine) tern
+# makes that cache itself (src/criu-kdat.h), which runc's criu then reads
+# too, so -r now changes little more than where state and images live.
 #
 # The container runs tests/helpers/stamper.c: it holds 16 or 256 MiB,
 # dirties 0 (idle) or 10 MiB/s of it, and stamps the clock every
