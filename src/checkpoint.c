@@ -1,6 +1,8 @@
 /* Checkpoint and restore with CRIU (see checkpoint.h for the layout of a
  * checkpoint directory and how criu is found). */
 #include "checkpoint.h"
+#include "checkpoint-masked.h"
+#include "mountinfo.h"
 #include "checkpoint-net.h"
 #include "checkpoint-netns.h"
 #include "cgroup-systemd.h"
@@ -311,6 +313,7 @@ typedef struct {
 	char *id;
 	char **ext_mounts; /* destinations */
 	char **cg_mounts;  /* "DESTINATION HOST-HIERARCHY-MOUNTPOINT" */
+	char **masked;	   /* masked directories left out (checkpoint-masked.h) */
 	char *stdio[3];	   /* CRIU's key of the init's fd 0-2 when it is outside */
 	char **veths;	   /* "INNER OUTER": veths whose peer was outside */
 	bool netns_external;
@@ -327,6 +330,9 @@ static void descriptor_clear(descriptor *d)
 	for (char **m = d->cg_mounts; m && *m; m++)
 		free(*m);
 	free(d->cg_mounts);
+	for (char **m = d->masked; m && *m; m++)
+		free(*m);
+	free(d->masked);
 	for (int i = 0; i < 3; i++)
 		free(d->stdio[i]);
 	for (char **m = d->veths; m && *m; m++)
@@ -345,6 +351,8 @@ static int descriptor_write(int dirfd, const descriptor *d, tern_error **err)
 		fprintf(f, "mount %s\n", *m);
 	for (char **m = d->cg_mounts; m && *m; m++)
 		fprintf(f, "cgroup %s\n", *m);
+	for (char **m = d->masked; m && *m; m++)
+		fprintf(f, "masked %s\n", *m);
 	for (int i = 0; i < 3; i++)
 		if (d->stdio[i])
 			fprintf(f, "stdio%d %s\n", i, d->stdio[i]);
@@ -381,6 +389,8 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 			d->ext_mounts = tern_cli_strv_add(d->ext_mounts, tern_xstrdup(v));
 		else if (strcmp(l, "cgroup") == 0 && strchr(v, ' '))
 			d->cg_mounts = tern_cli_strv_add(d->cg_mounts, tern_xstrdup(v));
+		else if (strcmp(l, "masked") == 0 && v[0] == '/')
+			d->masked = tern_cli_strv_add(d->masked, tern_xstrdup(v));
 		else if (strncmp(l, "stdio", 5) == 0 && l[5] >= '0' && l[5] <= '2' && !l[6])
 			d->stdio[l[5] - '0'] = tern_xstrdup(v);
 		else if (strcmp(l, "veth") == 0) {
@@ -446,37 +456,6 @@ static const char *freezer_dir(const oci_map *paths, char **out)
 
 /* ---- cgroup mounts ---- */
 
-/* One line of mountinfo: the fields we need (pointers into the line). */
-typedef struct {
-	char *dev;
-	char *root;
-	char *mountpoint;
-	char *fstype;
-} mountinfo_line;
-
-static bool parse_mountinfo(char *line, mountinfo_line *m)
-{
-	char *f[6] = {0};
-	char *save = NULL;
-	int i = 0;
-
-	/* no strtok_r past the sixth field: the next one may be the "-" */
-	for (char *t = strtok_r(line, " ", &save); t; t = i < 6 ? strtok_r(NULL, " ", &save) : NULL)
-		f[i++] = t;
-	if (i < 6)
-		return false;
-	m->dev = f[2];
-	m->root = f[3];
-	m->mountpoint = f[4];
-	/* after the optional fields, "-" then fstype */
-	for (char *t = strtok_r(NULL, " ", &save); t; t = strtok_r(NULL, " ", &save))
-		if (strcmp(t, "-") == 0) {
-			m->fstype = strtok_r(NULL, " ", &save);
-			return m->fstype != NULL;
-		}
-	return false;
-}
-
 static bool is_cgroupfs(const char *fstype)
 {
 	return strcmp(fstype, "cgroup") == 0 || strcmp(fstype, "cgroup2") == 0;
@@ -492,8 +471,8 @@ static char *host_hierarchy(const char *dev)
 		return NULL;
 	for (char *save = NULL, *l = strtok_r(data, "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save)) {
-		mountinfo_line m;
-		if (parse_mountinfo(l, &m) && is_cgroupfs(m.fstype) && strcmp(m.dev, dev) == 0 &&
+		tern_mountinfo_line m;
+		if (tern_mountinfo_parse(l, &m) && is_cgroupfs(m.fstype) && strcmp(m.dev, dev) == 0 &&
 		    strcmp(m.root, "/") == 0)
 			return tern_xstrdup(m.mountpoint);
 	}
@@ -515,8 +494,8 @@ static int external_cgroup_mounts(criu_session *s, pid_t pid, descriptor *d, ter
 		return ret;
 	for (char *save = NULL, *l = strtok_r(data, "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save)) {
-		mountinfo_line m;
-		if (!parse_mountinfo(l, &m) || !is_cgroupfs(m.fstype))
+		tern_mountinfo_line m;
+		if (!tern_mountinfo_parse(l, &m) || !is_cgroupfs(m.fstype))
 			continue;
 		cleanup_free char *host = host_hierarchy(m.dev);
 		if (host == NULL)
@@ -748,6 +727,10 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 		descriptor_clear(&d);
 		return ret;
 	}
+	if (config->linux_)
+		d.masked = tern_ckpt_masked_empty(st->pid, config->linux_->masked_paths);
+	for (char **m = d.masked; m && *m; m++)
+		criu_local_add_ext_mount(s->opts, *m, *m);
 	external_stdio(s, st->pid, &d);
 	d.terminal = config->process && config->process->terminal;
 	if (d.terminal)
@@ -1039,6 +1022,7 @@ typedef struct {
 	criu_session s;
 	int netns_fd;
 	bool in_scope; /* tern itself is in the container's systemd scope */
+	char *masked_src; /* the masked paths' new tmpfs, in our namespace */
 } restore_ctx;
 
 static int restore_mounts(restore_ctx *r, tern_error **err)
@@ -1075,6 +1059,14 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 			    host);
 		cleanup_free char *src = tern_strdup_printf("%s%s", host, cg);
 		criu_local_add_ext_mount(r->s.opts, key, src);
+	}
+	if (r->d.masked) {
+		int ret = tern_ckpt_masked_source(r->c.dir->dirfd, r->c.dir->dir,
+						  TERN_CKPT_MASKED_DIR, &r->masked_src, err);
+		if (ret < 0)
+			return ret;
+		for (char **m = r->d.masked; *m; m++)
+			criu_local_add_ext_mount(r->s.opts, *m, r->masked_src);
 	}
 	/* CRIU mounts the restored tree below --root, which must be a mount
 	 * point (we are in a mount namespace of our own, see
@@ -1433,6 +1425,14 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return tern_error_make(err, errno, "make / a slave mount for restore");
 	ret = do_restore(&r, criu, images, o, err);
+	/* criu has bound the masked paths' tmpfs into the container (or
+	 * failed): our mount of it goes, or the state directory could not be
+	 * removed */
+	if (r.masked_src) {
+		umount2(r.masked_src, MNT_DETACH);
+		unlinkat(r.c.dir->dirfd, TERN_CKPT_MASKED_DIR, AT_REMOVEDIR);
+		free(r.masked_src);
+	}
 	if (ret < 0)
 		rollback_restore(&r);
 	pid_t pid = r.c.pid;

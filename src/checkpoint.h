@@ -9,7 +9,9 @@
  * so that it can be restored under another --root, id and bundle path:
  *   tern-config.json      the config.json the container was created with
  *   tern-checkpoint.txt   "key value" lines: the id, the external mounts
- *                         (key = mount destination), whether the netns was
+ *                         (key = mount destination), the masked directories
+ *                         whose empty tmpfs criu left out (checkpoint-
+ *                         masked.h), whether the netns was
  *                         joined from a path, whether there was a terminal,
  *                         the veths whose peer was outside the container
  *                         (see checkpoint-net.h).

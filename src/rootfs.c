@@ -408,7 +408,7 @@ static int set_readonly(int mntfd, bool recursive)
  * directory): a checkpoint then archives one empty tmpfs instead of one
  * per directory, each a tar and a gzip run by criu while the container is
  * frozen (and again to restore). */
-static int mount_empty_tmpfs(int dstfd, int *shared)
+int tern_rootfs_mount_empty_tmpfs(int dstfd, int *shared)
 {
 	cleanup_close int fsfd = -1, mnt = -1;
 
@@ -454,7 +454,7 @@ static int mask_paths(int rootfd, char *const *paths, tern_error **err)
 		if (fstat(fd, &st) < 0)
 			return tern_error_make(err, errno, "maskedPaths[%zu] `%s`", i, paths[i]);
 		if (S_ISDIR(st.st_mode)) {
-			ret = mount_empty_tmpfs(fd, &empty_tmpfs);
+			ret = tern_rootfs_mount_empty_tmpfs(fd, &empty_tmpfs);
 			if (ret < 0)
 				return tern_error_make(err, -ret,
 						       "maskedPaths[%zu] `%s`: mount a read-only "

@@ -94,4 +94,9 @@ int tern_rootfs_finalize(const tern_rootfs_ctx *ctx, tern_error **err);
 /* After pivot_root: bind the pty slave `slave` (an fd; `pts_path`, e.g.
  * /dev/pts/0, is for messages) on /dev/console, creating /dev/console as a
  * regular file first if needed, never following a symlink there. */
+/* An empty, read-only tmpfs (nosuid, nodev, noexec) on the directory
+ * `dstfd`: a new one while *shared is -1, which then holds it; else a
+ * clone of *shared (the masked directories all show one). -errno. */
+int tern_rootfs_mount_empty_tmpfs(int dstfd, int *shared);
+
 int tern_rootfs_bind_console(int slave, const char *pts_path, tern_error **err);

@@ -813,3 +813,50 @@ kdat_stamp() {
 	tern delete --force "$ID"
 	check_nothing_left "$ID"
 }
+
+@test "checkpoint: the masked directories' empty tmpfs stays out of the images and comes back empty and read-only" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	local info masks tmpfs_kept
+	info=/proc/$(state_field "$ID" pid)/mountinfo
+	masks=$(awk '$5 == "/sys/firmware" {print $3}' "$info")
+	# the other tmpfs (/dev, /dev/shm, cgroup v1's /sys/fs/cgroup), one
+	# archive each; not the rootfs (a tmpfs in the qemu guest), which criu
+	# takes as it is
+	tmpfs_kept=$(awk -v m="$masks" '$(NF - 2) == "tmpfs" && $3 != m && $5 != "/" {print $3}' "$info" | sort -u | wc -l)
+	tern checkpoint --image-path "$IMG" "$ID"
+	[ ! -d /proc/acpi ] || grep -qx 'masked /proc/acpi' "$IMG/tern-checkpoint.txt"
+	grep -qx 'masked /sys/firmware' "$IMG/tern-checkpoint.txt"
+	[ "$(ls "$IMG" | grep -c '^tmpfs-dev-.*\.tar\.gz\.img$')" -eq "$tmpfs_kept" ]
+	tern delete "$ID"
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	local pid
+	pid=$(state_field "$ID" pid)
+	# one empty read-only tmpfs on both, as a new container has
+	[ "$(awk '$5 == "/proc/acpi" || $5 == "/sys/firmware" {print $3, $4, $(NF - 2), substr($6, 1, 3)}' "/proc/$pid/mountinfo" | sort -u | wc -l)" -eq 1 ]
+	awk '$5 == "/sys/firmware" {print $4, $(NF - 2), $6}' "/proc/$pid/mountinfo" | grep -q '^/ tmpfs ro,'
+	[ -z "$(ls -A "/proc/$pid/root/sys/firmware")" ]
+	run in_ct "$ID" 'touch /sys/firmware/x'
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Read-only file system"* ]]
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
+
+@test "checkpoint: a masked directory the container remounted and wrote in is saved by criu and restored with what it holds" {
+	update_config '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)'
+	set_cmd "mount -o remount,rw /sys/firmware && echo kept >/sys/firmware/f && touch /tmp/ready && sleep $MARK"
+	start_detached "$ID"
+	wait_for_file "$BUNDLE/rootfs/tmp/ready"
+	tern checkpoint --image-path "$IMG" "$ID"
+	# the tmpfs is shared, so every masked directory holds the file too:
+	# none is left out
+	! grep -q '^masked ' "$IMG/tern-checkpoint.txt"
+	tern delete "$ID"
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	run in_ct "$ID" 'cat /sys/firmware/f'
+	[ "$status" -eq 0 ]
+	[ "$output" = kept ]
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}

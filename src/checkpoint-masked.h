@@ -1,0 +1,37 @@
+/* The masked directories' tmpfs in a checkpoint.
+ *
+ * linux.maskedPaths covers every masked directory with one empty read-only
+ * tmpfs (rootfs.c). criu would archive it with tar and gzip at the dump and
+ * unpack it at the restore, 12-20 ms each way here and inside a
+ * migration's downtime, for a filesystem that holds nothing. So a dump
+ * names each such mount to criu as an external mount (key: its mount
+ * point) and lists it in the checkpoint's descriptor ("masked PATH"); the
+ * restore mounts a new empty read-only tmpfs in its own mount namespace
+ * and gives it to criu for every key, and the masked directories come back
+ * as one empty read-only tmpfs, as they were.
+ *
+ * Only a mount still as tern made it is left out: a tmpfs at its root,
+ * read-only, nothing mounted on or below it, and empty as seen through the
+ * container's root. Any other (a container that remounted one and wrote
+ * in it) is left to criu, which saves what it holds. */
+#pragma once
+
+#include "error.h"
+
+#include <sys/types.h>
+
+/* where the restore mounts the new tmpfs, in the container's state
+ * directory (and only in the restore's own mount namespace) */
+#define TERN_CKPT_MASKED_DIR "masked-tmpfs"
+
+/* The directories of `masked` (linux.maskedPaths) whose tmpfs criu may
+ * leave out of a dump of the container whose init is `pid`: a
+ * NULL-terminated list (free each and the list), or NULL for none. Never
+ * an error: a mount that cannot be checked is left to criu. */
+char **tern_ckpt_masked_empty(pid_t pid, char *const *masked);
+
+/* For a restore, in its own mount namespace: a new empty read-only tmpfs
+ * on the directory `name`, made in the directory `dirfd` (path `dir`);
+ * its path in *path. */
+int tern_ckpt_masked_source(int dirfd, const char *dir, const char *name, char **path,
+			    tern_error **err);
