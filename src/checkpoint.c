@@ -1,6 +1,7 @@
 /* Checkpoint and restore with CRIU (see checkpoint.h for the layout of a
  * checkpoint directory and how criu is found). */
 #include "checkpoint.h"
+#include "checkpoint-devbinds.h"
 #include "checkpoint-masked.h"
 #include "mountinfo.h"
 #include "checkpoint-net.h"
@@ -314,6 +315,7 @@ typedef struct {
 	char **ext_mounts; /* destinations */
 	char **cg_mounts;  /* "DESTINATION HOST-HIERARCHY-MOUNTPOINT" */
 	char **masked;	   /* masked directories left out (checkpoint-masked.h) */
+	char **devbinds;   /* "MOUNTPOINT ROOT": host devices (checkpoint-devbinds.h) */
 	char *stdio[3];	   /* CRIU's key of the init's fd 0-2 when it is outside */
 	char **veths;	   /* "INNER OUTER": veths whose peer was outside */
 	bool netns_external;
@@ -333,6 +335,9 @@ static void descriptor_clear(descriptor *d)
 	for (char **m = d->masked; m && *m; m++)
 		free(*m);
 	free(d->masked);
+	for (char **m = d->devbinds; m && *m; m++)
+		free(*m);
+	free(d->devbinds);
 	for (int i = 0; i < 3; i++)
 		free(d->stdio[i]);
 	for (char **m = d->veths; m && *m; m++)
@@ -353,6 +358,8 @@ static int descriptor_write(int dirfd, const descriptor *d, tern_error **err)
 		fprintf(f, "cgroup %s\n", *m);
 	for (char **m = d->masked; m && *m; m++)
 		fprintf(f, "masked %s\n", *m);
+	for (char **m = d->devbinds; m && *m; m++)
+		fprintf(f, "devbind %s\n", *m);
 	for (int i = 0; i < 3; i++)
 		if (d->stdio[i])
 			fprintf(f, "stdio%d %s\n", i, d->stdio[i]);
@@ -391,6 +398,8 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 			d->cg_mounts = tern_cli_strv_add(d->cg_mounts, tern_xstrdup(v));
 		else if (strcmp(l, "masked") == 0 && v[0] == '/')
 			d->masked = tern_cli_strv_add(d->masked, tern_xstrdup(v));
+		else if (strcmp(l, "devbind") == 0)
+			d->devbinds = tern_cli_strv_add(d->devbinds, tern_xstrdup(v));
 		else if (strncmp(l, "stdio", 5) == 0 && l[5] >= '0' && l[5] <= '2' && !l[6])
 			d->stdio[l[5] - '0'] = tern_xstrdup(v);
 		else if (strcmp(l, "veth") == 0) {
@@ -731,6 +740,17 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 		d.masked = tern_ckpt_masked_empty(st->pid, config->linux_->masked_paths);
 	for (char **m = d.masked; m && *m; m++)
 		criu_local_add_ext_mount(s->opts, *m, *m);
+	ret = tern_ckpt_devbinds_find(st->pid, (const char *const *)d.ext_mounts, &d.devbinds,
+				      err);
+	if (ret < 0) {
+		descriptor_clear(&d);
+		return ret;
+	}
+	for (char **m = d.devbinds; m && *m; m++) {
+		cleanup_free char *mp = tern_xstrdup(*m);
+		*strchr(mp, ' ') = '\0';
+		criu_local_add_ext_mount(s->opts, mp, mp);
+	}
 	external_stdio(s, st->pid, &d);
 	d.terminal = config->process && config->process->terminal;
 	if (d.terminal)
@@ -1059,6 +1079,13 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 			    host);
 		cleanup_free char *src = tern_strdup_printf("%s%s", host, cg);
 		criu_local_add_ext_mount(r->s.opts, key, src);
+	}
+	for (char **m = r->d.devbinds; m && *m; m++) {
+		cleanup_free char *mp = NULL, *src = NULL;
+		int ret = tern_ckpt_devbind_source(*m, r->c.config, &mp, &src, err);
+		if (ret < 0)
+			return ret;
+		criu_local_add_ext_mount(r->s.opts, mp, src);
 	}
 	if (r->d.masked) {
 		int ret = tern_ckpt_masked_source(r->c.dir->dirfd, r->c.dir->dir,
