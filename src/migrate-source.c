@@ -63,6 +63,7 @@ typedef struct {
 	pid_t watch_pid;
 	int watch_fd; /* write end: see start_watchdog */
 	uint64_t t_freeze, t_running;
+	uint64_t downtime_ns; /* from the freeze until it ran on the target */
 	uint64_t image_bytes, rootfs_bytes;
 	uint64_t sent_during_dump; /* of the frozen dump's images (see page_stream) */
 	/* pre-copy: when the last memory round's pre-dump started (criu
@@ -627,7 +628,7 @@ static int precopy_rounds(source *s, int *rounds, tern_error **err)
  * the target appends; the last part goes once criu has exited, then the
  * other images. */
 #define STREAM_FILES_MAX TERN_MIG_PARTS_MAX /* more go whole, after */
-#define STREAM_PART_MIN (4u << 20) /* smaller parts wait (but the last) */
+#define STREAM_PART_MIN	 (4u << 20)	    /* smaller parts wait (but the last) */
 
 typedef struct {
 	char *names[STREAM_FILES_MAX + 1]; /* NULL-terminated: the skip list */
@@ -853,12 +854,28 @@ static int wait_running(source *s, tern_error **err)
 	s->committed = true;
 	stop_watchdog(s, 'C');
 	s->t_running = tern_mig_now_ns();
+	/* the downtime ended when it ran on the target, which may be before
+	 * RUNNING (the memory filled from the images: migrate-target.c);
+	 * a target that does not say (an empty object) ran it just now */
+	uint64_t ran_for_ms = 0;
+	yajl_val v = NULL;
+	tern_error *e = NULL;
+	if (tern_mig_json_parse(payload, "RUNNING", &v, &e) == 0)
+		tern_mig_json_u64(v, "ran_for_ms", &ran_for_ms);
+	else
+		tern_error_free(e);
+	yajl_tree_free(v);
+	uint64_t frozen_ns = s->t_running - s->t_freeze;
+	s->downtime_ns = frozen_ns - (ran_for_ms * 1000000 < frozen_ns ? ran_for_ms * 1000000 : 0);
 	tern_jw w;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "phase", "running");
-	tern_jw_u64(&w, "downtime_ms", (s->t_running - s->t_freeze) / 1000000);
-	tern_mig_event(&s->p, "phase", &w, "the target runs `%s` (frozen here for %llu ms)",
-		       s->target_id, (unsigned long long)((s->t_running - s->t_freeze) / 1000000));
+	tern_jw_u64(&w, "downtime_ms", s->downtime_ns / 1000000);
+	tern_jw_u64(&w, "frozen_ms", frozen_ns / 1000000);
+	tern_mig_event(&s->p, "phase", &w,
+		       "the target runs `%s` (stopped for %llu ms; frozen here for %llu ms)",
+		       s->target_id, (unsigned long long)(s->downtime_ns / 1000000),
+		       (unsigned long long)(frozen_ns / 1000000));
 	return 0;
 }
 
@@ -1123,7 +1140,7 @@ int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_er
 		tern_jw_str(&w, "id", o->id);
 		tern_jw_str(&w, "target_id", s.target_id);
 		tern_jw_str(&w, "mode", tern_mig_mode_name(s.mode));
-		tern_jw_u64(&w, "downtime_ms", (s.t_running - s.t_freeze) / 1000000);
+		tern_jw_u64(&w, "downtime_ms", s.downtime_ns / 1000000);
 		tern_jw_u64(&w, "total_ms", (now - s.p.t0_ns) / 1000000);
 		tern_jw_u64(&w, "image_bytes", s.image_bytes);
 		tern_jw_u64(&w, "rootfs_bytes", s.rootfs_bytes);
@@ -1133,7 +1150,7 @@ int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_er
 		    &s.p, "done", &w,
 		    "done: `%s` runs on %s as `%s` (%s); downtime %llu ms, total %llu ms", o->id,
 		    o->to, s.target_id, tern_mig_mode_name(s.mode),
-		    (unsigned long long)((s.t_running - s.t_freeze) / 1000000),
+		    (unsigned long long)(s.downtime_ns / 1000000),
 		    (unsigned long long)((now - s.p.t0_ns) / 1000000));
 	}
 	stop_watchdog(&s, 'R');

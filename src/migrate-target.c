@@ -19,6 +19,7 @@
  * is free. */
 #include "checkpoint.h"
 #include "criu-kdat.h"
+#include "criu-lazy-daemon.h"
 #include "log.h"
 #include "migrate.h"
 #include "oci-config.h"
@@ -71,9 +72,12 @@ typedef struct {
 	tern_criu_features features; /* checked before listening */
 	uint64_t memory_bytes;
 	char *cert; /* ours (post-copy) */
-	pid_t lazy_pid;
-	int lazy_ready_fd; /* the daemon's --status-fd, read end; -1 */
+	/* post-copy: fed by the source's page server; the other modes,
+	 * where this kernel has userfaultfd: fed by the images received */
+	tern_lazy_daemon lazy;
+	bool fill_from_images;
 	bool restored;
+	uint64_t t_restored; /* when the restore returned: the container runs */
 	pid_t receiver_pid;
 	bool keep_work; /* its undo failed: the next receiver tries again */
 	pid_t watch_pid;
@@ -700,70 +704,16 @@ static int start_lazy_daemon(target *t, tern_error **err)
 	cleanup_free char *cacert = tern_xstrdup(peer);
 	cleanup_free char *mycert = tern_strdup_printf("%s/tls/cert.pem", t->work);
 	cleanup_free char *mykey = tern_strdup_printf("%s/tls/key.pem", t->work);
-	char *argv[] = {t->criu,
-			"lazy-pages",
-			"--page-server",
-			"--address",
-			addr,
-			"--port",
-			port_s,
-			"-D",
-			t->images,
-			"-o",
-			"lazy-pages.log",
-			"-v4",
-			"--tls",
-			"--tls-cacert",
-			cacert,
-			"--tls-cert",
-			mycert,
-			"--tls-key",
-			mykey,
-			"--tls-no-cn-verify",
-			"--status-fd",
-			"3",
-			NULL};
-	/* criu writes a byte to its --status-fd once it listens; the
-	 * restore starts meanwhile and waits for that byte only when it is
-	 * about to connect (tern_ckpt_opts.lazy_ready_wait) */
-	int ready[2];
-	if (pipe2(ready, O_CLOEXEC) < 0)
-		return tern_error_make(err, errno, "pipe for criu lazy-pages");
-	fflush(stdout);
-	fflush(stderr);
-	pid_t receiver = getpid();
-	t->lazy_pid = fork();
-	if (t->lazy_pid < 0) {
-		close(ready[0]);
-		close(ready[1]);
-		return tern_error_make(err, errno, "fork for criu lazy-pages");
-	}
-	if (t->lazy_pid == 0) {
-		/* it must not outlive a receiver that was killed, even one
-		 * killed while this fork was under way; nor may what it
-		 * forks (criu's kernel probes stop themselves under ptrace
-		 * and, orphaned, stay stopped forever): a group of its own,
-		 * which the watchdog and the roll back kill */
-		setpgid(0, 0);
-		if (!tern_die_with_parent(receiver))
-			_exit(127);
-		signal(SIGPIPE, SIG_DFL);
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-		}
-		/* fd 3, open across the exec; nothing else of ours */
-		if (ready[1] == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(ready[1], 3) < 0)
-			_exit(127);
-		tern_close_fds_from(4, NULL, 0);
-		execv(t->criu, argv);
-		_exit(127);
-	}
-	setpgid(t->lazy_pid, t->lazy_pid);
-	tern_mig_watchdog_group(t->watch_fd, t->lazy_pid);
-	close(ready[1]);
-	t->lazy_ready_fd = ready[0];
+	/* the source's page server, TLS with each side's pinned certificate */
+	char *extra[] = {
+	    "--page-server",	  "--address", addr,	     "--port", port_s,	    "--tls",
+	    "--tls-cacert",	  cacert,      "--tls-cert", mycert,   "--tls-key", mykey,
+	    "--tls-no-cn-verify", NULL,
+	};
+	ret = tern_lazy_daemon_start(t->criu, t->images, extra, &t->lazy, err);
+	if (ret < 0)
+		return ret;
+	tern_mig_watchdog_group(t->watch_fd, t->lazy.pid);
 	return 0;
 }
 
@@ -771,10 +721,9 @@ static int start_lazy_daemon(target *t, tern_error **err)
  * Meanwhile: what its connection to the page server has received. */
 static int wait_lazy_daemon(target *t, tern_mig_fetch *f, tern_error **err)
 {
-	cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, t->lazy_pid, 0);
+	cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, t->lazy.pid, 0);
 	struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
 	tern_error *e = NULL;
-	int status;
 
 	/* (counted here, not in the downtime) */
 	t->lazy_known = tern_mig_lazy_pages(t->images, &t->lazy_pages, &e) == 0;
@@ -792,17 +741,58 @@ static int wait_lazy_daemon(target *t, tern_mig_fetch *f, tern_error **err)
 		if (r == 0)
 			tern_mig_fetch_sample(f, &t->p);
 	}
-	while (waitpid(t->lazy_pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return tern_error_make(err, errno, "waitpid criu lazy-pages");
-	t->lazy_pid = 0;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	return tern_error_make_quiet(err, EIO,
-				     "criu lazy-pages failed (%s %d) before every page "
-				     "arrived",
-				     WIFSIGNALED(status) ? "signal" : "exit status",
-				     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	return tern_lazy_daemon_wait(&t->lazy, err);
+}
+
+/* ---- the other modes: memory filled from the images received ----
+ *
+ * Every page is here once the images are, yet criu's plain restore reads
+ * them into the new mappings one page fault per page; criu lazy-pages
+ * without a page server maps them from the images with UFFDIO_COPY, no
+ * fault (see criu-lazy-daemon.h). The container runs as soon as criu's
+ * restore returns, and the daemon fills the rest behind it. RUNNING waits
+ * for the daemon: the source keeps its frozen copy until every page is in,
+ * and thaws it should the daemon fail, as in post-copy. */
+
+static int start_fill_from_images(target *t, tern_error **err)
+{
+	int ret = tern_lazy_daemon_start(t->criu, t->images, NULL, &t->lazy, err);
+
+	if (ret < 0)
+		return tern_error_wrap(err, "filling memory from the images");
+	tern_mig_watchdog_group(t->watch_fd, t->lazy.pid);
+	return 0;
+}
+
+static int wait_fill_from_images(target *t, tern_error **err)
+{
+	/* the page images it reads: the last dump's and pre-copy's rounds' */
+	uint64_t bytes = tern_mig_pages_bytes(t->images);
+	for (int r = 1; r <= t->pre_rounds; r++) {
+		cleanup_free char *dir = tern_strdup_printf("%s/pre-%d", t->images, r);
+		bytes += tern_mig_pages_bytes(dir);
+	}
+	tern_jw w;
+
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "phase", "restored");
+	tern_jw_str(&w, "id", t->id);
+	tern_mig_event(&t->p, "phase", &w, "`%s` restored here; its memory fills from the images",
+		       t->id);
+	int ret = tern_lazy_daemon_wait(&t->lazy, err);
+
+	if (ret < 0)
+		return tern_error_wrap(err, "filling the memory of `%s` from the images", t->id);
+	uint64_t ms = (tern_mig_now_ns() - t->t_restored) / 1000000;
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "phase", "memory filled");
+	tern_jw_u64(&w, "pages_bytes", bytes);
+	tern_jw_u64(&w, "after_restore_ms", ms);
+	tern_mig_event(&t->p, "phase", &w,
+		       "memory filled from the images (%llu bytes of page images), %llu ms after "
+		       "the restore returned",
+		       (unsigned long long)bytes, (unsigned long long)ms);
+	return 0;
 }
 
 /* ---- restore ---- */
@@ -813,10 +803,10 @@ static int restore_child(void *arg, tern_error **err)
 	tern_create_opts copts = {.bundle = t->bundle, .detach = true};
 	tern_ckpt_opts ck = {.image_path = t->images,
 			     .tcp_established = t->tcp_established,
-			     .lazy_pages = t->mode == TERN_MIG_POST_COPY,
+			     .lazy_pages = t->lazy.pid > 0,
 			     .criu_checked = true,
-			     .lazy_ready_wait = t->lazy_ready_fd >= 0,
-			     .lazy_ready_fd = t->lazy_ready_fd,
+			     .lazy_ready_wait = t->lazy.ready_fd >= 0,
+			     .lazy_ready_fd = t->lazy.ready_fd,
 			     .status_fd = -1};
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int status;
@@ -862,9 +852,17 @@ static int restore(target *t, tern_error **err)
 		    tern_error_make_quiet(err, ETIMEDOUT, "restore of `%s` did not end within %d s",
 					  t->id, TERN_MIG_STEP_TIMEOUT_MS / 1000);
 	}
+	if (ret < 0 && t->fill_from_images) {
+		/* criu then says no more than that its socket broke */
+		tern_error *e = NULL;
+		if (tern_lazy_daemon_poll(&t->lazy, &e) < 0)
+			tern_error_wrap(err, "filling the memory from the images: %s", e->msg);
+		tern_error_free(e);
+	}
 	if (ret < 0)
 		return ret;
 	t->restored = true;
+	t->t_restored = tern_mig_now_ns();
 	return 0;
 }
 
@@ -892,7 +890,14 @@ static void commit(target *t)
 static int send_running(target *t, tern_error **err)
 {
 	tern_error *e = NULL;
-	int ret = tern_mchan_send(t->c, TERN_MSG_RUNNING, "{}", 2, err);
+	tern_jw w;
+
+	/* how long it ran here already (the fill from the images): the
+	 * source ends the downtime that much before RUNNING */
+	tern_jw_begin(&w);
+	tern_jw_u64(&w, "ran_for_ms", (tern_mig_now_ns() - t->t_restored) / 1000000);
+	cleanup_free char *msg = tern_jw_end(&w);
+	int ret = tern_mchan_send(t->c, TERN_MSG_RUNNING, msg, strlen(msg), err);
 
 	if (ret < 0) {
 		/* the source did not hear it and thaws its copy: ours goes,
@@ -906,7 +911,6 @@ static int send_running(target *t, tern_error **err)
 	}
 	if (t->mode != TERN_MIG_POST_COPY)
 		commit(t);
-	tern_jw w;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "phase", "running");
 	tern_jw_str(&w, "id", t->id);
@@ -972,10 +976,16 @@ static int run(target *t, tern_error **err)
 		ret = rootfs_rounds(t, err);
 	if (ret == 0)
 		ret = receive_images(t, err);
+	/* (userfaultfd, as post-copy needs: see choose_mode) */
+	t->fill_from_images = t->mode != TERN_MIG_POST_COPY && t->features.lazy_pages;
 	if (ret == 0 && t->mode == TERN_MIG_POST_COPY)
 		ret = start_lazy_daemon(t, err);
+	else if (ret == 0 && t->fill_from_images)
+		ret = start_fill_from_images(t, err);
 	if (ret == 0)
 		ret = restore(t, err);
+	if (ret == 0 && t->fill_from_images)
+		ret = wait_fill_from_images(t, err);
 	if (ret == 0)
 		ret = send_running(t, err);
 	return ret;
@@ -989,7 +999,7 @@ static int finish(target *t, tern_error **err)
 	size_t len;
 	int ret;
 
-	if (t->lazy_pid > 0) {
+	if (t->mode == TERN_MIG_POST_COPY && t->lazy.pid > 0) {
 		ret = wait_lazy_daemon(t, &f, err);
 		if (ret < 0) {
 			/* memory it lacks would read as zeros: never run it so */
@@ -1019,12 +1029,7 @@ static void roll_back(target *t, tern_error *why)
 
 	if (t->c)
 		tern_mchan_send_error(t->c, why);
-	if (t->lazy_pid > 0) {
-		kill(-t->lazy_pid, SIGKILL);
-		kill(t->lazy_pid, SIGKILL);
-		waitpid(t->lazy_pid, NULL, 0);
-		t->lazy_pid = 0;
-	}
+	tern_lazy_daemon_stop(&t->lazy);
 	if (t->restored && tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
 		tern_log(TERN_LOG_ERROR, "delete `%s`: %s", t->id, e->msg);
 		tern_error_free(e);
@@ -1046,7 +1051,7 @@ static void roll_back(target *t, tern_error *why)
 
 int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_error **err)
 {
-	target t = {.g = g, .o = o, .work_lock = -1, .lazy_ready_fd = -1, .watch_fd = -1};
+	target t = {.g = g, .o = o, .work_lock = -1, .lazy = TERN_LAZY_DAEMON_INIT, .watch_fd = -1};
 	int ret;
 
 	tern_mig_progress_init(&t.p, "target", o->json);
@@ -1073,8 +1078,7 @@ int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_er
 	stop_watchdog(&t, 'R');
 	if (t.work_lock >= 0)
 		close(t.work_lock);
-	if (t.lazy_ready_fd >= 0)
-		close(t.lazy_ready_fd);
+	tern_lazy_daemon_stop(&t.lazy);
 	tern_mchan_free(t.c);
 	free(t.criu);
 	free(t.bundle);

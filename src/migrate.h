@@ -14,8 +14,13 @@
  *   criu dump (leave running, so still frozen; post-copy: memory left behind)
  *   IMAGE_FILE, IMAGE_DATA... (each file), IMAGES_DONE --->
  *   post-copy: PAGE_SERVER {address, port, cert} --->  criu lazy-pages starts
- *                          <---           RUNNING     (restored, detached)
- *   -- downtime ends; the target owns the container from here --
+ *                                         restored, detached: it runs here
+ *                                         (the other modes, with userfaultfd:
+ *                                         then its memory is filled from
+ *                                         the images, migrate-target.c)
+ *                          <---           RUNNING {ran_for_ms}
+ *   -- the target owns the container from here; the downtime ended when
+ *      it ran there, ran_for_ms before --
  *   post-copy: criu's dump returns once every page was fetched
  *   delete the source container, DONE  --->
  *

@@ -50,6 +50,13 @@ teardown() {
 	echo "$output" | grep '"phase":"images"' | jq -e '.pages * 4096 == .pages_bytes and
 		(.dirty_rate | type) == "number" and .dirty_rate >= 0'
 	receive_status
+	# this kernel has userfaultfd too: the target filled the memory from
+	# the rounds' images and the last one through criu lazy-pages, then
+	# said RUNNING (the rounds' page images too: the fill reads through
+	# the parent images)
+	grep -E '"phase":"(restored|memory filled|running)"' recv.out | sed 's/^/# /' >&3
+	grep '"phase":"memory filled"' recv.out | jq -e '.pages_bytes >= 96 * 1048576'
+	[ "$(grep -c '"phase":"restored"' recv.out)" -eq 1 ]
 	[ "$(tern_b state "$ID" | jq -r .status)" = running ]
 	last=$(cat "$BUNDLE/rootfs/tmp/count")
 	went_on "$BUNDLE_B/rootfs/tmp/count" "$last"

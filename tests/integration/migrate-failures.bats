@@ -216,6 +216,29 @@ never_frozen() {
 	rootfs_as_before
 }
 
+@test "migrate-failures: criu lazy-pages, which fills the restored memory from the images (stop-and-copy), killed during the restore: the target deletes its copy, the source thaws" {
+	prepare_changes
+	hold_restore
+	receive --token-file "$TOKEN"
+	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	# in the middle of the restore, before criu hands it the memory (the
+	# restored processes need it from then on: a stopped daemon would
+	# hang the restore, not fail it)
+	wait_until 60 test -e "$HOLD.in"
+	pkill -9 -f -- "[l]azy-pages -D $BUNDLE_B/"
+	touch "$HOLD.go"
+	! migrate_status || false
+	! receive_status || false
+	grep -q "filling the memory from the images: criu lazy-pages failed (signal 9)" recv.err ||
+		{ cat recv.err; false; }
+	grep -q '"event":"rollback"' src.out || { cat src.out; false; }
+	! grep -q '"phase":"running"' recv.out || false
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	wait_until 30 target_clean
+	rootfs_as_before
+}
+
 @test "migrate-failures: the receiver killed once the target runs the container: it runs on there, the source deleted its copy" {
 	set_cmd "echo changed >/image-dir/file; $(counter_cmd /tmp/count)"
 	start_source

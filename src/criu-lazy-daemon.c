@@ -1,0 +1,127 @@
+/* `criu lazy-pages` started and awaited (see criu-lazy-daemon.h). */
+#include "criu-lazy-daemon.h"
+#include "utils.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#define LAZY_ARGS_MAX 32
+
+int tern_lazy_daemon_start(const char *criu, const char *images, char *const extra[],
+			   tern_lazy_daemon *d, tern_error **err)
+{
+	char *argv[LAZY_ARGS_MAX];
+	size_t n = 0;
+	int ready[2];
+
+	argv[n++] = (char *)criu;
+	argv[n++] = "lazy-pages";
+	for (size_t i = 0; extra && extra[i]; i++) {
+		if (n + 10 >= LAZY_ARGS_MAX)
+			return tern_error_make_quiet(err, E2BIG,
+						     "criu lazy-pages: too many arguments");
+		argv[n++] = extra[i];
+	}
+	argv[n++] = "-D";
+	argv[n++] = (char *)images;
+	argv[n++] = "-o";
+	argv[n++] = "lazy-pages.log";
+	argv[n++] = "-v4";
+	argv[n++] = "--status-fd";
+	argv[n++] = "3";
+	argv[n] = NULL;
+
+	/* criu writes a byte to its --status-fd once it listens; the restore
+	 * starts meanwhile and waits for that byte only when it is about to
+	 * connect (tern_ckpt_opts.lazy_ready_wait) */
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return tern_error_make(err, errno, "pipe for criu lazy-pages");
+	fflush(stdout);
+	fflush(stderr);
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		int en = errno;
+		close(ready[0]);
+		close(ready[1]);
+		return tern_error_make(err, en, "fork for criu lazy-pages");
+	}
+	if (pid == 0) {
+		/* a group of its own, killed as one: what it forks (criu's
+		 * kernel probes stop themselves under ptrace and, orphaned,
+		 * stay stopped forever) goes with it; and it must not outlive
+		 * its parent, even one killed while this fork was under way */
+		setpgid(0, 0);
+		if (!tern_die_with_parent(parent))
+			_exit(127);
+		signal(SIGPIPE, SIG_DFL);
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+		}
+		/* fd 3, open across the exec; nothing else of ours */
+		if (ready[1] == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(ready[1], 3) < 0)
+			_exit(127);
+		tern_close_fds_from(4, NULL, 0);
+		execv(criu, argv);
+		_exit(127);
+	}
+	/* (both sides set the group: whichever runs first) */
+	setpgid(pid, pid);
+	close(ready[1]);
+	d->pid = pid;
+	d->ready_fd = ready[0];
+	return 0;
+}
+
+static int reap(tern_lazy_daemon *d, bool hang, tern_error **err)
+{
+	int status;
+	pid_t r;
+
+	if (d->pid <= 0)
+		return 0;
+	while ((r = waitpid(d->pid, &status, hang ? 0 : WNOHANG)) < 0)
+		if (errno != EINTR)
+			return tern_error_make(err, errno, "waitpid criu lazy-pages");
+	if (r == 0)
+		return 1;
+	d->pid = 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	return tern_error_make_quiet(err, EIO,
+				     "criu lazy-pages failed (%s %d) before every page was in",
+				     WIFSIGNALED(status) ? "signal" : "exit status",
+				     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+int tern_lazy_daemon_wait(tern_lazy_daemon *d, tern_error **err)
+{
+	return reap(d, true, err);
+}
+
+int tern_lazy_daemon_poll(tern_lazy_daemon *d, tern_error **err)
+{
+	return reap(d, false, err);
+}
+
+void tern_lazy_daemon_stop(tern_lazy_daemon *d)
+{
+	if (d->pid > 0) {
+		kill(-d->pid, SIGKILL);
+		kill(d->pid, SIGKILL);
+		while (waitpid(d->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		d->pid = 0;
+	}
+	if (d->ready_fd >= 0) {
+		close(d->ready_fd);
+		d->ready_fd = -1;
+	}
+}
