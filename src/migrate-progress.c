@@ -345,12 +345,13 @@ void tern_mig_pages_event(tern_mig_progress *p, bool known, uint64_t lazy_pages,
 	if (known)
 		tern_mig_event(p, "phase", &w,
 			       "%s: %llu pages, %llu bytes (%.1f MiB seen on criu's page-server "
-			       "connection, TLS included)",
+			       "connection by the last sample, TLS included)",
 			       what, (unsigned long long)lazy_pages, (unsigned long long)bytes,
 			       (double)f->bytes / 1048576.0);
 	else
 		tern_mig_event(p, "phase", &w,
-			       "%s (%.1f MiB seen on criu's page-server connection, TLS included)",
+			       "%s (%.1f MiB seen on criu's page-server connection by the last "
+			       "sample, TLS included)",
 			       what, (double)f->bytes / 1048576.0);
 }
 

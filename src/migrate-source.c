@@ -7,6 +7,7 @@
  * After RUNNING it is never thawed: it is deleted. */
 #include "checkpoint.h"
 #include "criu-kdat.h"
+#include "criu-uncork.h"
 #include "checkpoint-net.h"
 #include "container-cgroup.h"
 #include "log.h"
@@ -1033,10 +1034,15 @@ static int wait_lazy_dump(source *s, tern_mig_fetch *f, tern_error **err)
 			    s->lazy_pages * tern_mig_page_size());
 	/* (a first sample at once: a small transfer may be over before the
 	 * next) */
-	do
+	bool uncorked = false;
+	do {
 		tern_mig_fetch_sample(f, &s->p);
-	while ((ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, TERN_MIG_PROGRESS_MS, err)) ==
-	       -ETIMEDOUT);
+		/* (the connection is up once the target runs the container:
+		 * its restore needed pages) */
+		if (!uncorked)
+			uncorked = tern_criu_uncork(s->dump_pid, s->page_port) > 0;
+	} while ((ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, TERN_MIG_PROGRESS_MS,
+					    err)) == -ETIMEDOUT);
 	return ret;
 }
 

@@ -20,6 +20,7 @@
 #include "checkpoint.h"
 #include "criu-kdat.h"
 #include "criu-lazy-daemon.h"
+#include "criu-uncork.h"
 #include "log.h"
 #include "migrate.h"
 #include "oci-config.h"
@@ -734,12 +735,15 @@ static int wait_lazy_daemon(target *t, tern_mig_fetch *f, tern_error **err)
 			    t->lazy_pages * tern_mig_page_size());
 	/* (without a pidfd, no progress: just wait) */
 	tern_mig_fetch_sample(f, &t->p);
+	bool uncorked = tern_criu_uncork(t->lazy.pid, t->page_port) > 0;
 	while (pidfd >= 0) {
 		int r = poll(&pfd, 1, TERN_MIG_PROGRESS_MS);
 		if (r > 0 || (r < 0 && errno != EINTR))
 			break;
 		if (r == 0)
 			tern_mig_fetch_sample(f, &t->p);
+		if (r == 0 && !uncorked)
+			uncorked = tern_criu_uncork(t->lazy.pid, t->page_port) > 0;
 	}
 	return tern_lazy_daemon_wait(&t->lazy, err);
 }
