@@ -13,10 +13,18 @@
  * Only a mount still as tern made it is left out: a tmpfs at its root,
  * read-only, nothing mounted on or below it, and empty as seen through the
  * container's root. Any other (a container that remounted one and wrote
- * in it) is left to criu, which saves what it holds. */
+ * in it) is left to criu, which saves what it holds.
+ *
+ * The same goes for the tmpfs mounts of config.json (/dev/shm, say) that
+ * are empty at the dump, read-write or not ("tmpfs PATH" in the
+ * descriptor): the restore mounts a new one as the new config.json's
+ * mount on PATH says (size, mode, flags), each in its own directory. A
+ * tmpfs that holds anything, or has something mounted on or below it, is
+ * left to criu. */
 #pragma once
 
 #include "error.h"
+#include "oci-config.h"
 
 #include <sys/types.h>
 
@@ -35,3 +43,19 @@ char **tern_ckpt_masked_empty(pid_t pid, char *const *masked);
  * its path in *path. */
 int tern_ckpt_masked_source(int dirfd, const char *dir, const char *name, char **path,
 			    tern_error **err);
+
+/* where the restore mounts the config's empty tmpfs mounts, one directory
+ * each (TERN_CKPT_TMPFS_PREFIX N) in the state directory */
+#define TERN_CKPT_TMPFS_PREFIX "empty-tmpfs-"
+
+/* The destinations of config.json's tmpfs mounts (`mounts`, n of them)
+ * that are empty at the dump of the container whose init is `pid`: a
+ * NULL-terminated list, or NULL. Never an error (as above). */
+char **tern_ckpt_tmpfs_empty(pid_t pid, const oci_mount *mounts, size_t n);
+
+/* For a restore, in its own mount namespace: a new tmpfs as `config`'s
+ * tmpfs mount on `dest` gives it, on the directory `name` made in `dirfd`
+ * (path `dir`); its path in *path. An error when the config has no tmpfs
+ * mount on `dest`. */
+int tern_ckpt_tmpfs_source(int dirfd, const char *dir, const char *name, const oci_config *config,
+			   const char *dest, char **path, tern_error **err);

@@ -315,6 +315,7 @@ typedef struct {
 	char **ext_mounts; /* destinations */
 	char **cg_mounts;  /* "DESTINATION HOST-HIERARCHY-MOUNTPOINT" */
 	char **masked;	   /* masked directories left out (checkpoint-masked.h) */
+	char **tmpfs;	   /* config.json's empty tmpfs mounts left out (the same) */
 	char **devbinds;   /* "MOUNTPOINT ROOT": host devices (checkpoint-devbinds.h) */
 	char *stdio[3];	   /* CRIU's key of the init's fd 0-2 when it is outside */
 	char **veths;	   /* "INNER OUTER": veths whose peer was outside */
@@ -323,26 +324,25 @@ typedef struct {
 	bool terminal;
 } descriptor;
 
+static bool strv_has(char *const *strv, const char *s)
+{
+	for (; strv && *strv; strv++)
+		if (strcmp(*strv, s) == 0)
+			return true;
+	return false;
+}
+
 static void descriptor_clear(descriptor *d)
 {
 	free(d->id);
-	for (char **m = d->ext_mounts; m && *m; m++)
-		free(*m);
-	free(d->ext_mounts);
-	for (char **m = d->cg_mounts; m && *m; m++)
-		free(*m);
-	free(d->cg_mounts);
-	for (char **m = d->masked; m && *m; m++)
-		free(*m);
-	free(d->masked);
-	for (char **m = d->devbinds; m && *m; m++)
-		free(*m);
-	free(d->devbinds);
+	tern_strv_freep(&d->ext_mounts);
+	tern_strv_freep(&d->cg_mounts);
+	tern_strv_freep(&d->masked);
+	tern_strv_freep(&d->tmpfs);
+	tern_strv_freep(&d->devbinds);
 	for (int i = 0; i < 3; i++)
 		free(d->stdio[i]);
-	for (char **m = d->veths; m && *m; m++)
-		free(*m);
-	free(d->veths);
+	tern_strv_freep(&d->veths);
 }
 
 static int descriptor_write(int dirfd, const descriptor *d, tern_error **err)
@@ -358,6 +358,8 @@ static int descriptor_write(int dirfd, const descriptor *d, tern_error **err)
 		fprintf(f, "cgroup %s\n", *m);
 	for (char **m = d->masked; m && *m; m++)
 		fprintf(f, "masked %s\n", *m);
+	for (char **m = d->tmpfs; m && *m; m++)
+		fprintf(f, "tmpfs %s\n", *m);
 	for (char **m = d->devbinds; m && *m; m++)
 		fprintf(f, "devbind %s\n", *m);
 	for (int i = 0; i < 3; i++)
@@ -398,6 +400,9 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 			d->cg_mounts = tern_cli_strv_add(d->cg_mounts, tern_xstrdup(v));
 		else if (strcmp(l, "masked") == 0 && v[0] == '/')
 			d->masked = tern_cli_strv_add(d->masked, tern_xstrdup(v));
+		else if (strcmp(l, "tmpfs") == 0 && v[0] == '/')
+			/* (restored only as the new config's mount there) */
+			d->tmpfs = tern_cli_strv_add(d->tmpfs, tern_xstrdup(v));
 		else if (strcmp(l, "devbind") == 0)
 			d->devbinds = tern_cli_strv_add(d->devbinds, tern_xstrdup(v));
 		else if (strncmp(l, "stdio", 5) == 0 && l[5] >= '0' && l[5] <= '2' && !l[6])
@@ -481,8 +486,8 @@ static char *host_hierarchy(const char *dev)
 	for (char *save = NULL, *l = strtok_r(data, "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save)) {
 		tern_mountinfo_line m;
-		if (tern_mountinfo_parse(l, &m) && is_cgroupfs(m.fstype) && strcmp(m.dev, dev) == 0 &&
-		    strcmp(m.root, "/") == 0)
+		if (tern_mountinfo_parse(l, &m) && is_cgroupfs(m.fstype) &&
+		    strcmp(m.dev, dev) == 0 && strcmp(m.root, "/") == 0)
 			return tern_xstrdup(m.mountpoint);
 	}
 	return NULL;
@@ -710,8 +715,8 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 				descriptor_clear(&d);
 				return tern_error_make(err, errno, "%s", nspath);
 			}
-			cleanup_free char *ext = tern_strdup_printf(
-			    "net[%lu]:%s", (unsigned long)nst.st_ino, NETNS_KEY);
+			cleanup_free char *ext =
+			    tern_strdup_printf("net[%lu]:%s", (unsigned long)nst.st_ino, NETNS_KEY);
 			criu_local_add_external(s->opts, ext);
 			network_lock_skip(s->opts);
 			d.netns_fresh = true;
@@ -740,8 +745,14 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 		d.masked = tern_ckpt_masked_empty(st->pid, config->linux_->masked_paths);
 	for (char **m = d.masked; m && *m; m++)
 		criu_local_add_ext_mount(s->opts, *m, *m);
-	ret = tern_ckpt_devbinds_find(st->pid, (const char *const *)d.ext_mounts, &d.devbinds,
-				      err);
+	cleanup_strv char **tmpfs =
+	    tern_ckpt_tmpfs_empty(st->pid, config->mounts, config->mounts_len);
+	for (char **m = tmpfs; m && *m; m++)
+		if (!strv_has(d.masked, *m)) {
+			d.tmpfs = tern_cli_strv_add(d.tmpfs, tern_xstrdup(*m));
+			criu_local_add_ext_mount(s->opts, *m, *m);
+		}
+	ret = tern_ckpt_devbinds_find(st->pid, (const char *const *)d.ext_mounts, &d.devbinds, err);
 	if (ret < 0) {
 		descriptor_clear(&d);
 		return ret;
@@ -1041,8 +1052,9 @@ typedef struct {
 	descriptor d;
 	criu_session s;
 	int netns_fd;
-	bool in_scope; /* tern itself is in the container's systemd scope */
+	bool in_scope;	  /* tern itself is in the container's systemd scope */
 	char *masked_src; /* the masked paths' new tmpfs, in our namespace */
+	size_t ntmpfs;	  /* config tmpfs mounts made for criu, the same */
 } restore_ctx;
 
 static int restore_mounts(restore_ctx *r, tern_error **err)
@@ -1094,6 +1106,17 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 			return ret;
 		for (char **m = r->d.masked; *m; m++)
 			criu_local_add_ext_mount(r->s.opts, *m, r->masked_src);
+	}
+	for (char **m = r->d.tmpfs; m && *m; m++) {
+		cleanup_free char *name =
+		    tern_strdup_printf(TERN_CKPT_TMPFS_PREFIX "%zu", r->ntmpfs);
+		cleanup_free char *src = NULL;
+		int ret = tern_ckpt_tmpfs_source(r->c.dir->dirfd, r->c.dir->dir, name, r->c.config,
+						 *m, &src, err);
+		if (ret < 0)
+			return ret;
+		r->ntmpfs++;
+		criu_local_add_ext_mount(r->s.opts, *m, src);
 	}
 	/* CRIU mounts the restored tree below --root, which must be a mount
 	 * point (we are in a mount namespace of our own, see
@@ -1359,10 +1382,11 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	/* criu connects to the daemon early, before any notification this
 	 * side could wait in: wait here, after tern's own preparations */
 	if (o->lazy_pages && o->lazy_ready_wait && !lazy_daemon_ready(o->lazy_ready_fd))
-		return tern_error_make_quiet(err, EIO,
-					     "restore of `%s`: criu lazy-pages did not get ready (it "
-					     "exited, or not within 10 s; log: %s/lazy-pages.log)",
-					     r->c.id, images);
+		return tern_error_make_quiet(
+		    err, EIO,
+		    "restore of `%s`: criu lazy-pages did not get ready (it "
+		    "exited, or not within 10 s; log: %s/lazy-pages.log)",
+		    r->c.id, images);
 	ret = criu_local_restore_child(r->s.opts);
 	if (r->in_scope) {
 		tern_cgroup_return_self();
@@ -1452,9 +1476,15 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return tern_error_make(err, errno, "make / a slave mount for restore");
 	ret = do_restore(&r, criu, images, o, err);
-	/* criu has bound the masked paths' tmpfs into the container (or
-	 * failed): our mount of it goes, or the state directory could not be
-	 * removed */
+	/* criu has bound the masked paths' tmpfs and the config's empty ones
+	 * into the container (or failed): our mounts of them go, or the state
+	 * directory could not be removed */
+	for (size_t i = 0; i < r.ntmpfs; i++) {
+		cleanup_free char *name = tern_strdup_printf(TERN_CKPT_TMPFS_PREFIX "%zu", i);
+		cleanup_free char *path = tern_strdup_printf("%s/%s", r.c.dir->dir, name);
+		umount2(path, MNT_DETACH);
+		unlinkat(r.c.dir->dirfd, name, AT_REMOVEDIR);
+	}
 	if (r.masked_src) {
 		umount2(r.masked_src, MNT_DETACH);
 		unlinkat(r.c.dir->dirfd, TERN_CKPT_MASKED_DIR, AT_REMOVEDIR);

@@ -820,10 +820,10 @@ kdat_stamp() {
 	local info masks tmpfs_kept
 	info=/proc/$(state_field "$ID" pid)/mountinfo
 	masks=$(awk '$5 == "/sys/firmware" {print $3}' "$info")
-	# the other tmpfs (/dev, /dev/shm, cgroup v1's /sys/fs/cgroup), one
-	# archive each; not the rootfs (a tmpfs in the qemu guest), which criu
-	# takes as it is
-	tmpfs_kept=$(awk -v m="$masks" '$(NF - 2) == "tmpfs" && $3 != m && $5 != "/" {print $3}' "$info" | sort -u | wc -l)
+	# the other tmpfs (/dev, cgroup v1's /sys/fs/cgroup), one archive each;
+	# not the rootfs (a tmpfs in the qemu guest), which criu takes as it
+	# is, nor the empty /dev/shm (the next test)
+	tmpfs_kept=$(awk -v m="$masks" '$(NF - 2) == "tmpfs" && $3 != m && $5 != "/" && $5 != "/dev/shm" {print $3}' "$info" | sort -u | wc -l)
 	tern checkpoint --image-path "$IMG" "$ID"
 	[ ! -d /proc/acpi ] || grep -qx 'masked /proc/acpi' "$IMG/tern-checkpoint.txt"
 	grep -qx 'masked /sys/firmware' "$IMG/tern-checkpoint.txt"
@@ -855,6 +855,61 @@ kdat_stamp() {
 	tern delete "$ID"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	run in_ct "$ID" 'cat /sys/firmware/f'
+	[ "$status" -eq 0 ]
+	[ "$output" = kept ]
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
+
+@test "checkpoint: config.json's empty tmpfs (/dev/shm) stays out of the images and comes back as the config says, writable" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	local minor
+	minor=$(awk '$5 == "/dev/shm" {split($3, d, ":"); print d[2]}' "/proc/$(state_field "$ID" pid)/mountinfo")
+	[ -n "$minor" ]
+	tern checkpoint --image-path "$IMG" "$ID"
+	grep -qx 'tmpfs /dev/shm' "$IMG/tern-checkpoint.txt"
+	# criu archived the other tmpfs, not this one (its archives are named
+	# by the device: 0:N is N)
+	ls "$IMG" | grep -q '^tmpfs-dev-.*\.tar\.gz\.img$'
+	[ ! -e "$IMG/tmpfs-dev-$minor.tar.gz.img" ]
+	tern delete "$ID"
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	local pid
+	pid=$(state_field "$ID" pid)
+	# a tmpfs of its own at its root, with the config's options
+	awk '$5 == "/dev/shm" {print $4, $6, $(NF - 2), $NF}' "/proc/$pid/mountinfo" |
+		grep -E '^/ rw,nosuid,nodev,noexec[^ ]* tmpfs rw,size=65536k'
+	[ "$(stat -c %a "/proc/$pid/root/dev/shm")" = 1777 ]
+	run in_ct "$ID" 'echo hi >/dev/shm/x && cat /dev/shm/x'
+	[ "$status" -eq 0 ]
+	[ "$output" = hi ]
+	# nothing of ours is left in the state directory
+	! ls -d "$ROOT/$ID/empty-tmpfs-"* 2>/dev/null || false
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
+
+@test "checkpoint: restoring an empty /dev/shm left out of the images into a config.json without that tmpfs fails naming it and leaves nothing" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	grep -qx 'tmpfs /dev/shm' "$IMG/tern-checkpoint.txt"
+	tern delete "$ID"
+	update_config 'del(.mounts[] | select(.destination == "/dev/shm"))'
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	check_fails_cleanly "/dev/shm" "no tmpfs mount in config.json"
+}
+
+@test "checkpoint: a /dev/shm the container wrote in is saved by criu and restored with what it holds" {
+	set_cmd "echo kept >/dev/shm/f && touch /tmp/ready && sleep $MARK"
+	start_detached "$ID"
+	wait_for_file "$BUNDLE/rootfs/tmp/ready"
+	tern checkpoint --image-path "$IMG" "$ID"
+	! grep -q '^tmpfs ' "$IMG/tern-checkpoint.txt"
+	tern delete "$ID"
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	run in_ct "$ID" 'cat /dev/shm/f'
 	[ "$status" -eq 0 ]
 	[ "$output" = kept ]
 	tern delete --force "$ID"
