@@ -225,3 +225,192 @@ int tern_ckpt_masked_source(int dirfd, const char *dir, const char *name, char *
 	*path = tern_strdup_printf("%s/%s", dir, name);
 	return 0;
 }
+
+/* ---- cgroup v1's tmpfs: its tree instead of its archive ---- */
+
+/* a name the descriptor can carry and a restore may create */
+static bool plain_name(const char *s)
+{
+	return s[0] != '\0' && strcmp(s, ".") != 0 && strcmp(s, "..") != 0 &&
+	       strpbrk(s, "/ \n\t") == NULL && strlen(s) < 256;
+}
+
+static bool is_mountpoint(const container_mounts *cm, const char *path)
+{
+	for (size_t i = 0; i < cm->n; i++)
+		if (strcmp(cm->lines[i].mountpoint, path) == 0)
+			return true;
+	return false;
+}
+
+bool tern_ckpt_tmpfs_tree(pid_t pid, const char *dest, char ***lines)
+{
+	container_mounts cm;
+	const tern_mountinfo_line *m = NULL;
+	char **out = NULL;
+	bool ok = false;
+
+	if (dest[0] != '/' || strpbrk(dest, " \n\t"))
+		return false;
+	if (!container_mounts_read(pid, &cm))
+		goto out;
+	/* exactly one mount there (none stacked on it), a tmpfs at its root */
+	for (size_t i = 0; i < cm.n; i++)
+		if (strcmp(cm.lines[i].mountpoint, dest) == 0) {
+			if (m)
+				goto out;
+			m = &cm.lines[i];
+		}
+	unsigned int major, minor;
+	struct statfs fs;
+	struct stat st;
+	if (m == NULL || strcmp(m->fstype, "tmpfs") != 0 || strcmp(m->root, "/") != 0 ||
+	    sscanf(m->dev, "%u:%u", &major, &minor) != 2)
+		goto out;
+	cleanup_close int fd =
+	    tern_open_in_root(cm.rootfd, dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0, NULL);
+	if (fd < 0 || fstatfs(fd, &fs) < 0 || fs.f_type != TMPFS_MAGIC || fstat(fd, &st) < 0 ||
+	    st.st_dev != makedev(major, minor))
+		goto out;
+	out = tern_cli_strv_add(out, tern_strdup_printf("tmpfs-tree %s %o %u %u %d", dest,
+							st.st_mode & 07777, st.st_uid, st.st_gid,
+							read_only(m->opts)));
+	int copy = dup(fd);
+	DIR *d = copy >= 0 ? fdopendir(copy) : NULL;
+	if (d == NULL) {
+		if (copy >= 0)
+			close(copy);
+		goto out;
+	}
+	bool fits = true;
+	for (struct dirent *de; fits && (de = readdir(d)) != NULL;) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		struct stat e;
+		fits =
+		    plain_name(de->d_name) && fstatat(fd, de->d_name, &e, AT_SYMLINK_NOFOLLOW) == 0;
+		cleanup_free char *path = tern_strdup_printf("%s/%s", dest, de->d_name);
+		if (fits && S_ISLNK(e.st_mode)) {
+			char target[256];
+			ssize_t n = readlinkat(fd, de->d_name, target, sizeof(target) - 1);
+			if (n <= 0) {
+				fits = false;
+				continue;
+			}
+			target[n] = '\0';
+			fits = strpbrk(target, " \n\t") == NULL;
+			if (fits)
+				out = tern_cli_strv_add(
+				    out, tern_strdup_printf("tmpfs-link %s %s %s", dest, de->d_name,
+							    target));
+		} else if (fits && S_ISDIR(e.st_mode)) {
+			/* a mountpoint (whose mount criu restores on the new
+			 * tree), or empty on the tmpfs itself */
+			if (e.st_dev != st.st_dev && !is_mountpoint(&cm, path)) {
+				fits = false;
+				continue;
+			}
+			if (!is_mountpoint(&cm, path)) {
+				cleanup_close int sub =
+				    openat(fd, de->d_name,
+					   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				fits = sub >= 0 && is_empty_dir(sub);
+			}
+			if (fits)
+				out = tern_cli_strv_add(
+				    out,
+				    tern_strdup_printf("tmpfs-dir %s %s %o %u %u", dest, de->d_name,
+						       e.st_mode & 07777, e.st_uid, e.st_gid));
+		} else {
+			fits = false;
+		}
+	}
+	closedir(d);
+	if (!fits)
+		goto out;
+	for (char **l = out; l && *l; l++)
+		*lines = tern_cli_strv_add(*lines, tern_xstrdup(*l));
+	ok = true;
+out:
+	tern_strv_freep(&out);
+	container_mounts_clear(&cm);
+	return ok;
+}
+
+int tern_ckpt_tmpfs_tree_source(int dirfd, const char *dir, const char *name, const char *dest,
+				char *const *lines, char **path, tern_error **err)
+{
+	unsigned int mode = 0755, uid = 0, gid = 0;
+	int ro = 0;
+	bool found = false;
+	size_t dl = strlen(dest);
+	int ret = 0;
+
+	for (char *const *l = lines; l && *l && !found; l++)
+		found = strncmp(*l, "tmpfs-tree ", 11) == 0 && strncmp(*l + 11, dest, dl) == 0 &&
+			(*l)[11 + dl] == ' ' &&
+			sscanf(*l + 12 + dl, "%o %u %u %d", &mode, &uid, &gid, &ro) == 4;
+	if (!found || mode > 07777)
+		return tern_error_make_quiet(err, EINVAL,
+					     "the checkpoint's tmpfs tree on `%s`: no "
+					     "valid tmpfs-tree line",
+					     dest);
+	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+		return tern_error_make(err, errno, "mkdir `%s/%s`", dir, name);
+	*path = tern_strdup_printf("%s/%s", dir, name);
+	cleanup_free char *data = tern_strdup_printf("mode=%o,uid=%u,gid=%u", mode, uid, gid);
+	if (mount("tmpfs", *path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, data) < 0) {
+		ret = tern_error_make(err, errno, "mount a tmpfs for `%s` on `%s`", dest, *path);
+		goto fail;
+	}
+	cleanup_close int fd = open(*path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		ret = tern_error_make(err, errno, "open `%s`", *path);
+		goto fail_mounted;
+	}
+	for (char *const *l = lines; l && *l; l++) {
+		char key[16], ldest[4096], ename[256], target[256];
+		unsigned int emode, euid, egid;
+		if (strncmp(*l, "tmpfs-dir ", 10) == 0 &&
+		    sscanf(*l, "%15s %4095s %255s %o %u %u", key, ldest, ename, &emode, &euid,
+			   &egid) == 6 &&
+		    strcmp(ldest, dest) == 0) {
+			if (!plain_name(ename) || emode > 07777) {
+				ret = tern_error_make_quiet(err, EINVAL, "bad tmpfs-dir line `%s`",
+							    *l);
+				goto fail_mounted;
+			}
+			if (mkdirat(fd, ename, 0700) < 0 || fchmodat(fd, ename, emode, 0) < 0 ||
+			    fchownat(fd, ename, euid, egid, AT_SYMLINK_NOFOLLOW) < 0) {
+				ret = tern_error_make(err, errno, "make `%s/%s`", *path, ename);
+				goto fail_mounted;
+			}
+		} else if (strncmp(*l, "tmpfs-link ", 11) == 0 &&
+			   sscanf(*l, "%15s %4095s %255s %255s", key, ldest, ename, target) == 4 &&
+			   strcmp(ldest, dest) == 0) {
+			if (!plain_name(ename)) {
+				ret = tern_error_make_quiet(err, EINVAL, "bad tmpfs-link line `%s`",
+							    *l);
+				goto fail_mounted;
+			}
+			if (symlinkat(target, fd, ename) < 0) {
+				ret = tern_error_make(err, errno, "symlink `%s/%s`", *path, ename);
+				goto fail_mounted;
+			}
+		}
+	}
+	if (ro &&
+	    mount(NULL, *path, NULL,
+		  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		ret = tern_error_make(err, errno, "make `%s` read-only", *path);
+		goto fail_mounted;
+	}
+	return 0;
+fail_mounted:
+	umount2(*path, MNT_DETACH);
+fail:
+	unlinkat(dirfd, name, AT_REMOVEDIR);
+	free(*path);
+	*path = NULL;
+	return ret;
+}

@@ -26,6 +26,7 @@
 #include "error.h"
 #include "oci-config.h"
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* where the restore mounts the new tmpfs, in the container's state
@@ -59,3 +60,31 @@ char **tern_ckpt_tmpfs_empty(pid_t pid, const oci_mount *mounts, size_t n);
  * mount on `dest`. */
 int tern_ckpt_tmpfs_source(int dirfd, const char *dir, const char *name, const oci_config *config,
 			   const char *dest, char **path, tern_error **err);
+
+/* ---- cgroup v1's tmpfs ----
+ *
+ * On cgroup v1 a "cgroup" mount of config.json is a tmpfs holding one
+ * directory per hierarchy, a cgroup filesystem mounted on each, and
+ * symlinks for co-mounted controllers (cgroup-mount.c). criu would archive
+ * that tmpfs too. So a dump records its tree instead, when it holds only
+ * directories (empty, or with a mount on them) and symlinks, nothing
+ * deeper:
+ *	tmpfs-tree DEST MODE UID GID RO
+ *	tmpfs-dir DEST NAME MODE UID GID
+ *	tmpfs-link DEST NAME TARGET
+ * (modes octal, ids as the host sees them, RO 1 or 0), and the restore
+ * makes the same tree on a new tmpfs for criu, which mounts the
+ * hierarchies on it as it would on its own copy. */
+#define TERN_CKPT_TREE_PREFIX "tmpfs-tree-"
+
+/* The descriptor lines (without their leading key words' newline) for the
+ * tmpfs at `dest` of the container whose init is `pid`, appended to
+ * *lines; false (nothing appended) when it is not such a tree. */
+bool tern_ckpt_tmpfs_tree(pid_t pid, const char *dest, char ***lines);
+
+/* For a restore, in its own mount namespace: the tree at `dest` that the
+ * descriptor lines `lines` (every line of the descriptor; those of other
+ * keys or destinations are skipped) describe, made on a new tmpfs on the
+ * directory `name` in `dirfd` (path `dir`); its path in *path. */
+int tern_ckpt_tmpfs_tree_source(int dirfd, const char *dir, const char *name, const char *dest,
+				char *const *lines, char **path, tern_error **err);

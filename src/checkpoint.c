@@ -316,6 +316,7 @@ typedef struct {
 	char **cg_mounts;  /* "DESTINATION HOST-HIERARCHY-MOUNTPOINT" */
 	char **masked;	   /* masked directories left out (checkpoint-masked.h) */
 	char **tmpfs;	   /* config.json's empty tmpfs mounts left out (the same) */
+	char **trees;	   /* cgroup v1 tmpfs trees: their descriptor lines (the same) */
 	char **devbinds;   /* "MOUNTPOINT ROOT": host devices (checkpoint-devbinds.h) */
 	char *stdio[3];	   /* CRIU's key of the init's fd 0-2 when it is outside */
 	char **veths;	   /* "INNER OUTER": veths whose peer was outside */
@@ -339,6 +340,7 @@ static void descriptor_clear(descriptor *d)
 	tern_strv_freep(&d->cg_mounts);
 	tern_strv_freep(&d->masked);
 	tern_strv_freep(&d->tmpfs);
+	tern_strv_freep(&d->trees);
 	tern_strv_freep(&d->devbinds);
 	for (int i = 0; i < 3; i++)
 		free(d->stdio[i]);
@@ -360,6 +362,8 @@ static int descriptor_write(int dirfd, const descriptor *d, tern_error **err)
 		fprintf(f, "masked %s\n", *m);
 	for (char **m = d->tmpfs; m && *m; m++)
 		fprintf(f, "tmpfs %s\n", *m);
+	for (char **m = d->trees; m && *m; m++)
+		fprintf(f, "%s\n", *m);
 	for (char **m = d->devbinds; m && *m; m++)
 		fprintf(f, "devbind %s\n", *m);
 	for (int i = 0; i < 3; i++)
@@ -403,6 +407,9 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 		else if (strcmp(l, "tmpfs") == 0 && v[0] == '/')
 			/* (restored only as the new config's mount there) */
 			d->tmpfs = tern_cli_strv_add(d->tmpfs, tern_xstrdup(v));
+		else if (strncmp(l, "tmpfs-", 6) == 0 && v[0] == '/')
+			/* (checked as they are used) */
+			d->trees = tern_cli_strv_add(d->trees, tern_strdup_printf("%s %s", l, v));
 		else if (strcmp(l, "devbind") == 0)
 			d->devbinds = tern_cli_strv_add(d->devbinds, tern_xstrdup(v));
 		else if (strncmp(l, "stdio", 5) == 0 && l[5] >= '0' && l[5] <= '2' && !l[6])
@@ -745,6 +752,12 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 		d.masked = tern_ckpt_masked_empty(st->pid, config->linux_->masked_paths);
 	for (char **m = d.masked; m && *m; m++)
 		criu_local_add_ext_mount(s->opts, *m, *m);
+	for (size_t i = 0; i < config->mounts_len; i++) {
+		const oci_mount *cm = &config->mounts[i];
+		if (cm->type && strcmp(cm->type, "cgroup") == 0 && cm->destination &&
+		    tern_ckpt_tmpfs_tree(st->pid, cm->destination, &d.trees))
+			criu_local_add_ext_mount(s->opts, cm->destination, cm->destination);
+	}
 	cleanup_strv char **tmpfs =
 	    tern_ckpt_tmpfs_empty(st->pid, config->mounts, config->mounts_len);
 	for (char **m = tmpfs; m && *m; m++)
@@ -1055,7 +1068,17 @@ typedef struct {
 	bool in_scope;	  /* tern itself is in the container's systemd scope */
 	char *masked_src; /* the masked paths' new tmpfs, in our namespace */
 	size_t ntmpfs;	  /* config tmpfs mounts made for criu, the same */
+	size_t ntrees;	  /* cgroup v1 tmpfs trees made for criu, the same */
 } restore_ctx;
+
+static bool config_has_cgroup_mount(const oci_config *c, const char *dest)
+{
+	for (size_t i = 0; c && i < c->mounts_len; i++)
+		if (c->mounts[i].type && strcmp(c->mounts[i].type, "cgroup") == 0 &&
+		    c->mounts[i].destination && strcmp(c->mounts[i].destination, dest) == 0)
+			return true;
+	return false;
+}
 
 static int restore_mounts(restore_ctx *r, tern_error **err)
 {
@@ -1106,6 +1129,25 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 			return ret;
 		for (char **m = r->d.masked; *m; m++)
 			criu_local_add_ext_mount(r->s.opts, *m, r->masked_src);
+	}
+	for (char **l = r->d.trees; l && *l; l++) {
+		char dest[4096];
+		if (strncmp(*l, "tmpfs-tree ", 11) != 0 || sscanf(*l + 11, "%4095s", dest) != 1)
+			continue;
+		if (!config_has_cgroup_mount(r->c.config, dest))
+			return tern_error_make_quiet(err, EINVAL,
+						     "the checkpoint's cgroup tmpfs on `%s` has no "
+						     "cgroup mount in config.json",
+						     dest);
+		cleanup_free char *name =
+		    tern_strdup_printf(TERN_CKPT_TREE_PREFIX "%zu", r->ntrees);
+		cleanup_free char *src = NULL;
+		int ret = tern_ckpt_tmpfs_tree_source(r->c.dir->dirfd, r->c.dir->dir, name, dest,
+						      r->d.trees, &src, err);
+		if (ret < 0)
+			return ret;
+		r->ntrees++;
+		criu_local_add_ext_mount(r->s.opts, dest, src);
 	}
 	for (char **m = r->d.tmpfs; m && *m; m++) {
 		cleanup_free char *name =
@@ -1479,6 +1521,12 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 	/* criu has bound the masked paths' tmpfs and the config's empty ones
 	 * into the container (or failed): our mounts of them go, or the state
 	 * directory could not be removed */
+	for (size_t i = 0; i < r.ntrees; i++) {
+		cleanup_free char *name = tern_strdup_printf(TERN_CKPT_TREE_PREFIX "%zu", i);
+		cleanup_free char *path = tern_strdup_printf("%s/%s", r.c.dir->dir, name);
+		umount2(path, MNT_DETACH);
+		unlinkat(r.c.dir->dirfd, name, AT_REMOVEDIR);
+	}
 	for (size_t i = 0; i < r.ntmpfs; i++) {
 		cleanup_free char *name = tern_strdup_printf(TERN_CKPT_TMPFS_PREFIX "%zu", i);
 		cleanup_free char *path = tern_strdup_printf("%s/%s", r.c.dir->dir, name);

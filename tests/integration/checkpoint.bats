@@ -820,10 +820,10 @@ kdat_stamp() {
 	local info masks tmpfs_kept
 	info=/proc/$(state_field "$ID" pid)/mountinfo
 	masks=$(awk '$5 == "/sys/firmware" {print $3}' "$info")
-	# the other tmpfs (/dev, cgroup v1's /sys/fs/cgroup), one archive each;
-	# not the rootfs (a tmpfs in the qemu guest), which criu takes as it
-	# is, nor the empty /dev/shm (the next test)
-	tmpfs_kept=$(awk -v m="$masks" '$(NF - 2) == "tmpfs" && $3 != m && $5 != "/" && $5 != "/dev/shm" {print $3}' "$info" | sort -u | wc -l)
+	# the other tmpfs (/dev), one archive each; not the rootfs (a tmpfs in
+	# the qemu guest), which criu takes as it is, nor the empty /dev/shm
+	# or cgroup v1's /sys/fs/cgroup (the next tests)
+	tmpfs_kept=$(awk -v m="$masks" '$(NF - 2) == "tmpfs" && $3 != m && $5 != "/" && $5 != "/dev/shm" && $5 != "/sys/fs/cgroup" {print $3}' "$info" | sort -u | wc -l)
 	tern checkpoint --image-path "$IMG" "$ID"
 	[ ! -d /proc/acpi ] || grep -qx 'masked /proc/acpi' "$IMG/tern-checkpoint.txt"
 	grep -qx 'masked /sys/firmware' "$IMG/tern-checkpoint.txt"
@@ -899,6 +899,40 @@ kdat_stamp() {
 	update_config 'del(.mounts[] | select(.destination == "/dev/shm"))'
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	check_fails_cleanly "/dev/shm" "no tmpfs mount in config.json"
+}
+
+@test "checkpoint: cgroup v1's /sys/fs/cgroup tmpfs travels as its tree, not an archive, and comes back with the same hierarchies, read-only" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	local pid info
+	pid=$(state_field "$ID" pid)
+	info=/proc/$pid/mountinfo
+	if [ "$(awk '$5 == "/sys/fs/cgroup" {print $(NF - 2)}' "$info")" != tmpfs ]; then
+		# cgroup v2 (the qemu guest): a cgroup2 mount, no tree of ours
+		tern checkpoint --image-path "$IMG" "$ID"
+		! grep -q '^tmpfs-tree ' "$IMG/tern-checkpoint.txt" || false
+		tern delete "$ID"
+		return 0
+	fi
+	local before minor
+	before=$(ls -l "/proc/$pid/root/sys/fs/cgroup" | awk 'NR > 1 {print $1, $9, $10, $11}')
+	minor=$(awk '$5 == "/sys/fs/cgroup" {split($3, d, ":"); print d[2]}' "$info")
+	tern checkpoint --image-path "$IMG" "$ID"
+	grep -qx 'tmpfs-tree /sys/fs/cgroup 755 0 0 1' "$IMG/tern-checkpoint.txt"
+	[ "$(grep -c '^tmpfs-dir /sys/fs/cgroup ' "$IMG/tern-checkpoint.txt")" -ge 1 ]
+	[ ! -e "$IMG/tmpfs-dev-$minor.tar.gz.img" ]
+	tern delete "$ID"
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	pid=$(state_field "$ID" pid)
+	[ "$(ls -l "/proc/$pid/root/sys/fs/cgroup" | awk 'NR > 1 {print $1, $9, $10, $11}')" = "$before" ]
+	awk '$5 == "/sys/fs/cgroup" {print $4, $6, $(NF - 2)}' "/proc/$pid/mountinfo" | grep -q '^/ ro,nosuid,nodev,noexec[^ ]* tmpfs$'
+	# the hierarchies criu mounted on it: the container's own cgroup
+	run in_ct "$ID" 'cat /sys/fs/cgroup/pids/pids.max; touch /sys/fs/cgroup/x'
+	[[ "$output" == max* ]]
+	[[ "$output" == *"Read-only file system"* ]]
+	! ls -d "$ROOT/$ID/tmpfs-tree-"* 2>/dev/null || false
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
 }
 
 @test "checkpoint: a /dev/shm the container wrote in is saved by criu and restored with what it holds" {
