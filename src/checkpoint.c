@@ -1065,10 +1065,10 @@ typedef struct {
 	descriptor d;
 	criu_session s;
 	int netns_fd;
-	bool in_scope;	  /* tern itself is in the container's systemd scope */
-	char *masked_src; /* the masked paths' new tmpfs, in our namespace */
-	size_t ntmpfs;	  /* config tmpfs mounts made for criu, the same */
-	size_t ntrees;	  /* cgroup v1 tmpfs trees made for criu, the same */
+	bool in_scope; /* tern itself is in the container's systemd scope */
+	/* the tmpfs made for criu in the state directory (in our namespace):
+	 * their directories' names, unmounted and removed after the restore */
+	char **made;
 } restore_ctx;
 
 static bool config_has_cgroup_mount(const oci_config *c, const char *dest)
@@ -1123,12 +1123,14 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 		criu_local_add_ext_mount(r->s.opts, mp, src);
 	}
 	if (r->d.masked) {
+		cleanup_free char *src = NULL;
 		int ret = tern_ckpt_masked_source(r->c.dir->dirfd, r->c.dir->dir,
-						  TERN_CKPT_MASKED_DIR, &r->masked_src, err);
+						  TERN_CKPT_MASKED_DIR, &src, err);
 		if (ret < 0)
 			return ret;
+		r->made = tern_cli_strv_add(r->made, tern_xstrdup(TERN_CKPT_MASKED_DIR));
 		for (char **m = r->d.masked; *m; m++)
-			criu_local_add_ext_mount(r->s.opts, *m, r->masked_src);
+			criu_local_add_ext_mount(r->s.opts, *m, src);
 	}
 	for (char **l = r->d.trees; l && *l; l++) {
 		char dest[4096];
@@ -1140,24 +1142,24 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 						     "cgroup mount in config.json",
 						     dest);
 		cleanup_free char *name =
-		    tern_strdup_printf(TERN_CKPT_TREE_PREFIX "%zu", r->ntrees);
+		    tern_strdup_printf(TERN_CKPT_TREE_PREFIX "%zu", (size_t)(l - r->d.trees));
 		cleanup_free char *src = NULL;
 		int ret = tern_ckpt_tmpfs_tree_source(r->c.dir->dirfd, r->c.dir->dir, name, dest,
 						      r->d.trees, &src, err);
 		if (ret < 0)
 			return ret;
-		r->ntrees++;
+		r->made = tern_cli_strv_add(r->made, tern_xstrdup(name));
 		criu_local_add_ext_mount(r->s.opts, dest, src);
 	}
 	for (char **m = r->d.tmpfs; m && *m; m++) {
 		cleanup_free char *name =
-		    tern_strdup_printf(TERN_CKPT_TMPFS_PREFIX "%zu", r->ntmpfs);
+		    tern_strdup_printf(TERN_CKPT_TMPFS_PREFIX "%zu", (size_t)(m - r->d.tmpfs));
 		cleanup_free char *src = NULL;
 		int ret = tern_ckpt_tmpfs_source(r->c.dir->dirfd, r->c.dir->dir, name, r->c.config,
 						 *m, &src, err);
 		if (ret < 0)
 			return ret;
-		r->ntmpfs++;
+		r->made = tern_cli_strv_add(r->made, tern_xstrdup(name));
 		criu_local_add_ext_mount(r->s.opts, *m, src);
 	}
 	/* CRIU mounts the restored tree below --root, which must be a mount
@@ -1521,23 +1523,12 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 	/* criu has bound the masked paths' tmpfs and the config's empty ones
 	 * into the container (or failed): our mounts of them go, or the state
 	 * directory could not be removed */
-	for (size_t i = 0; i < r.ntrees; i++) {
-		cleanup_free char *name = tern_strdup_printf(TERN_CKPT_TREE_PREFIX "%zu", i);
-		cleanup_free char *path = tern_strdup_printf("%s/%s", r.c.dir->dir, name);
+	for (char **m = r.made; m && *m; m++) {
+		cleanup_free char *path = tern_strdup_printf("%s/%s", r.c.dir->dir, *m);
 		umount2(path, MNT_DETACH);
-		unlinkat(r.c.dir->dirfd, name, AT_REMOVEDIR);
+		unlinkat(r.c.dir->dirfd, *m, AT_REMOVEDIR);
 	}
-	for (size_t i = 0; i < r.ntmpfs; i++) {
-		cleanup_free char *name = tern_strdup_printf(TERN_CKPT_TMPFS_PREFIX "%zu", i);
-		cleanup_free char *path = tern_strdup_printf("%s/%s", r.c.dir->dir, name);
-		umount2(path, MNT_DETACH);
-		unlinkat(r.c.dir->dirfd, name, AT_REMOVEDIR);
-	}
-	if (r.masked_src) {
-		umount2(r.masked_src, MNT_DETACH);
-		unlinkat(r.c.dir->dirfd, TERN_CKPT_MASKED_DIR, AT_REMOVEDIR);
-		free(r.masked_src);
-	}
+	tern_strv_freep(&r.made);
 	if (ret < 0)
 		rollback_restore(&r);
 	pid_t pid = r.c.pid;
