@@ -105,16 +105,38 @@ hold_restore() {
 		\"touch $HOLD.in; while [ ! -e $HOLD.go ]; do sleep 0.05; done\"]}]" "$BUNDLE_B"
 }
 
+# hold_dump pre-dump|post-dump: the source's criu holds at the start of
+# its dump (after the rootfs rounds, before any image) or at its end (the
+# pages sent, criu yet to exit, so the images are not all there): a criu
+# action script (named by the config file in CRIU_CONFIG_FILE, which criu
+# reads when it serves tern too) creates $HOLD.in, then waits for $HOLD.go
+# or for its criu to go. Run the tern migrate to hold with
+# CRIU_CONFIG_FILE=$HOLD.conf.
+hold_dump() {
+	HOLD=$BATS_TEST_TMPDIR/hold
+	cat >"$HOLD.sh" <<EOF
+#!/bin/sh
+[ "\$CRTOOLS_SCRIPT_ACTION" = $1 ] || exit 0
+touch $HOLD.in
+while [ ! -e $HOLD.go ] && kill -0 \$PPID 2>/dev/null; do sleep 0.05; done
+EOF
+	chmod 0755 "$HOLD.sh"
+	echo "action-script $HOLD.sh" >"$HOLD.conf"
+}
+
 # receiving_file DIR: a regular file is being received in DIR (the
 # applier's temporary name).
 receiving_file() {
 	compgen -G "$1/.tern-sync.*" >/dev/null
 }
 
-# big_file: a 200 MiB file only the source has, so that the first rootfs
-# round lasts a while.
+# big_file: a 200 MiB file only the source has, and node A's link
+# limited to 100 Mbit/s, so that the first rootfs round lasts half a
+# minute: a kill when the file starts to cross lands in that round, also
+# on a machine that stalls.
 big_file() {
 	head -c $((200 << 20)) /dev/urandom >"$BUNDLE/rootfs/tmp/big"
+	tc -n "$NA" qdisc add dev "${VETH}a" root tbf rate 100mbit burst 64kb latency 50ms
 }
 
 # the source was never frozen
@@ -164,10 +186,13 @@ never_frozen() {
 @test "migrate-failures: the receiver killed while the images cross (stop-and-copy, source frozen): the source thaws, the target is as before" {
 	prepare_changes "/bin/memhash 256 /tmp/hash & "
 	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	hold_dump post-dump
 	receive --token-file "$TOKEN"
-	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
-	wait_until 60 sh -c "ls '$BUNDLE_B'/.tern-migrate-*/images/pages-*.img"
+	CRIU_CONFIG_FILE=$HOLD.conf migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	wait_until 60 test -e "$HOLD.in"
+	ls "$BUNDLE_B"/.tern-migrate-*/images/pages-*.img
 	kill_receiver
+	touch "$HOLD.go"
 	! migrate_status || false
 	grep -q '"phase":"freeze"' src.out
 	grep -q '"event":"rollback"' src.out || { cat src.out; false; }
@@ -290,10 +315,13 @@ never_frozen() {
 @test "migrate-failures: tern migrate killed while the images cross: the target cleans up, the source's watchdog thaws" {
 	prepare_changes "/bin/memhash 256 /tmp/hash & "
 	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	hold_dump post-dump
 	receive --token-file "$TOKEN"
-	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
-	wait_until 60 sh -c "ls '$BUNDLE_B'/.tern-migrate-*/images/pages-*.img"
+	CRIU_CONFIG_FILE=$HOLD.conf migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	wait_until 60 test -e "$HOLD.in"
+	ls "$BUNDLE_B"/.tern-migrate-*/images/pages-*.img
 	kill_source
+	touch "$HOLD.go"
 	! receive_status || false
 	grep "the peer at 10.231.0.1:[0-9]* closed the connection" recv.err || { cat recv.err; false; }
 	target_clean
@@ -305,12 +333,16 @@ never_frozen() {
 
 @test "migrate-failures: receiver and its watchdog both killed after the rootfs rounds: the next receive puts the rootfs back first" {
 	prepare_changes
+	hold_dump pre-dump
 	receive --token-file "$TOKEN"
-	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
-	wait_until 60 grep -q '"round":2' "$BATS_TEST_TMPDIR/recv.out"
-	# the watchdog (the newest) first, so that nobody rolls back
+	CRIU_CONFIG_FILE=$HOLD.conf migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	wait_until 60 test -e "$HOLD.in"
+	wait_until 10 grep -q '"round":2' "$BATS_TEST_TMPDIR/recv.out"
+	# the receiver waits for the images and has forked nothing but its
+	# watchdog (the newest), which goes first, so that nobody rolls back
 	pkill -9 -n -f -- "tern-migrate --root $RB migrate-receive"
 	kill_receiver
+	touch "$HOLD.go"
 	! migrate_status || false
 	grep -q '"event":"rollback"' src.out || { cat src.out; false; }
 	still_runs
