@@ -714,8 +714,9 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 		d.netns_external = true;
 	} else if (net) {
 		cleanup_free char *why = NULL;
-		if (o->netns_fresh_if_plain && !o->tcp_established &&
-		    tern_netns_is_plain(config, &st->cgroup_paths, st->pid, dir->dir, &why)) {
+		if (o->netns_out ||
+		    (o->netns_fresh_if_plain && !o->tcp_established &&
+		     tern_netns_is_plain(config, &st->cgroup_paths, st->pid, dir->dir, &why))) {
 			cleanup_free char *nspath = tern_strdup_printf("/proc/%d/ns/net", st->pid);
 			struct stat nst;
 			if (stat(nspath, &nst) < 0) {
@@ -926,6 +927,7 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 			      const tern_ckpt_opts *o, tern_error **err)
 {
 	cleanup_state_dir tern_container_dir *dir = NULL;
+	tern_container_dir *dir_used;
 	criu_session s = {.images_fd = -1, .work_fd = -1};
 	const char *images = o->image_path ? o->image_path : "checkpoint";
 	oci_state *st = NULL;
@@ -933,9 +935,12 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	bool created_images = false;
 	int ret;
 
-	ret = tern_container_load(rt, id, &dir, &st, &config, err);
+	/* (tern snapshot holds the lock already) */
+	ret = o->into_dir ? tern_container_read(o->into_dir, &st, &config, err)
+			  : tern_container_load(rt, id, &dir, &st, &config, err);
 	if (ret < 0)
 		return ret;
+	dir_used = o->into_dir ? o->into_dir : dir;
 	if (strcmp(st->status, "running") != 0 && strcmp(st->status, "paused") != 0) {
 		ret = tern_error_make_quiet(
 		    err, EINVAL, "cannot checkpoint container `%s`: it is %s, not running", id,
@@ -946,7 +951,7 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 		ret = tern_error_make_quiet(err, EINVAL,
 					    "cannot checkpoint container `%s`: its config copy in "
 					    "`%s` is unreadable",
-					    id, dir->dir);
+					    id, dir_used->dir);
 		goto out;
 	}
 	if (o->lazy_pages) {
@@ -970,7 +975,7 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 		if (ret < 0)
 			goto out;
 	}
-	ret = prepare_dump(&s, st, config, o, dir, err);
+	ret = prepare_dump(&s, st, config, o, dir_used, err);
 	if (ret < 0)
 		goto out;
 	dump_status_fd = o->status_fd;
@@ -990,7 +995,7 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 		/* the image directory tern made goes; the log stays with the
 		 * container's state (delete removes it) */
 		cleanup_free char *why =
-		    log_tail(&s, created_images && !o->work_path ? dir->dir : NULL);
+		    log_tail(&s, created_images && !o->work_path ? dir_used->dir : NULL);
 		ret =
 		    tern_error_make_quiet(err, ECANCELED, "checkpoint of `%s`: criu %s failed: %s",
 					  id, o->pre_dump ? "pre-dump" : "dump", why);
@@ -1064,6 +1069,10 @@ typedef struct {
 	tern_container c;
 	descriptor d;
 	criu_session s;
+	const tern_ckpt_opts *o;
+	/* o->into_dir opened anew in restore's mount namespace (the lock
+	 * stays with the caller's fd) */
+	tern_container_dir *into;
 	int netns_fd;
 	bool in_scope; /* tern itself is in the container's systemd scope */
 	/* the tmpfs made for criu in the state directory (in our namespace):
@@ -1200,7 +1209,8 @@ static int load_new_bundle(restore_ctx *r, const char *images, tern_error **err)
 	int ret;
 
 	r->c.bundle = tern_absolute_path(r->c.opts->bundle ? r->c.opts->bundle : ".");
-	config_path = tern_strdup_printf("%s/config.json", r->c.bundle);
+	config_path = r->o->config_path ? tern_xstrdup(r->o->config_path)
+					: tern_strdup_printf("%s/config.json", r->c.bundle);
 	ret = oci_config_parse_file(config_path, &r->c.config, &msg);
 	if (ret < 0) {
 		tern_error_make_literal(err, -ret, msg ? msg : "config.json: invalid");
@@ -1219,7 +1229,11 @@ static int load_new_bundle(restore_ctx *r, const char *images, tern_error **err)
 					     "the checkpoint in `%s` has a terminal: restore needs "
 					     "--console-socket to send the new pty master to",
 					     images);
-	if (r->d.netns_external) {
+	if (r->o->join_netns && (r->d.netns_external || r->d.netns_fresh)) {
+		r->netns_fd = fcntl(r->o->netns_fd, F_DUPFD_CLOEXEC, 3);
+		if (r->netns_fd < 0)
+			return tern_error_make(err, errno, "the network namespace to restore into");
+	} else if (r->d.netns_external) {
 		const oci_namespace *net = config_ns(r->c.config, OCI_NS_NETWORK);
 		if (net == NULL || net->path == NULL)
 			return tern_error_make_quiet(
@@ -1360,8 +1374,14 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		for (int j = 0; j < fd; j++)
 			seen =
 			    seen || (r->d.stdio[j] && strcmp(r->d.stdio[j], r->d.stdio[fd]) == 0);
-		if (!seen)
+		if (seen)
+			continue;
+		if (o->stdio_given && o->stdio_fds[fd] >= 0) {
+			fcntl(o->stdio_fds[fd], F_SETFD, 0);
+			criu_local_add_inherit_fd(r->s.opts, o->stdio_fds[fd], r->d.stdio[fd]);
+		} else {
 			criu_local_add_inherit_fd(r->s.opts, fd, r->d.stdio[fd]);
+		}
 	}
 	if (r->netns_fd >= 0) {
 		fcntl(r->netns_fd, F_SETFD, 0);
@@ -1380,12 +1400,18 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		criu_local_add_external(r->s.opts, ext);
 	}
 
-	ret = tern_state_dir_create(r->c.rt->root, r->c.id, &r->c.dir, err);
-	if (ret < 0)
-		return ret;
-	r->c.created = tern_state_now_rfc3339();
+	if (r->into) {
+		r->c.dir = r->into;
+	} else {
+		ret = tern_state_dir_create(r->c.rt->root, r->c.id, &r->c.dir, err);
+		if (ret < 0)
+			return ret;
+	}
+	r->c.created = o->created ? tern_xstrdup(o->created) : tern_state_now_rfc3339();
 	{
-		cleanup_free char *src = tern_strdup_printf("%s/config.json", r->c.bundle);
+		cleanup_free char *src = o->config_path
+					     ? tern_xstrdup(o->config_path)
+					     : tern_strdup_printf("%s/config.json", r->c.bundle);
 		ret = copy_file_into(r->c.dir->dirfd, TERN_CONFIG_COPY, src, err);
 		if (ret < 0)
 			return ret;
@@ -1485,7 +1511,7 @@ static void rollback_restore(restore_ctx *r)
 		    &r->c.cgroup_paths,
 		    r->c.rt->systemd_cgroup ? tern_systemd_state_unit(r->c.cgroup_path) : NULL,
 		    NULL);
-	if (r->c.dir) {
+	if (r->c.dir && r->c.dir != r->into) {
 		tern_state_dir_remove(r->c.dir, NULL);
 		r->c.dir = NULL;
 	}
@@ -1498,6 +1524,7 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 	restore_ctx r = {
 	    .c = {.rt = rt, .opts = copts, .id = id, .console_sock = -1, .console_recv = -1},
 	    .s = {.images_fd = -1, .work_fd = -1},
+	    .o = o,
 	    .netns_fd = -1};
 	const char *images = o->image_path ? o->image_path : "checkpoint";
 	int ret;
@@ -1519,6 +1546,18 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 	 * still copy a shared mount's peer group onto the restored mounts */
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return tern_error_make(err, errno, "make / a slave mount for restore");
+	if (o->into_dir) {
+		r.into = tern_xmalloc0(sizeof(*r.into));
+		r.into->root = tern_xstrdup(o->into_dir->root);
+		r.into->id = tern_xstrdup(o->into_dir->id);
+		r.into->dir = tern_xstrdup(o->into_dir->dir);
+		r.into->dirfd = open(r.into->dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+		if (r.into->dirfd < 0) {
+			ret = tern_error_make(err, errno, "state directory `%s`", r.into->dir);
+			tern_state_dir_free(r.into);
+			return ret;
+		}
+	}
 	ret = do_restore(&r, criu, images, o, err);
 	/* criu has bound the masked paths' tmpfs and the config's empty ones
 	 * into the container (or failed): our mounts of them go, or the state
@@ -1539,7 +1578,8 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 	if (r.c.console_sock >= 0)
 		close(r.c.console_sock);
 	oci_config_free(r.c.config);
-	tern_state_dir_free(r.c.dir);
+	tern_state_dir_free(r.c.dir != r.into ? r.c.dir : NULL);
+	tern_state_dir_free(r.into);
 	free(r.c.bundle);
 	free(r.c.rootfs);
 	free(r.c.cgroup_path);

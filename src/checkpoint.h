@@ -85,6 +85,24 @@ typedef struct {
 	 * starts criu, which connects to the daemon early. */
 	bool lazy_ready_wait;
 	int lazy_ready_fd;
+	/* dump (tern snapshot): the container's own network namespace stays
+	 * out of the images whatever it holds; a rollback restores into the
+	 * live one again, a clone gets a new one */
+	bool netns_out;
+	/* restore (tern rollback): into the container's own state directory,
+	 * locked by the caller, under the id it has: not made, nor removed on
+	 * a failure (the caller writes the state then) */
+	tern_container_dir *into_dir;
+	const char *config_path; /* the config to restore with (default: the bundle's) */
+	const char *created;	 /* the state's "created" (default: now) */
+	/* with join_netns: restore into this network namespace, whatever the
+	 * config says */
+	bool join_netns;
+	int netns_fd;
+	/* with stdio_given: the restored init's stdio that was outside the
+	 * container comes from these fds (default: the restoring tern's 0-2) */
+	bool stdio_given;
+	int stdio_fds[3];
 } tern_ckpt_opts;
 
 /* The criu to use (malloc'd path), or a clear error naming every place

@@ -75,3 +75,5 @@ int tern_cmd_events(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_features(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_checkpoint(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_restore(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_snapshot(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_rollback(tern_global_opts *g, int argc, char **argv);

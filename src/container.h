@@ -90,5 +90,10 @@ int tern_container_load(const tern_runtime *rt, const char *id, tern_container_d
 			oci_state **state, oci_config **config, tern_error **err);
 /* The same for reading only (state, list): does not wait for a command
  * that holds the container (see tern_state_dir_open). */
+/* Read the state (status refreshed) and, when `config` is not NULL, the
+ * config copy (NULL if unreadable) of a container whose directory the
+ * caller has open and locked. */
+int tern_container_read(tern_container_dir *dir, oci_state **state, oci_config **config,
+			tern_error **err);
 int tern_container_peek(const tern_runtime *rt, const char *id, tern_container_dir **dir,
 			oci_state **state, tern_error **err);

@@ -1,0 +1,748 @@
+/* tern snapshot / rollback (the layout and the rules are in snapshot.h). */
+#include "snapshot.h"
+#include "checkpoint.h"
+#include "cgroup.h"
+#include "log.h"
+#include "snapshot-fs.h"
+#include "state.h"
+#include "utils.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+#define META_FILE "snapshot.txt"
+#define HEAD_FILE "head"
+#define TMP_PREFIX ".tmp-"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void tern_snapshot_info_clear(tern_snapshot_info *i)
+{
+	free(i->name);
+	free(i->created);
+	free(i->parent);
+	memset(i, 0, sizeof(*i));
+}
+
+/* A snapshot name: what a container id may be ([A-Za-z0-9_+.-]), not
+ * starting with a dot (the store's own entries do). */
+static int check_name(const char *name, tern_error **err)
+{
+	if (name == NULL || *name == '\0')
+		return tern_error_make_quiet(err, EINVAL, "snapshot name is empty");
+	if (name[0] == '.' || strlen(name) > 200 || tern_state_check_id(name, NULL) < 0 ||
+	    strcmp(name, HEAD_FILE) == 0)
+		return tern_error_make_quiet(err, EINVAL,
+					     "invalid snapshot name `%s`: use letters, digits and "
+					     "_ + - . (not first), at most 200",
+					     name);
+	return 0;
+}
+
+/* ---- the store ---- */
+
+typedef struct {
+	char *path;
+	int fd; /* O_DIRECTORY, flock'ed */
+} store;
+
+static void store_close(store *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->path);
+	s->fd = -1;
+	s->path = NULL;
+}
+
+/* Open (with `create`: make) and lock ROOT/@snapshots/ID. ENOENT when it
+ * does not exist and may not be made. */
+static int store_open(const char *root, const char *id, bool create, store *s, tern_error **err)
+{
+	int ret = tern_state_check_id(id, err);
+	if (ret < 0)
+		return ret;
+	s->path = tern_strdup_printf("%s/" TERN_SNAPSHOT_DIR "/%s", root, id);
+	if (create && tern_mkdir_p(s->path, 0700, err) < 0)
+		return tern_error_wrap(err, "snapshot store");
+	s->fd = open(s->path, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (s->fd < 0)
+		return errno == ENOENT ? -ENOENT
+				       : tern_error_make(err, errno, "snapshot store `%s`", s->path);
+	if (flock(s->fd, LOCK_EX) < 0)
+		return tern_error_make(err, errno, "lock the snapshot store `%s`", s->path);
+	return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+/* rm -r of a store entry (tern's own files: no container writes there) */
+static void remove_tree(const char *path)
+{
+	nftw(path, remove_entry, 32, FTW_DEPTH | FTW_PHYS);
+	rmdir(path);
+}
+
+/* What a tern killed half-way left: .tmp-* directories. The store is
+ * locked, so none is in use. */
+static void sweep(store *s)
+{
+	cleanup_close int fd = dup(s->fd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	fd = -1;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
+			continue;
+		cleanup_free char *path = tern_strdup_printf("%s/%s", s->path, e->d_name);
+		tern_debug("removing `%s`, left by a snapshot that did not finish", path);
+		remove_tree(path);
+	}
+	closedir(d);
+}
+
+static char *read_head(store *s)
+{
+	char buf[256];
+	cleanup_close int fd = openat(s->fd, HEAD_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (check_name(buf, NULL) < 0 || faccessat(s->fd, buf, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return NULL;
+	return tern_xstrdup(buf);
+}
+
+static int write_at(int dirfd, const char *name, const char *data, tern_error **err)
+{
+	cleanup_free char *tmp = tern_strdup_printf("%s.new", name);
+	cleanup_close int fd =
+	    openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd < 0 || tern_write_all(fd, data, strlen(data)) < 0 ||
+	    renameat(dirfd, tmp, dirfd, name) < 0) {
+		int e = errno;
+		unlinkat(dirfd, tmp, 0);
+		return tern_error_make(err, e, "write `%s`", name);
+	}
+	return 0;
+}
+
+/* The flags the dump was taken with: the restore needs the same. */
+static char *meta_format(const char *created, const char *parent, const tern_snapshot_opts *o)
+{
+	return tern_strdup_printf("created %s\nparent %s\ntcp-established %d\next-unix-sk %d\n"
+				  "shell-job %d\nfile-locks %d\nlink-remap %d\n",
+				  created, parent ? parent : "", o->tcp_established, o->ext_unix_sk,
+				  o->shell_job, o->file_locks, o->link_remap);
+}
+
+static int meta_read(int snapfd, tern_snapshot_info *info, tern_snapshot_opts *o)
+{
+	cleanup_close int fd = openat(snapfd, META_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_free char *data = NULL;
+	size_t len;
+
+	if (fd < 0)
+		return -errno;
+	if (tern_read_fd_all(fd, &data, &len, 65536) < 0)
+		return -EIO;
+	for (char *line = strtok(data, "\n"); line; line = strtok(NULL, "\n")) {
+		char *v = strchr(line, ' ');
+		if (v == NULL)
+			continue;
+		*v++ = '\0';
+		bool on = strcmp(v, "1") == 0;
+		if (info && strcmp(line, "created") == 0)
+			info->created = tern_xstrdup(v);
+		else if (info && strcmp(line, "parent") == 0)
+			info->parent = tern_xstrdup(v);
+		else if (o && strcmp(line, "tcp-established") == 0)
+			o->tcp_established = on;
+		else if (o && strcmp(line, "ext-unix-sk") == 0)
+			o->ext_unix_sk = on;
+		else if (o && strcmp(line, "shell-job") == 0)
+			o->shell_job = on;
+		else if (o && strcmp(line, "file-locks") == 0)
+			o->file_locks = on;
+		else if (o && strcmp(line, "link-remap") == 0)
+			o->link_remap = on;
+	}
+	return 0;
+}
+
+/* ---- snapshot ---- */
+
+static bool has_v1_freezer(const oci_map *paths)
+{
+	for (size_t i = 0; i < paths->len; i++) {
+		const char *k = strrchr(paths->items[i].key, '/');
+		if (k && strcmp(k, "/freezer") == 0)
+			return true;
+	}
+	return false;
+}
+
+typedef struct {
+	const tern_global_opts *g;
+	const char *criu;
+	const char *id;
+	tern_container_dir *dir;
+	oci_state *st;
+	store s;
+	char *tmp; /* the snapshot being made */
+	int tmpfd;
+	int prevfd;
+	bool frozen;
+} snap_ctx;
+
+static int record_fs(snap_ctx *c, tern_snapshot_stats *stats, tern_error **err)
+{
+	cleanup_close int rootfd = open(c->st->rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	tern_snapfs_stats fs = {0};
+	uint64_t t = now_ns();
+
+	if (rootfd < 0)
+		return tern_error_make(err, errno, "rootfs `%s`", c->st->rootfs);
+	int ret = tern_snapfs_record(rootfd, c->prevfd, c->tmpfd, &fs, err);
+	stats->fs_ns = now_ns() - t;
+	stats->files_copied = fs.files_copied;
+	stats->files_linked = fs.files_linked;
+	stats->bytes_copied = fs.bytes_copied;
+	return ret < 0 ? tern_error_wrap(err, "rootfs `%s`", c->st->rootfs) : 0;
+}
+
+static int dump(snap_ctx *c, const tern_snapshot_opts *o, bool leave_frozen,
+		tern_snapshot_stats *stats, tern_error **err)
+{
+	cleanup_free char *images = tern_strdup_printf("%s/images", c->tmp);
+	tern_ckpt_opts co = {
+	    .image_path = images,
+	    .status_fd = -1,
+	    .leave_running = true,
+	    .leave_frozen = leave_frozen,
+	    .netns_out = true,
+	    .into_dir = c->dir,
+	    .tcp_established = o->tcp_established,
+	    .ext_unix_sk = o->ext_unix_sk,
+	    .shell_job = o->shell_job,
+	    .file_locks = o->file_locks,
+	    .link_remap = o->link_remap,
+	};
+	uint64_t t = now_ns();
+	int ret = tern_container_checkpoint(&c->g->rt, c->criu, c->id, &co, err);
+
+	stats->criu_ns = now_ns() - t;
+	return ret;
+}
+
+/* Frozen: the rootfs and the memory at one instant. With a v1 freezer
+ * criu dumps a cgroup frozen beforehand (and leaves it frozen); on v2 it
+ * cannot, so criu stops the tasks itself and tern freezes the cgroup
+ * before criu lets them go (leave_frozen); the rootfs, which nothing
+ * changed since, is recorded after the dump. */
+static int take_frozen(snap_ctx *c, const tern_snapshot_opts *o, tern_snapshot_stats *stats,
+		       tern_error **err)
+{
+	const oci_map *paths = &c->st->cgroup_paths;
+	uint64_t t = now_ns();
+	int ret;
+
+	if (has_v1_freezer(paths)) {
+		ret = tern_cgroup_freeze(paths, true, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "freeze `%s`", c->id);
+		c->frozen = true;
+		ret = record_fs(c, stats, err);
+		if (ret == 0)
+			ret = dump(c, o, false, stats, err);
+	} else {
+		ret = dump(c, o, true, stats, err);
+		c->frozen = ret == 0;
+		if (ret == 0)
+			ret = record_fs(c, stats, err);
+	}
+	if (c->frozen) {
+		tern_error *e = NULL;
+		if (tern_cgroup_freeze(paths, false, &e) < 0) {
+			tern_log(TERN_LOG_ERROR, "thaw `%s` after its snapshot: %s", c->id, e->msg);
+			tern_error_free(e);
+		}
+		c->frozen = false;
+	}
+	stats->frozen_ns = now_ns() - t;
+	return ret;
+}
+
+static int check_running(const oci_state *st, const char *what, const char *id, tern_error **err)
+{
+	if (strcmp(st->status, "running") == 0)
+		return 0;
+	if (strcmp(st->status, "paused") == 0)
+		return tern_error_make_quiet(err, EINVAL,
+					     "cannot %s container `%s`: it is paused (resume it "
+					     "first)",
+					     what, id);
+	return tern_error_make_quiet(err, EINVAL, "cannot %s container `%s`: it is %s, not running",
+				     what, id, st->status);
+}
+
+static int finish_snapshot(snap_ctx *c, const char *name, const char *parent,
+			   const tern_snapshot_opts *o, tern_snapshot_stats *stats, tern_error **err)
+{
+	cleanup_free char *created = tern_state_now_rfc3339();
+	cleanup_free char *meta = meta_format(created, parent, o);
+	int ret = write_at(c->tmpfd, META_FILE, meta, err);
+
+	if (ret < 0)
+		return ret;
+	stats->bytes = tern_snapfs_own_bytes(c->tmpfd);
+	const char *base = strrchr(c->tmp, '/') + 1;
+	if (renameat(c->s.fd, base, c->s.fd, name) < 0)
+		return tern_error_make(err, errno, "snapshot `%s` of `%s`", name, c->id);
+	free(c->tmp);
+	c->tmp = NULL;
+	cleanup_free char *head = tern_strdup_printf("%s\n", name);
+	tern_error *e = NULL;
+	/* (without it the next snapshot copies every file again: slower,
+	 * not wrong) */
+	if (write_at(c->s.fd, HEAD_FILE, head, &e) < 0) {
+		tern_warn("snapshot store of `%s`: %s", c->id, e->msg);
+		tern_error_free(e);
+	}
+	return 0;
+}
+
+int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *id,
+		       const char *name, const tern_snapshot_opts *o, tern_snapshot_stats *stats,
+		       tern_error **err)
+{
+	snap_ctx c = {.g = g, .criu = criu, .id = id, .s = {.fd = -1}, .tmpfd = -1, .prevfd = -1};
+	oci_config *config = NULL;
+	cleanup_free char *parent = NULL;
+	uint64_t t0 = now_ns();
+	int ret;
+
+	memset(stats, 0, sizeof(*stats));
+	ret = check_name(name, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_container_load(&g->rt, id, &c.dir, &c.st, &config, err);
+	if (ret < 0)
+		return ret;
+	ret = check_running(c.st, "snapshot", id, err);
+	if (ret == 0)
+		ret = store_open(g->rt.root, id, true, &c.s, err);
+	if (ret == 0) {
+		sweep(&c.s);
+		if (faccessat(c.s.fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			ret = tern_error_make_quiet(
+			    err, EEXIST, "container `%s` has a snapshot `%s` already", id, name);
+	}
+	if (ret == 0) {
+		c.tmp = tern_strdup_printf("%s/" TMP_PREFIX "%s-XXXXXX", c.s.path, name);
+		if (mkdtemp(c.tmp) == NULL) {
+			ret = tern_error_make(err, errno, "snapshot directory `%s`", c.tmp);
+			free(c.tmp);
+			c.tmp = NULL;
+		}
+	}
+	if (ret == 0) {
+		c.tmpfd = open(c.tmp, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+		if (c.tmpfd < 0)
+			ret = tern_error_make(err, errno, "snapshot directory `%s`", c.tmp);
+	}
+	if (ret == 0) {
+		parent = read_head(&c.s);
+		if (parent)
+			c.prevfd = openat(c.s.fd, parent, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+		ret = take_frozen(&c, o, stats, err);
+	}
+	if (ret == 0)
+		ret = finish_snapshot(&c, name, parent, o, stats, err);
+	if (ret < 0 && c.tmp)
+		remove_tree(c.tmp);
+	if (ret < 0)
+		tern_error_wrap(err, "snapshot `%s` of `%s`", name, id);
+	stats->total_ns = now_ns() - t0;
+	free(c.tmp);
+	if (c.tmpfd >= 0)
+		close(c.tmpfd);
+	if (c.prevfd >= 0)
+		close(c.prevfd);
+	store_close(&c.s);
+	oci_state_free(c.st);
+	oci_config_free(config);
+	tern_state_dir_free(c.dir);
+	return ret;
+}
+
+/* ---- rollback ---- */
+
+/* Every process of the container gone (SIGKILL), its cgroup kept. */
+static int kill_all(const oci_state *st, const char *id, tern_error **err)
+{
+	kill(st->pid, SIGKILL);
+	for (int i = 0; i < 10000; i++) {
+		pid_t *pids = NULL;
+		size_t n = 0;
+		if (tern_cgroup_pids(&st->cgroup_paths, &pids, &n, NULL) < 0)
+			n = 0;
+		for (size_t j = 0; j < n; j++)
+			kill(pids[j], SIGKILL);
+		free(pids);
+		bool init_gone = tern_process_start_time(st->pid) != st->pid_start_time ||
+				 tern_process_is_zombie(st->pid);
+		if (n == 0 && init_gone)
+			return 0;
+		struct timespec ts = {0, 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	return tern_error_make_quiet(err, EBUSY,
+				     "the processes of `%s` did not die within 10 s of SIGKILL", id);
+}
+
+/* The old init's fds 0-2, as the restored init's outside stdio. */
+static void take_stdio(pid_t pid, int fds[3])
+{
+	cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	for (int i = 0; i < 3; i++)
+		fds[i] = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, i, 0) : -1;
+}
+
+typedef struct {
+	const tern_global_opts *g;
+	const char *criu;
+	const char *id;
+	const char *name;
+	tern_container_dir *dir;
+	oci_state *st;
+	oci_config *config;
+	store s;
+	int snapfd;
+	int netns_fd;
+	int stdio[3];
+} rollback_ctx;
+
+static int rollback_check(rollback_ctx *r, tern_error **err)
+{
+	int ret = check_running(r->st, "roll back", r->id, err);
+	if (ret < 0)
+		return ret;
+	if (r->config == NULL)
+		return tern_error_make_quiet(err, EINVAL,
+					     "cannot roll back container `%s`: its config copy in "
+					     "`%s` is unreadable",
+					     r->id, r->dir->dir);
+	ret = store_open(r->g->rt.root, r->id, false, &r->s, err);
+	if (ret == -ENOENT)
+		return tern_error_make_quiet(err, ENOENT, "container `%s` has no snapshot `%s`",
+					     r->id, r->name);
+	if (ret < 0)
+		return ret;
+	r->snapfd = openat(r->s.fd, r->name, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (r->snapfd < 0)
+		return tern_error_make_quiet(err, ENOENT, "container `%s` has no snapshot `%s`",
+					     r->id, r->name);
+	if (faccessat(r->snapfd, "images/inventory.img", F_OK, 0) < 0 ||
+	    faccessat(r->snapfd, "tree", F_OK, 0) < 0)
+		return tern_error_make_quiet(err, EINVAL,
+					     "snapshot `%s` of `%s` is incomplete (`%s/%s` has no "
+					     "images/inventory.img or tree/)",
+					     r->name, r->id, r->s.path, r->name);
+	return 0;
+}
+
+static bool own_netns(const oci_config *c)
+{
+	if (c->linux_ == NULL)
+		return false;
+	for (size_t i = 0; i < c->linux_->namespaces_len; i++)
+		if (c->linux_->namespaces[i].type == OCI_NS_NETWORK)
+			return c->linux_->namespaces[i].path == NULL;
+	return false;
+}
+
+static int put_back_fs(rollback_ctx *r, tern_snapshot_stats *stats, tern_error **err)
+{
+	cleanup_close int rootfd = open(r->st->rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	tern_snapfs_stats fs = {0};
+	uint64_t t = now_ns();
+
+	if (rootfd < 0)
+		return tern_error_make(err, errno, "rootfs `%s`", r->st->rootfs);
+	int ret = tern_snapfs_restore(rootfd, r->snapfd, &fs, err);
+	stats->fs_ns = now_ns() - t;
+	stats->files_copied = fs.files_copied;
+	stats->bytes_copied = fs.bytes_copied;
+	stats->entries_removed = fs.entries_removed;
+	return ret < 0 ? tern_error_wrap(err, "rootfs `%s`", r->st->rootfs) : 0;
+}
+
+static int restore(rollback_ctx *r, const tern_rollback_opts *o, tern_snapshot_stats *stats,
+		   tern_error **err)
+{
+	cleanup_free char *images = tern_strdup_printf("%s/%s/images", r->s.path, r->name);
+	cleanup_free char *config = tern_strdup_printf("%s/" TERN_CKPT_CONFIG, images);
+	cleanup_free char *work = tern_strdup_printf("%s/rollback", r->dir->dir);
+	tern_snapshot_opts flags = {0};
+	tern_create_opts copts = {
+	    .bundle = r->st->bundle, .console_socket = o->console_socket, .detach = true};
+	int exit_status;
+
+	meta_read(r->snapfd, NULL, &flags);
+	tern_ckpt_opts co = {
+	    .image_path = images,
+	    .work_path = work,
+	    .status_fd = -1,
+	    .into_dir = r->dir,
+	    .config_path = config,
+	    .created = r->st->created,
+	    .join_netns = r->netns_fd >= 0,
+	    .netns_fd = r->netns_fd,
+	    .stdio_given = true,
+	    .stdio_fds = {r->stdio[0], r->stdio[1], r->stdio[2]},
+	    .tcp_established = flags.tcp_established,
+	    .ext_unix_sk = flags.ext_unix_sk,
+	    .shell_job = flags.shell_job,
+	    .file_locks = flags.file_locks,
+	};
+	uint64_t t = now_ns();
+	int ret = tern_container_restore(&r->g->rt, r->criu, r->id, &copts, &co, &exit_status, err);
+
+	stats->criu_ns = now_ns() - t;
+	return ret;
+}
+
+/* The restore made the state anew: what it cannot know comes from the old
+ * one (the cgroup is the container's own, made at create). */
+static void keep_state_fields(rollback_ctx *r)
+{
+	oci_state *now = NULL;
+	tern_error *e = NULL;
+
+	if (tern_state_read(r->dir, &now, &e) == 0) {
+		now->own_cgroup = r->st->own_cgroup;
+		if (tern_state_write(r->dir, now, &e) < 0) {
+			tern_warn("container `%s`: %s", r->id, e->msg);
+			tern_error_free(e);
+		}
+		oci_state_free(now);
+	} else {
+		tern_error_free(e);
+	}
+}
+
+int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const char *id,
+			   const char *name, const tern_rollback_opts *o,
+			   tern_snapshot_stats *stats, tern_error **err)
+{
+	rollback_ctx r = {.g = g, .criu = criu, .id = id, .name = name, .s = {.fd = -1},
+			  .snapfd = -1, .netns_fd = -1, .stdio = {-1, -1, -1}};
+	uint64_t t0 = now_ns(), t_kill = 0;
+	bool killed = false;
+	int ret;
+
+	memset(stats, 0, sizeof(*stats));
+	ret = check_name(name, err);
+	if (ret == 0)
+		ret = tern_container_load(&g->rt, id, &r.dir, &r.st, &r.config, err);
+	if (ret == 0)
+		ret = rollback_check(&r, err);
+	/* the network namespace the snapshot left out: the live one, held
+	 * while the processes are replaced */
+	if (ret == 0) {
+		cleanup_free char *images = tern_strdup_printf("%s/%s/images", r.s.path, name);
+		if (own_netns(r.config) && tern_ckpt_netns_left_out(images)) {
+			cleanup_free char *ns = tern_strdup_printf("/proc/%d/ns/net", r.st->pid);
+			r.netns_fd = open(ns, O_RDONLY | O_CLOEXEC);
+			if (r.netns_fd < 0)
+				ret = tern_error_make(err, errno, "the network namespace `%s`", ns);
+		}
+	}
+	if (ret == 0) {
+		take_stdio(r.st->pid, r.stdio);
+		t_kill = now_ns();
+		ret = kill_all(r.st, id, err);
+		killed = true;
+	}
+	if (ret == 0)
+		ret = put_back_fs(&r, stats, err);
+	if (ret == 0)
+		ret = restore(&r, o, stats, err);
+	if (ret == 0) {
+		keep_state_fields(&r);
+		cleanup_free char *head = tern_strdup_printf("%s\n", name);
+		tern_error *e = NULL;
+		if (write_at(r.s.fd, HEAD_FILE, head, &e) < 0) {
+			tern_warn("snapshot store of `%s`: %s", id, e->msg);
+			tern_error_free(e);
+		}
+	} else if (killed) {
+		/* the old state, whose init is dead: `stopped`, for delete */
+		tern_error *e = NULL;
+		if (tern_state_write(r.dir, r.st, &e) < 0)
+			tern_error_free(e);
+		tern_error_wrap(err, "roll back `%s` to `%s` (its processes were killed: it has "
+				     "stopped)",
+				id, name);
+	} else if (ret < 0) {
+		tern_error_wrap(err, "roll back `%s` to `%s`", id, name);
+	}
+	if (t_kill)
+		stats->frozen_ns = now_ns() - t_kill;
+	stats->total_ns = now_ns() - t0;
+	for (int i = 0; i < 3; i++)
+		if (r.stdio[i] >= 0)
+			close(r.stdio[i]);
+	if (r.netns_fd >= 0)
+		close(r.netns_fd);
+	if (r.snapfd >= 0)
+		close(r.snapfd);
+	store_close(&r.s);
+	oci_state_free(r.st);
+	oci_config_free(r.config);
+	tern_state_dir_free(r.dir);
+	return ret;
+}
+
+/* ---- list, delete ---- */
+
+static int compare_created(const void *a, const void *b)
+{
+	const tern_snapshot_info *x = a, *y = b;
+	int c = strcmp(x->created ? x->created : "", y->created ? y->created : "");
+	return c ? c : strcmp(x->name, y->name);
+}
+
+int tern_snapshot_list(const char *root, const char *id, tern_snapshot_info **out, size_t *n,
+		       tern_error **err)
+{
+	store s = {.fd = -1};
+	size_t cap = 0;
+	int ret = store_open(root, id, false, &s, err);
+
+	*out = NULL;
+	*n = 0;
+	if (ret == -ENOENT) {
+		store_close(&s);
+		/* no store: a container without snapshots, or none at all */
+		cleanup_free char *state = tern_strdup_printf("%s/%s/" TERN_STATE_FILE, root, id);
+		if (access(state, F_OK) == 0)
+			return 0;
+		return tern_error_make_quiet(err, ENOENT, "container `%s` does not exist", id);
+	}
+	if (ret < 0) {
+		store_close(&s);
+		return ret;
+	}
+	int fd = dup(s.fd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		if (check_name(e->d_name, NULL) < 0)
+			continue;
+		cleanup_close int snapfd =
+		    openat(s.fd, e->d_name, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		tern_snapshot_info i = {.name = tern_xstrdup(e->d_name)};
+		if (snapfd < 0 || meta_read(snapfd, &i, NULL) < 0) {
+			tern_snapshot_info_clear(&i);
+			continue;
+		}
+		i.bytes = tern_snapfs_own_bytes(snapfd);
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			*out = realloc(*out, cap * sizeof(**out));
+			if (*out == NULL)
+				abort();
+		}
+		(*out)[(*n)++] = i;
+	}
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
+	if (*n)
+		qsort(*out, *n, sizeof(**out), compare_created);
+	store_close(&s);
+	return 0;
+}
+
+int tern_snapshot_delete(const char *root, const char *id, const char *name, tern_error **err)
+{
+	store s = {.fd = -1};
+	int ret = check_name(name, err);
+
+	if (ret == 0)
+		ret = store_open(root, id, false, &s, err);
+	if (ret == 0 && faccessat(s.fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		ret = -ENOENT;
+	if (ret == -ENOENT)
+		ret = tern_error_make_quiet(err, ENOENT, "container `%s` has no snapshot `%s`", id,
+					    name);
+	if (ret == 0) {
+		cleanup_free char *path = tern_strdup_printf("%s/%s", s.path, name);
+		cleanup_free char *head = read_head(&s);
+		remove_tree(path);
+		if (head && strcmp(head, name) == 0)
+			unlinkat(s.fd, HEAD_FILE, 0);
+	}
+	store_close(&s);
+	return ret;
+}
+
+int tern_snapshot_delete_all(const char *root, const char *id, tern_error **err)
+{
+	store s = {.fd = -1};
+	int ret = store_open(root, id, false, &s, err);
+
+	if (ret == -ENOENT) {
+		store_close(&s);
+		return 0;
+	}
+	if (ret == 0) {
+		remove_tree(s.path);
+		/* the directory itself, now that nothing is left in it */
+		rmdir(s.path);
+	}
+	store_close(&s);
+	return ret;
+}

@@ -1,0 +1,96 @@
+/* tern snapshot / rollback: a running container's whole state, kept under
+ * a name, and the container put back to it.
+ *
+ * The store, one per container, beside the state directories (a name with
+ * '@' is never a container id, so `list` passes it by):
+ *
+ *   ROOT/@snapshots/ID/         0700, flock'ed by every command using it
+ *     head                      the name of the snapshot the rootfs was last
+ *                               made from or recorded to: the next snapshot
+ *                               shares its unchanged files (snapshot-fs.h)
+ *     NAME/
+ *       snapshot.txt            "key value" lines: created, parent, memory
+ *       images/                 criu's dump (leave-running) with tern's
+ *                               descriptor and the config (checkpoint.h);
+ *                               the network namespace is left out of it
+ *       tree/  files.index      the rootfs as it was (snapshot-fs.h)
+ *     .tmp-NAME-XXXXXX/         a snapshot being taken; renamed to NAME
+ *                               when complete, removed if left by a killed
+ *                               tern
+ *
+ * A snapshot is consistent: the container is frozen (its cgroup) while the
+ * rootfs is recorded and criu dumps it, and thawed right after.
+ *
+ * Rollback keeps what the container is to the outside: its id, its state
+ * directory (the lock held throughout), its cgroup and limits, its network
+ * namespace (held by an fd while the processes are replaced), its stdio
+ * (the init's fds 0-2 that came from outside are taken from the old init
+ * with pidfd_getfd and given to the restored one). The old processes are
+ * killed, the rootfs is made the snapshot's, and criu restores the images
+ * into the same cgroup and network namespace. A container with a terminal
+ * gets a new pty, whose master goes to --console-socket (as with restore).
+ */
+#pragma once
+
+#include "cli.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TERN_SNAPSHOT_DIR "@snapshots"
+
+typedef struct {
+	char *name;
+	char *created; /* RFC 3339 */
+	char *parent;  /* the snapshot its files are shared with, or "" */
+	uint64_t bytes; /* on disk, not shared with another snapshot */
+} tern_snapshot_info;
+
+void tern_snapshot_info_clear(tern_snapshot_info *i);
+
+typedef struct {
+	bool tcp_established;
+	bool ext_unix_sk;
+	bool shell_job;
+	bool file_locks;
+	bool link_remap;
+} tern_snapshot_opts;
+
+/* What a snapshot or a rollback took, for --format json and the bench. */
+typedef struct {
+	uint64_t total_ns;  /* the command's work, from loading the container */
+	uint64_t frozen_ns; /* snapshot: the container frozen; rollback: not running */
+	uint64_t fs_ns;	    /* the rootfs recorded or put back */
+	uint64_t criu_ns;   /* criu's dump or restore */
+	uint64_t files_copied, files_linked, bytes_copied, entries_removed;
+	uint64_t bytes; /* snapshot: its own size on disk */
+} tern_snapshot_stats;
+
+/* --format json of snapshot and rollback (cmd-snapshot.c): one line. */
+void tern_snapshot_stats_json(const char *id, const char *name, const tern_snapshot_stats *s);
+
+int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *id,
+		       const char *name, const tern_snapshot_opts *o, tern_snapshot_stats *stats,
+		       tern_error **err);
+
+typedef struct {
+	const char *console_socket;
+	bool tcp_established;
+	bool ext_unix_sk;
+	bool shell_job;
+	bool file_locks;
+} tern_rollback_opts;
+
+int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const char *id,
+			   const char *name, const tern_rollback_opts *o,
+			   tern_snapshot_stats *stats, tern_error **err);
+
+/* The snapshots of `id` (also of a deleted container whose snapshots were
+ * kept), oldest first. */
+int tern_snapshot_list(const char *root, const char *id, tern_snapshot_info **out, size_t *n,
+		       tern_error **err);
+
+int tern_snapshot_delete(const char *root, const char *id, const char *name, tern_error **err);
+
+/* Every snapshot of `id` (delete of the container); none is fine. */
+int tern_snapshot_delete_all(const char *root, const char *id, tern_error **err);

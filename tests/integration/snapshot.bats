@@ -1,0 +1,233 @@
+#!/usr/bin/env bats
+# tern snapshot / rollback: a running container's processes, memory and
+# rootfs recorded under a name and put back (snapshot.h). This kernel has
+# no soft-dirty tracking: every snapshot here dumps the whole memory; the
+# incremental memory path runs in the qemu guest.
+
+load helpers
+
+setup() {
+	if is_runc; then
+		skip "snapshot and rollback are tern's own"
+	fi
+	setup_bundle
+	STORE=$ROOT/@snapshots/$ID
+}
+
+teardown() {
+	teardown_bundle
+}
+
+# log_cmd FILE: a shell loop (for set_cmd) that appends the next number to
+# FILE every 0.05 s, and keeps the latest in FILE.n (renamed into place).
+log_cmd() {
+	echo "i=0; while :; do i=\$((i+1)); echo \$i >> $1; echo \$i > $1.tmp; mv $1.tmp $1.n; sleep 0.05; done"
+}
+
+# lines_at_least FILE N: FILE has at least N complete lines.
+lines_at_least() {
+	[ "$(tr -cd '\n' <"$1" 2>/dev/null | wc -c)" -ge "$2" ]
+}
+
+# start_counter: the container appends 1, 2, 3... to /tmp/log.
+start_counter() {
+	set_cmd "$(log_cmd /tmp/log)"
+	tern run -d -b "$BUNDLE" "$ID"
+	wait_status "$ID" running
+	wait_until 10 lines_at_least "$BUNDLE/rootfs/tmp/log" 3
+}
+
+@test "snapshot: rollback puts the counter and its log back to the snapshot, and it counts on from there" {
+	start_counter
+	run tern snapshot "$ID" s1
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# what the log held at the snapshot: the store's copy of the rootfs
+	local s
+	s=$(wc -l <"$STORE/s1/tree/tmp/log")
+	[ "$s" -ge 3 ]
+	seq 1 "$s" | diff - "$STORE/s1/tree/tmp/log"
+	wait_until 30 lines_at_least "$BUNDLE/rootfs/tmp/log" $((s + 10))
+	local pid_before
+	pid_before=$(state_field "$ID" pid)
+	run tern rollback "$ID" s1
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(state_field "$ID" status)" = running ]
+	# the log is the snapshot's, then the restored loop appends s+1, s+2...
+	# (a restart would append 1; no rollback, s+11 and on)
+	wait_until 30 lines_at_least "$BUNDLE/rootfs/tmp/log" $((s + 3))
+	head -n $((s + 3)) "$BUNDLE/rootfs/tmp/log" | diff <(seq 1 $((s + 3))) -
+	# the same id, a new init
+	[ "$(state_field "$ID" pid)" != "$pid_before" ]
+	run tern snapshot --list "$ID"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *s1* ]]
+}
+
+@test "snapshot: files written after the snapshot are gone after the rollback, files from before are intact" {
+	set_cmd "echo kept > /tmp/kept; mkdir /data; echo one > /data/a; sleep $MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	wait_status "$ID" running
+	wait_until 10 test -e "$BUNDLE/rootfs/data/a"
+	local r=$BUNDLE/rootfs
+	ln "$r/data/a" "$r/data/a-link"
+	chmod 0640 "$r/data/a"
+	run tern snapshot "$ID" before
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# afterwards, the container changes its files
+	run tern exec "$ID" sh -c 'echo new > /tmp/new; echo two >> /data/a; rm /tmp/kept; mkdir /data/sub; chmod 0600 /data/a; ln -s /etc /data/etc-link; rm /image-dir/file'
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run tern rollback "$ID" before
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ ! -e "$r/tmp/new" ]
+	[ ! -e "$r/data/sub" ]
+	[ ! -L "$r/data/etc-link" ]
+	[ "$(cat "$r/tmp/kept")" = kept ]
+	[ "$(cat "$r/data/a")" = one ]
+	[ "$(stat -c %a "$r/data/a")" = 640 ]
+	[ "$(stat -c %i "$r/data/a")" = "$(stat -c %i "$r/data/a-link")" ]
+	[ "$(cat "$r/image-dir/file")" = "from the image" ]
+	# and the container sees them so
+	run tern exec "$ID" cat /tmp/kept /data/a
+	[ "$status" -eq 0 ]
+	[ "$output" = "kept
+one" ]
+}
+
+@test "snapshot: a 256 MiB process's memory comes back byte for byte after a rollback" {
+	set_cmd "/bin/memhash 256 /tmp/hash & sleep $MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	wait_status "$ID" running
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	local first
+	first=$(cut -d' ' -f2 "$BUNDLE/rootfs/tmp/hash")
+	run tern snapshot "$ID" big
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run tern rollback "$ID" big
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run tern exec "$ID" sh -c 'kill -USR1 $(pidof memhash)'
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	wait_until 60 grep -q again "$BUNDLE/rootfs/tmp/hash"
+	[ "$(cat "$BUNDLE/rootfs/tmp/hash")" = "again $first" ]
+}
+
+@test "snapshot: bad input fails clearly and leaves the container and the store as they were" {
+	start_counter
+	run tern snapshot "$ID" s1
+	[ "$status" -eq 0 ]
+	run tern rollback "$ID" nosuch
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"container \`$ID\` has no snapshot \`nosuch\`"* ]] || { echo "$output"; false; }
+	run tern snapshot "$ID" s1
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"has a snapshot \`s1\` already"* ]] || { echo "$output"; false; }
+	run tern snapshot "$ID" ../evil
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"invalid snapshot name"* ]] || { echo "$output"; false; }
+	run tern snapshot nosuch-container s2
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"nosuch-container"* ]]
+	[ ! -e "$ROOT/@snapshots/nosuch-container" ]
+	tern pause "$ID"
+	run tern snapshot "$ID" s2
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"is paused"* ]] || { echo "$output"; false; }
+	run tern rollback "$ID" s1
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"is paused"* ]] || { echo "$output"; false; }
+	[ "$(state_field "$ID" status)" = paused ]
+	tern resume "$ID"
+	# the store holds s1 and nothing else (no half-made snapshot)
+	[ "$(ls -A "$STORE" | grep -v '^head$')" = s1 ]
+	# the container was never touched: it counts on
+	local n
+	n=$(cat "$BUNDLE/rootfs/tmp/log.n")
+	wait_until 10 count_above "$BUNDLE/rootfs/tmp/log.n" "$n"
+	# a stopped container
+	tern kill "$ID" KILL
+	wait_status "$ID" stopped
+	run tern snapshot "$ID" s3
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"it is stopped, not running"* ]] || { echo "$output"; false; }
+	run tern rollback "$ID" s1
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"it is stopped, not running"* ]] || { echo "$output"; false; }
+}
+
+@test "snapshot: a created container cannot be snapshotted" {
+	set_cmd "sleep $MARK"
+	tern create -b "$BUNDLE" "$ID"
+	run tern snapshot "$ID" s1
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"it is created, not running"* ]] || { echo "$output"; false; }
+	[ ! -e "$STORE/s1" ]
+}
+
+@test "snapshot: a full disk during the snapshot: a clear error, nothing half-written, the container runs on" {
+	# the state root on a tmpfs too small for the snapshot's copy of a
+	# 32 MiB file
+	local small=$BATS_TEST_TMPDIR/small
+	mkdir -p "$small"
+	mount -t tmpfs -o size=8m tmpfs "$small"
+	ROOT=$small/state
+	STORE=$ROOT/@snapshots/$ID
+	head -c $((32 << 20)) /dev/urandom >"$BUNDLE/rootfs/big"
+	start_counter
+	run tern snapshot "$ID" s1
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"No space left on device"* ]] || { echo "$output"; false; }
+	[ -z "$(ls -A "$STORE")" ]
+	[ "$(state_field "$ID" status)" = running ]
+	local n
+	n=$(cat "$BUNDLE/rootfs/tmp/log.n")
+	wait_until 10 count_above "$BUNDLE/rootfs/tmp/log.n" "$n"
+	tern delete --force "$ID"
+	umount "$small"
+}
+
+@test "snapshot: --list (text and json), --delete, and delete removes the snapshots unless --keep-snapshots" {
+	start_counter
+	tern snapshot "$ID" a
+	tern snapshot "$ID" b
+	run tern snapshot --list --format json "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r '[.[].name] | join(",")')" = a,b ]
+	[ "$(echo "$output" | jq -r '.[1].parent')" = a ]
+	[ "$(echo "$output" | jq -r '.[0].size > 0')" = true ]
+	run tern snapshot --list "$ID"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == NAME* ]]
+	[ "${#lines[@]}" -eq 3 ]
+	run tern snapshot --delete "$ID" a
+	[ "$status" -eq 0 ]
+	[ "$(tern snapshot --list --format json "$ID" | jq -r '[.[].name] | join(",")')" = b ]
+	run tern snapshot --delete "$ID" a
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"has no snapshot \`a\`"* ]]
+	tern delete --force --keep-snapshots "$ID"
+	[ "$(tern snapshot --list --format json "$ID" | jq -r '[.[].name] | join(",")')" = b ]
+	run tern snapshot --delete "$ID" b
+	[ "$status" -eq 0 ]
+	# a container deleted the plain way takes its snapshots with it
+	start_counter
+	tern snapshot "$ID" c
+	tern delete --force "$ID"
+	[ ! -e "$STORE" ]
+	run tern snapshot --list "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"does not exist"* ]]
+}
+
+@test "snapshot: the second snapshot shares the files that did not change with the first" {
+	head -c $((4 << 20)) /dev/urandom >"$BUNDLE/rootfs/big"
+	start_counter
+	run tern snapshot --format json "$ID" a
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r '.bytes_copied > 4000000')" = true ]
+	run tern snapshot --format json "$ID" b
+	[ "$status" -eq 0 ]
+	echo "$output"
+	[ "$(echo "$output" | jq -r '.files_linked > 0')" = true ]
+	# only the log and its counter changed
+	[ "$(echo "$output" | jq -r '.bytes_copied < 100000')" = true ]
+	[ "$(stat -c %i "$STORE/a/tree/big")" = "$(stat -c %i "$STORE/b/tree/big")" ]
+}
