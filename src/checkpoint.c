@@ -1321,6 +1321,21 @@ static int send_pty_master(restore_ctx *r, tern_error **err)
 		       : 0;
 }
 
+static int reuse_cgroup(restore_ctx *r, tern_error **err)
+{
+	oci_state *old = NULL;
+	int ret = tern_state_read(r->into, &old, err);
+
+	if (ret < 0)
+		return ret;
+	r->c.cgroup_path = old->cgroup_path ? tern_xstrdup(old->cgroup_path) : NULL;
+	ret = oci_map_copy(&r->c.cgroup_paths, &old->cgroup_paths);
+	/* (removed by the container's delete, not by a failed restore) */
+	r->c.own_cgroup = false;
+	oci_state_free(old);
+	return ret < 0 ? tern_error_make(err, -ret, "the cgroup of `%s`", r->c.id) : 0;
+}
+
 static int do_restore(restore_ctx *r, const char *criu, const char *images, const tern_ckpt_opts *o,
 		      tern_error **err)
 {
@@ -1417,8 +1432,13 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 			return ret;
 	}
 	/* the cgroup of the *new* config, with its limits, before any
-	 * restored process runs; CRIU puts the tree there (cgroup root) */
-	ret = tern_container_cgroup_prepare(&r->c, err);
+	 * restored process runs; CRIU puts the tree there (cgroup root).
+	 * Into a container's own state directory (rollback): its cgroup as
+	 * it is, limits changed by `update` included. */
+	if (r->into)
+		ret = reuse_cgroup(r, err);
+	else
+		ret = tern_container_cgroup_prepare(&r->c, err);
 	if (ret < 0)
 		return ret;
 	if (r->c.rt->systemd_cgroup) {

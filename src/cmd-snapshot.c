@@ -47,10 +47,15 @@ static void gen_u64(yajl_gen g, const char *k, uint64_t v)
 	yajl_gen_integer(g, (long long)v);
 }
 
+/* milliseconds with two decimals (yajl_gen_double prints 17 digits) */
 static void gen_ms(yajl_gen g, const char *k, uint64_t ns)
 {
+	char num[32];
+	int n = snprintf(num, sizeof(num), "%llu.%02llu", (unsigned long long)(ns / 1000000),
+			 (unsigned long long)(ns / 10000 % 100));
+
 	yajl_gen_string(g, (const unsigned char *)k, strlen(k));
-	yajl_gen_double(g, (double)(ns / 10000) / 100.0);
+	yajl_gen_number(g, num, (size_t)n);
 }
 
 static void print_gen(yajl_gen g)

@@ -209,6 +209,27 @@ static int meta_read(int snapfd, tern_snapshot_info *info, tern_snapshot_opts *o
 	return 0;
 }
 
+/* What a snapshot takes on disk and shares with no other: its rootfs
+ * record's own part and its images. */
+static uint64_t own_bytes(int snapfd)
+{
+	uint64_t sum = tern_snapfs_own_bytes(snapfd);
+	cleanup_close int fd = openat(snapfd, "images", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (d == NULL)
+		return sum;
+	fd = -1;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		struct stat st;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_blocks * 512;
+	}
+	closedir(d);
+	return sum;
+}
+
 /* ---- snapshot ---- */
 
 static bool has_v1_freezer(const oci_map *paths)
@@ -312,6 +333,28 @@ static int take_frozen(snap_ctx *c, const tern_snapshot_opts *o, tern_snapshot_s
 	return ret;
 }
 
+/* A regular file the init writes as stdio (a log the operator gave it)
+ * goes on growing after the snapshot, and criu refuses to restore an fd
+ * whose file changed size since the dump, unless it is write-only and
+ * O_APPEND (criu's rule for log files). The rollback gives back the very
+ * same open file, so its size is no reason to fail: make it O_APPEND,
+ * which for a file only appended to changes nothing. */
+static void stdio_append(pid_t pid)
+{
+	cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct stat st;
+
+	for (int i = 0; pidfd >= 0 && i < 3; i++) {
+		cleanup_close int fd = (int)syscall(SYS_pidfd_getfd, pidfd, i, 0);
+		int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+		if (fl < 0 || (fl & O_ACCMODE) != O_WRONLY || (fl & O_APPEND) ||
+		    fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (fcntl(fd, F_SETFL, fl | O_APPEND) < 0)
+			tern_debug("stdio fd %d of %d: O_APPEND: %s", i, (int)pid, strerror(errno));
+	}
+}
+
 static int check_running(const oci_state *st, const char *what, const char *id, tern_error **err)
 {
 	if (strcmp(st->status, "running") == 0)
@@ -334,7 +377,7 @@ static int finish_snapshot(snap_ctx *c, const char *name, const char *parent,
 
 	if (ret < 0)
 		return ret;
-	stats->bytes = tern_snapfs_own_bytes(c->tmpfd);
+	stats->bytes = own_bytes(c->tmpfd);
 	const char *base = strrchr(c->tmp, '/') + 1;
 	if (renameat(c->s.fd, base, c->s.fd, name) < 0)
 		return tern_error_make(err, errno, "snapshot `%s` of `%s`", name, c->id);
@@ -391,6 +434,7 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 			ret = tern_error_make(err, errno, "snapshot directory `%s`", c.tmp);
 	}
 	if (ret == 0) {
+		stdio_append(c.st->pid);
 		parent = read_head(&c.s);
 		if (parent)
 			c.prevfd = openat(c.s.fd, parent, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
@@ -523,7 +567,8 @@ static int restore(rollback_ctx *r, const tern_rollback_opts *o, tern_snapshot_s
 {
 	cleanup_free char *images = tern_strdup_printf("%s/%s/images", r->s.path, r->name);
 	cleanup_free char *config = tern_strdup_printf("%s/" TERN_CKPT_CONFIG, images);
-	cleanup_free char *work = tern_strdup_printf("%s/rollback", r->dir->dir);
+	/* criu's restore.log: in the state directory, which delete empties */
+	cleanup_free char *work = tern_xstrdup(r->dir->dir);
 	tern_snapshot_opts flags = {0};
 	tern_create_opts copts = {
 	    .bundle = r->st->bundle, .console_socket = o->console_socket, .detach = true};
@@ -687,7 +732,7 @@ int tern_snapshot_list(const char *root, const char *id, tern_snapshot_info **ou
 			tern_snapshot_info_clear(&i);
 			continue;
 		}
-		i.bytes = tern_snapfs_own_bytes(snapfd);
+		i.bytes = own_bytes(snapfd);
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 8;
 			*out = realloc(*out, cap * sizeof(**out));

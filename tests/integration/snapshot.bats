@@ -231,3 +231,81 @@ one" ]
 	[ "$(echo "$output" | jq -r '.bytes_copied < 100000')" = true ]
 	[ "$(stat -c %i "$STORE/a/tree/big")" = "$(stat -c %i "$STORE/b/tree/big")" ]
 }
+
+@test "snapshot: rollback keeps the network namespace, the cgroup and its limits as updated, and the stdio" {
+	update_config '.linux.resources.memory.limit = 268435456'
+	set_cmd "$(log_cmd /tmp/log) & while :; do echo out-\$(cat /tmp/log.n 2>/dev/null); sleep 0.05; done"
+	local out=$BATS_TEST_TMPDIR/stdout
+	"$TERN_BIN" --root "$ROOT" run -d -b "$BUNDLE" "$ID" </dev/null >"$out" 2>&1
+	wait_status "$ID" running
+	wait_until 10 has_lines_matching "$out" out- 3
+	local pid ino cg
+	pid=$(state_field "$ID" pid)
+	ino=$(stat -L -c %i "/proc/$pid/ns/net")
+	nsenter --net="/proc/$pid/ns/net" ip addr add 10.99.0.1/32 dev lo
+	cg=$(host_cgroup_dir "$pid" memory)
+	tern update --memory 200000000 "$ID"
+	local limit
+	limit=$(cat "$cg/memory.limit_in_bytes")
+	run tern snapshot "$ID" s1
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run tern rollback "$ID" s1
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	local pid2
+	pid2=$(state_field "$ID" pid)
+	[ "$pid2" != "$pid" ]
+	[ "$(stat -L -c %i "/proc/$pid2/ns/net")" = "$ino" ]
+	nsenter --net="/proc/$pid2/ns/net" ip addr show dev lo | grep -q 10.99.0.1
+	[ "$(host_cgroup_dir "$pid2" memory)" = "$cg" ]
+	[ "$(cat "$cg/memory.limit_in_bytes")" = "$limit" ]
+	# the restored shell writes to the stdout it had: the same file
+	local n
+	n=$(grep -c out- "$out")
+	wait_until 10 has_lines_matching "$out" out- $((n + 3))
+	# and no process of it holds an fd of tern's (the state, the store,
+	# criu's images or sockets) or anything outside but its stdio
+	local p
+	for p in $(cat "$cg/cgroup.procs"); do
+		ls -l "/proc/$p/fd" | tail -n +2 | grep -v -e ' -> /dev/null$' -e " -> $out\$" \
+			-e ' -> pipe:' -e ' -> /tmp/log' && { echo "pid $p has the fds above"; false; }
+	done
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+	[ ! -e "$STORE" ]
+}
+
+@test "snapshot: 100 snapshot and rollback cycles leave nothing behind" {
+	start_counter
+	local pid0 i
+	tern snapshot "$ID" base
+	for i in $(seq 1 100); do
+		"$TERN_BIN" --root "$ROOT" snapshot "$ID" "c$i" </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/err" ||
+			{ echo "snapshot c$i"; cat "$BATS_TEST_TMPDIR/err"; false; }
+		"$TERN_BIN" --root "$ROOT" rollback "$ID" "c$i" </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/err" ||
+			{ echo "rollback c$i"; cat "$BATS_TEST_TMPDIR/err"; false; }
+		# keep every tenth
+		if [ $((i % 10)) -ne 0 ]; then
+			"$TERN_BIN" --root "$ROOT" snapshot --delete "$ID" "c$i"
+		fi
+	done
+	[ "$(state_field "$ID" status)" = running ]
+	# the store: base and the ten kept, their head, nothing else
+	[ "$(ls -A "$STORE" | sort | tr '\n' ' ')" = "base c10 c100 c20 c30 c40 c50 c60 c70 c80 c90 head " ]
+	# one container's processes: the shell and its sleep, in the cgroup
+	local pid cg
+	pid=$(state_field "$ID" pid)
+	cg=$(host_cgroup_dir "$pid" freezer)
+	[ "$(wc -l <"$cg/cgroup.procs")" -le 2 ]
+	# the state directory holds what it did before
+	[ "$(ls "$ROOT/$ID" | sort | tr '\n' ' ')" = "config.json restore.log state.json stats-restore " ]
+	# no mount of the bundle's or the state's left on the host
+	! grep -F -e "$BUNDLE" -e "$ROOT" /proc/self/mountinfo || false
+	# the log is whole: the rollbacks put it back each time, and it went on
+	local n
+	n=$(wc -l <"$STORE/c100/tree/tmp/log")
+	wait_until 30 lines_at_least "$BUNDLE/rootfs/tmp/log" $((n + 2))
+	head -n $((n + 2)) "$BUNDLE/rootfs/tmp/log" | diff <(seq 1 $((n + 2))) -
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+	[ ! -e "$STORE" ]
+}
