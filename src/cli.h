@@ -77,3 +77,4 @@ int tern_cmd_checkpoint(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_restore(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_snapshot(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_rollback(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_clone(tern_global_opts *g, int argc, char **argv);

@@ -42,5 +42,7 @@ int tern_cmd_delete(tern_global_opts *g, int argc, char **argv)
 	}
 	if (!keep && tern_snapshot_delete_all(g->rt.root, argv[optind], &err) < 0)
 		return tern_error_report(err);
+	if (tern_snapshot_clone_cleanup(g->rt.root, argv[optind], &err) < 0)
+		return tern_error_report(err);
 	return 0;
 }

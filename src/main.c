@@ -40,6 +40,7 @@ const tern_command tern_commands[] = {
     {"restore", tern_cmd_restore, "restore a container from a CRIU checkpoint"},
     {"snapshot", tern_cmd_snapshot, "record a running container's state under a name"},
     {"rollback", tern_cmd_rollback, "put a running container back to a snapshot"},
+    {"clone", tern_cmd_clone, "start a new container from a snapshot"},
     {"features", tern_cmd_features, "print the features this tern supports"},
     {"migrate", cmd_migrate_stub, "move a running container to another node"},
     {"migrate-receive", cmd_migrate_stub, "receive one migrating container on this node"},

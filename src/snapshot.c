@@ -4,6 +4,7 @@
 #include "cgroup.h"
 #include "log.h"
 #include "snapshot-fs.h"
+#include "snapshot-store.h"
 #include "state.h"
 #include "utils.h"
 
@@ -49,7 +50,7 @@ void tern_snapshot_info_clear(tern_snapshot_info *i)
 
 /* A snapshot name: what a container id may be ([A-Za-z0-9_+.-]), not
  * starting with a dot (the store's own entries do). */
-static int check_name(const char *name, tern_error **err)
+int tern_snap_check_name(const char *name, tern_error **err)
 {
 	if (name == NULL || *name == '\0')
 		return tern_error_make_quiet(err, EINVAL, "snapshot name is empty");
@@ -64,12 +65,7 @@ static int check_name(const char *name, tern_error **err)
 
 /* ---- the store ---- */
 
-typedef struct {
-	char *path;
-	int fd; /* O_DIRECTORY, flock'ed */
-} store;
-
-static void store_close(store *s)
+void tern_snap_store_close(tern_snap_store *s)
 {
 	if (s->fd >= 0)
 		close(s->fd);
@@ -80,7 +76,7 @@ static void store_close(store *s)
 
 /* Open (with `create`: make) and lock ROOT/@snapshots/ID. ENOENT when it
  * does not exist and may not be made. */
-static int store_open(const char *root, const char *id, bool create, store *s, tern_error **err)
+int tern_snap_store_open(const char *root, const char *id, bool create, tern_snap_store *s, tern_error **err)
 {
 	int ret = tern_state_check_id(id, err);
 	if (ret < 0)
@@ -109,7 +105,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 }
 
 /* rm -r of a store entry (tern's own files: no container writes there) */
-static void remove_tree(const char *path)
+void tern_snap_remove_tree(const char *path)
 {
 	nftw(path, remove_entry, 32, FTW_DEPTH | FTW_PHYS);
 	rmdir(path);
@@ -117,7 +113,7 @@ static void remove_tree(const char *path)
 
 /* What a tern killed half-way left: .tmp-* directories. The store is
  * locked, so none is in use. */
-static void sweep(store *s)
+static void sweep(tern_snap_store *s)
 {
 	cleanup_close int fd = dup(s->fd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -131,12 +127,12 @@ static void sweep(store *s)
 			continue;
 		cleanup_free char *path = tern_strdup_printf("%s/%s", s->path, e->d_name);
 		tern_debug("removing `%s`, left by a snapshot that did not finish", path);
-		remove_tree(path);
+		tern_snap_remove_tree(path);
 	}
 	closedir(d);
 }
 
-static char *read_head(store *s)
+static char *read_head(tern_snap_store *s)
 {
 	char buf[256];
 	cleanup_close int fd = openat(s->fd, HEAD_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -146,7 +142,7 @@ static char *read_head(store *s)
 		return NULL;
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
-	if (check_name(buf, NULL) < 0 || faccessat(s->fd, buf, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+	if (tern_snap_check_name(buf, NULL) < 0 || faccessat(s->fd, buf, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return NULL;
 	return tern_xstrdup(buf);
 }
@@ -175,7 +171,7 @@ static char *meta_format(const char *created, const char *parent, const tern_sna
 				  o->shell_job, o->file_locks, o->link_remap);
 }
 
-static int meta_read(int snapfd, tern_snapshot_info *info, tern_snapshot_opts *o)
+int tern_snap_meta_read(int snapfd, tern_snapshot_info *info, tern_snapshot_opts *o)
 {
 	cleanup_close int fd = openat(snapfd, META_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	cleanup_free char *data = NULL;
@@ -248,7 +244,7 @@ typedef struct {
 	const char *id;
 	tern_container_dir *dir;
 	oci_state *st;
-	store s;
+	tern_snap_store s;
 	char *tmp; /* the snapshot being made */
 	int tmpfd;
 	int prevfd;
@@ -405,7 +401,7 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 	int ret;
 
 	memset(stats, 0, sizeof(*stats));
-	ret = check_name(name, err);
+	ret = tern_snap_check_name(name, err);
 	if (ret < 0)
 		return ret;
 	ret = tern_container_load(&g->rt, id, &c.dir, &c.st, &config, err);
@@ -413,7 +409,7 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 		return ret;
 	ret = check_running(c.st, "snapshot", id, err);
 	if (ret == 0)
-		ret = store_open(g->rt.root, id, true, &c.s, err);
+		ret = tern_snap_store_open(g->rt.root, id, true, &c.s, err);
 	if (ret == 0) {
 		sweep(&c.s);
 		if (faccessat(c.s.fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
@@ -443,7 +439,7 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 	if (ret == 0)
 		ret = finish_snapshot(&c, name, parent, o, stats, err);
 	if (ret < 0 && c.tmp)
-		remove_tree(c.tmp);
+		tern_snap_remove_tree(c.tmp);
 	if (ret < 0)
 		tern_error_wrap(err, "snapshot `%s` of `%s`", name, id);
 	stats->total_ns = now_ns() - t0;
@@ -452,7 +448,7 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 		close(c.tmpfd);
 	if (c.prevfd >= 0)
 		close(c.prevfd);
-	store_close(&c.s);
+	tern_snap_store_close(&c.s);
 	oci_state_free(c.st);
 	oci_config_free(config);
 	tern_state_dir_free(c.dir);
@@ -501,7 +497,7 @@ typedef struct {
 	tern_container_dir *dir;
 	oci_state *st;
 	oci_config *config;
-	store s;
+	tern_snap_store s;
 	int snapfd;
 	int netns_fd;
 	int stdio[3];
@@ -517,7 +513,7 @@ static int rollback_check(rollback_ctx *r, tern_error **err)
 					     "cannot roll back container `%s`: its config copy in "
 					     "`%s` is unreadable",
 					     r->id, r->dir->dir);
-	ret = store_open(r->g->rt.root, r->id, false, &r->s, err);
+	ret = tern_snap_store_open(r->g->rt.root, r->id, false, &r->s, err);
 	if (ret == -ENOENT)
 		return tern_error_make_quiet(err, ENOENT, "container `%s` has no snapshot `%s`",
 					     r->id, r->name);
@@ -574,7 +570,7 @@ static int restore(rollback_ctx *r, const tern_rollback_opts *o, tern_snapshot_s
 	    .bundle = r->st->bundle, .console_socket = o->console_socket, .detach = true};
 	int exit_status;
 
-	meta_read(r->snapfd, NULL, &flags);
+	tern_snap_meta_read(r->snapfd, NULL, &flags);
 	tern_ckpt_opts co = {
 	    .image_path = images,
 	    .work_path = work,
@@ -628,7 +624,7 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 	int ret;
 
 	memset(stats, 0, sizeof(*stats));
-	ret = check_name(name, err);
+	ret = tern_snap_check_name(name, err);
 	if (ret == 0)
 		ret = tern_container_load(&g->rt, id, &r.dir, &r.st, &r.config, err);
 	if (ret == 0)
@@ -683,7 +679,7 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 		close(r.netns_fd);
 	if (r.snapfd >= 0)
 		close(r.snapfd);
-	store_close(&r.s);
+	tern_snap_store_close(&r.s);
 	oci_state_free(r.st);
 	oci_config_free(r.config);
 	tern_state_dir_free(r.dir);
@@ -702,14 +698,14 @@ static int compare_created(const void *a, const void *b)
 int tern_snapshot_list(const char *root, const char *id, tern_snapshot_info **out, size_t *n,
 		       tern_error **err)
 {
-	store s = {.fd = -1};
+	tern_snap_store s = {.fd = -1};
 	size_t cap = 0;
-	int ret = store_open(root, id, false, &s, err);
+	int ret = tern_snap_store_open(root, id, false, &s, err);
 
 	*out = NULL;
 	*n = 0;
 	if (ret == -ENOENT) {
-		store_close(&s);
+		tern_snap_store_close(&s);
 		/* no store: a container without snapshots, or none at all */
 		cleanup_free char *state = tern_strdup_printf("%s/%s/" TERN_STATE_FILE, root, id);
 		if (access(state, F_OK) == 0)
@@ -717,18 +713,18 @@ int tern_snapshot_list(const char *root, const char *id, tern_snapshot_info **ou
 		return tern_error_make_quiet(err, ENOENT, "container `%s` does not exist", id);
 	}
 	if (ret < 0) {
-		store_close(&s);
+		tern_snap_store_close(&s);
 		return ret;
 	}
 	int fd = dup(s.fd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
-		if (check_name(e->d_name, NULL) < 0)
+		if (tern_snap_check_name(e->d_name, NULL) < 0)
 			continue;
 		cleanup_close int snapfd =
 		    openat(s.fd, e->d_name, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		tern_snapshot_info i = {.name = tern_xstrdup(e->d_name)};
-		if (snapfd < 0 || meta_read(snapfd, &i, NULL) < 0) {
+		if (snapfd < 0 || tern_snap_meta_read(snapfd, &i, NULL) < 0) {
 			tern_snapshot_info_clear(&i);
 			continue;
 		}
@@ -747,47 +743,103 @@ int tern_snapshot_list(const char *root, const char *id, tern_snapshot_info **ou
 		close(fd);
 	if (*n)
 		qsort(*out, *n, sizeof(**out), compare_created);
-	store_close(&s);
+	tern_snap_store_close(&s);
 	return 0;
+}
+
+/* The first clone (still a container) whose overlay has this snapshot's
+ * tree below it, or NULL; markers of clones gone are removed. */
+static char *live_clone(const char *root, int snapfd)
+{
+	cleanup_close int fd = openat(snapfd, "clones", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	char *found = NULL;
+
+	if (d == NULL)
+		return NULL;
+	fd = -1;
+	for (struct dirent *e; found == NULL && (e = readdir(d)) != NULL;) {
+		if (tern_state_check_id(e->d_name, NULL) < 0)
+			continue;
+		cleanup_free char *state = tern_strdup_printf("%s/%s", root, e->d_name);
+		if (access(state, F_OK) == 0)
+			found = tern_xstrdup(e->d_name);
+		else
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+	return found;
 }
 
 int tern_snapshot_delete(const char *root, const char *id, const char *name, tern_error **err)
 {
-	store s = {.fd = -1};
-	int ret = check_name(name, err);
+	tern_snap_store s = {.fd = -1};
+	int ret = tern_snap_check_name(name, err);
 
 	if (ret == 0)
-		ret = store_open(root, id, false, &s, err);
+		ret = tern_snap_store_open(root, id, false, &s, err);
 	if (ret == 0 && faccessat(s.fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		ret = -ENOENT;
 	if (ret == -ENOENT)
 		ret = tern_error_make_quiet(err, ENOENT, "container `%s` has no snapshot `%s`", id,
 					    name);
 	if (ret == 0) {
+		cleanup_close int snapfd = openat(s.fd, name, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+		cleanup_free char *clone = snapfd >= 0 ? live_clone(root, snapfd) : NULL;
+		if (clone)
+			ret = tern_error_make_quiet(err, EBUSY,
+						    "snapshot `%s` of `%s` is the base of the clone "
+						    "`%s`: delete the clone first",
+						    name, id, clone);
+	}
+	if (ret == 0) {
 		cleanup_free char *path = tern_strdup_printf("%s/%s", s.path, name);
 		cleanup_free char *head = read_head(&s);
-		remove_tree(path);
+		tern_snap_remove_tree(path);
 		if (head && strcmp(head, name) == 0)
 			unlinkat(s.fd, HEAD_FILE, 0);
 	}
-	store_close(&s);
+	tern_snap_store_close(&s);
 	return ret;
 }
 
 int tern_snapshot_delete_all(const char *root, const char *id, tern_error **err)
 {
-	store s = {.fd = -1};
-	int ret = store_open(root, id, false, &s, err);
+	tern_snap_store s = {.fd = -1};
+	int ret = tern_snap_store_open(root, id, false, &s, err);
 
 	if (ret == -ENOENT) {
-		store_close(&s);
+		tern_snap_store_close(&s);
 		return 0;
 	}
-	if (ret == 0) {
-		remove_tree(s.path);
-		/* the directory itself, now that nothing is left in it */
-		rmdir(s.path);
+	/* each snapshot but those that clones still stand on */
+	int fd = ret == 0 ? dup(s.fd) : -1;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	bool kept = false;
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		cleanup_close int snapfd =
+		    openat(s.fd, e->d_name, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		cleanup_free char *clone = snapfd >= 0 ? live_clone(root, snapfd) : NULL;
+		if (clone) {
+			tern_warn("snapshot `%s` of `%s` is kept: the clone `%s` stands on it",
+				  e->d_name, id, clone);
+			kept = true;
+			continue;
+		}
+		cleanup_free char *path = tern_strdup_printf("%s/%s", s.path, e->d_name);
+		if (snapfd >= 0)
+			tern_snap_remove_tree(path);
+		else
+			unlink(path);
 	}
-	store_close(&s);
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
+	if (ret == 0 && !kept)
+		rmdir(s.path);
+	tern_snap_store_close(&s);
 	return ret;
 }

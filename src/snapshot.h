@@ -14,6 +14,9 @@
  *                               descriptor and the config (checkpoint.h);
  *                               the network namespace is left out of it
  *       tree/  files.index      the rootfs as it was (snapshot-fs.h)
+ *       clones/NEW-ID           while the clone NEW-ID uses tree/ (as its
+ *                               overlay's lower layer): the snapshot
+ *                               cannot be deleted (snapshot-clone.c)
  *     .tmp-NAME-XXXXXX/         a snapshot being taken; renamed to NAME
  *                               when complete, removed if left by a killed
  *                               tern
@@ -84,6 +87,21 @@ typedef struct {
 int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const char *id,
 			   const char *name, const tern_rollback_opts *o,
 			   tern_snapshot_stats *stats, tern_error **err);
+
+typedef struct {
+	const char *bundle; /* --bundle: made by clone, must not exist */
+	const char *console_socket;
+} tern_clone_opts;
+
+/* A new container `new_id` from snapshot `name` of `id` (snapshot-clone.c). */
+int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char *id,
+			const char *name, const char *new_id, const tern_clone_opts *o,
+			tern_snapshot_stats *stats, tern_error **err);
+
+/* After `delete` of a container that was a clone: its overlay, bundle and
+ * record go, and the snapshot it came from no longer counts it. Nothing
+ * to do for any other container. */
+int tern_snapshot_clone_cleanup(const char *root, const char *id, tern_error **err);
 
 /* The snapshots of `id` (also of a deleted container whose snapshots were
  * kept), oldest first. */

@@ -309,3 +309,98 @@ one" ]
 	check_nothing_left "$ID"
 	[ ! -e "$STORE" ]
 }
+
+# clone_rootfs NEW-ID: where a clone's rootfs is (its default bundle).
+clone_rootfs() {
+	echo "$ROOT/@clones/$1.bundle/rootfs"
+}
+
+@test "clone: 10 clones from one snapshot run, diverge, and each is snapshotted, rolled back and deleted on its own" {
+	start_counter
+	tern snapshot "$ID" base
+	local s i
+	s=$(wc -l <"$STORE/base/tree/tmp/log")
+	for i in $(seq 0 9); do
+		run tern clone "$ID" base "$ID-c$i"
+		[ "$status" -eq 0 ] || { echo "$output"; false; }
+	done
+	local src_pid src_net
+	src_pid=$(state_field "$ID" pid)
+	src_net=$(stat -L -c %i "/proc/$src_pid/ns/net")
+	declare -A nets cgs
+	for i in $(seq 0 9); do
+		local c=$ID-c$i pid r
+		[ "$(state_field "$c" status)" = running ]
+		pid=$(state_field "$c" pid)
+		r=$(clone_rootfs "$c")
+		# each goes on from the snapshot's count, in its own rootfs
+		wait_until 30 lines_at_least "$r/tmp/log" $((s + 2))
+		head -n $((s + 2)) "$r/tmp/log" | diff <(seq 1 $((s + 2))) -
+		nets[$(stat -L -c %i "/proc/$pid/ns/net")]=1
+		cgs[$(host_cgroup_dir "$pid" freezer)]=1
+	done
+	# eleven network namespaces and cgroups, one each
+	[ "${#nets[@]}" -eq 10 ]
+	[ -z "${nets[$src_net]:-}" ]
+	[ "${#cgs[@]}" -eq 10 ]
+	# a file one clone writes is its own
+	run tern exec "$ID-c3" sh -c 'echo mine > /only-c3'
+	[ "$status" -eq 0 ]
+	[ -e "$(clone_rootfs "$ID-c3")/only-c3" ]
+	[ ! -e "$(clone_rootfs "$ID-c4")/only-c3" ]
+	[ ! -e "$BUNDLE/rootfs/only-c3" ]
+	[ ! -e "$STORE/base/tree/only-c3" ]
+	# a clone has snapshots and rollbacks of its own
+	run tern snapshot "$ID-c3" mine
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run tern exec "$ID-c3" rm /only-c3
+	[ "$status" -eq 0 ]
+	run tern rollback "$ID-c3" mine
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(cat "$(clone_rootfs "$ID-c3")/only-c3")" = mine ]
+	# the snapshot they stand on cannot go while they are there
+	run tern snapshot --delete "$ID" base
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"is the base of the clone"* ]] || { echo "$output"; false; }
+	for i in $(seq 0 9); do
+		tern delete --force "$ID-c$i"
+		check_nothing_left "$ID-c$i"
+		[ ! -e "$ROOT/@clones/$ID-c$i.bundle" ]
+		[ ! -e "$ROOT/@clones/$ID-c$i" ]
+	done
+	! grep -F "$ROOT/@clones" /proc/self/mountinfo || false
+	[ "$(state_field "$ID" status)" = running ]
+	run tern snapshot --delete "$ID" base
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "clone: onto an existing id, from an unknown snapshot, into an existing bundle: clear errors, nothing made" {
+	start_counter
+	tern snapshot "$ID" base
+	run tern clone "$ID" base "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"container \`$ID\` already exists"* ]] || { echo "$output"; false; }
+	run tern clone "$ID" nosuch "$ID-x"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"has no snapshot \`nosuch\`"* ]] || { echo "$output"; false; }
+	mkdir "$BATS_TEST_TMPDIR/taken"
+	run tern clone --bundle "$BATS_TEST_TMPDIR/taken" "$ID" base "$ID-x"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"taken"*"must not exist"* ]] || { echo "$output"; false; }
+	[ -d "$BATS_TEST_TMPDIR/taken" ]
+	run tern state "$ID-x"
+	[ "$status" -ne 0 ]
+	[ ! -e "$ROOT/@clones/$ID-x" ]
+	[ ! -e "$ROOT/@clones/$ID-x.bundle" ]
+	[ -z "$(ls -A "$STORE/base/clones" 2>/dev/null)" ]
+	# a clone into a bundle of the caller's choosing, and one of a
+	# deleted container's kept snapshot
+	tern delete --force --keep-snapshots "$ID"
+	run tern clone --bundle "$BATS_TEST_TMPDIR/mine" "$ID" base "$ID-y"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(state_field "$ID-y" bundle)" = "$BATS_TEST_TMPDIR/mine" ]
+	wait_until 30 lines_at_least "$BATS_TEST_TMPDIR/mine/rootfs/tmp/log" 5
+	tern delete --force "$ID-y"
+	[ ! -e "$BATS_TEST_TMPDIR/mine" ]
+	check_nothing_left "$ID-y"
+}

@@ -1,0 +1,69 @@
+/* tern clone [--bundle DIR] ID NAME NEW-ID (snapshot-clone.c) */
+#include "checkpoint.h"
+#include "cli.h"
+#include "criu-kdat.h"
+#include "snapshot.h"
+#include "utils.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char usage[] =
+    "Usage: tern clone [options] CONTAINER-ID NAME NEW-ID\n"
+    "\n"
+    "Start NEW-ID, a new container, from snapshot NAME of CONTAINER-ID: its\n"
+    "processes and memory as they were then, a copy-on-write rootfs of its\n"
+    "own (an overlay on the snapshot's files), its own cgroup and a new\n"
+    "network namespace. CONTAINER-ID may have been deleted with\n"
+    "--keep-snapshots. `tern delete NEW-ID` removes the clone's bundle.\n"
+    "\n"
+    "Options:\n"
+    "  -b, --bundle DIR        the clone's bundle, which clone makes (it must\n"
+    "                          not exist; default ROOT/@clones/NEW-ID.bundle)\n"
+    "  --console-socket PATH   where to send the pty master (terminal)\n"
+    "  -f, --format FORMAT     text (default: prints nothing) or json\n"
+    "  -h, --help              this help\n";
+
+int tern_cmd_clone(tern_global_opts *g, int argc, char **argv)
+{
+	enum { OPT_CONSOLE = 256 };
+	static const struct option longopts[] = {
+	    {"bundle", required_argument, NULL, 'b'},
+	    {"console-socket", required_argument, NULL, OPT_CONSOLE},
+	    {"format", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	cleanup_error tern_error *err = NULL;
+	cleanup_free char *criu = NULL;
+	tern_clone_opts o = {0};
+	tern_snapshot_stats stats;
+	const char *format = "text";
+	int c, ret;
+
+	tern_cli_reset();
+	while ((c = tern_cli_next(argc, argv, "+b:f:h", longopts, usage)) != -1) {
+		if (c == 'b')
+			o.bundle = optarg;
+		else if (c == OPT_CONSOLE)
+			o.console_socket = optarg;
+		else if (c == 'f')
+			format = optarg;
+	}
+	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
+		fprintf(stderr, "tern clone: --format `%s`: want text or json\n", format);
+		return 1;
+	}
+	tern_cli_require_args(argc, argv, 3, true, "clone", usage);
+	ret = tern_criu_find(g->criu, &criu, &err);
+	if (ret == 0)
+		tern_criu_kdat_prepare(criu);
+	if (ret == 0)
+		ret = tern_snapshot_clone(g, criu, argv[optind], argv[optind + 1], argv[optind + 2],
+					  &o, &stats, &err);
+	if (ret < 0)
+		return tern_error_report(err);
+	if (strcmp(format, "json") == 0)
+		tern_snapshot_stats_json(argv[optind + 2], argv[optind + 1], &stats);
+	return 0;
+}

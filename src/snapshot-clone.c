@@ -1,0 +1,321 @@
+/* tern clone ID NAME NEW-ID: a new, independent container started from a
+ * snapshot ("initialise once, claim many").
+ *
+ * The clone's bundle (--bundle DIR, which must not exist yet; default
+ * ROOT/@clones/NEW-ID.bundle) is tern's and goes with `delete`:
+ *   config.json   the snapshot's config, with root.path "rootfs", no
+ *                 cgroupsPath (the clone's cgroup is named after NEW-ID)
+ *                 and no network namespace path (a new one: the snapshot
+ *                 left the namespace out)
+ *   rootfs/       an overlay: the snapshot's tree/ read-only below, the
+ *                 clone's own .upper/ above, so N clones share the
+ *                 snapshot's files and each writes only its own
+ *   .upper/ .work/
+ * ROOT/@clones/NEW-ID records "bundle PATH" and "source ID NAME"; the
+ * snapshot holds clones/NEW-ID while the clone exists, and cannot be
+ * deleted meanwhile (its tree is the clone's lower layer).
+ *
+ * Memory: each clone gets its own copy, restored by criu from the
+ * snapshot's images. */
+#include "checkpoint.h"
+#include "log.h"
+#include "snapshot-store.h"
+#include "snapshot.h"
+#include "state.h"
+#include "utils.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#define CLONES_DIR "@clones"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the clone's config.json ---- */
+
+static void gen_key(yajl_gen g, const char *k)
+{
+	yajl_gen_string(g, (const unsigned char *)k, strlen(k));
+}
+
+static bool is_network_ns(yajl_val obj)
+{
+	const char *path[] = {"type", NULL};
+	yajl_val t = yajl_tree_get(obj, path, yajl_t_string);
+	const char *type = t ? YAJL_GET_STRING(t) : NULL;
+	return type && strcmp(type, "network") == 0;
+}
+
+/* Write `v` as it is, but for the clone's three changes; `ctx` says where
+ * `v` is ("", "root", "linux", "linux.namespaces[]"...). */
+static void emit(yajl_gen g, yajl_val v, const char *ctx)
+{
+	if (YAJL_IS_OBJECT(v)) {
+		yajl_gen_map_open(g);
+		for (size_t i = 0; i < v->u.object.len; i++) {
+			const char *k = v->u.object.keys[i];
+			yajl_val c = v->u.object.values[i];
+			if (strcmp(ctx, "root") == 0 && strcmp(k, "path") == 0) {
+				gen_key(g, k);
+				gen_key(g, "rootfs");
+				continue;
+			}
+			if (strcmp(ctx, "linux") == 0 && strcmp(k, "cgroupsPath") == 0)
+				continue;
+			if (strcmp(ctx, "linux.namespaces[]") == 0 && strcmp(k, "path") == 0 &&
+			    is_network_ns(v))
+				continue;
+			cleanup_free char *sub =
+			    *ctx ? tern_strdup_printf("%s.%s", ctx, k) : tern_xstrdup(k);
+			gen_key(g, k);
+			emit(g, c, sub);
+		}
+		yajl_gen_map_close(g);
+	} else if (YAJL_IS_ARRAY(v)) {
+		cleanup_free char *sub = tern_strdup_printf("%s[]", ctx);
+		yajl_gen_array_open(g);
+		for (size_t i = 0; i < v->u.array.len; i++)
+			emit(g, v->u.array.values[i], sub);
+		yajl_gen_array_close(g);
+	} else if (YAJL_IS_STRING(v)) {
+		const char *str = YAJL_GET_STRING(v);
+		gen_key(g, str ? str : "");
+	} else if (YAJL_IS_NUMBER(v)) {
+		yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
+	} else if (YAJL_IS_TRUE(v)) {
+		yajl_gen_bool(g, 1);
+	} else if (YAJL_IS_FALSE(v)) {
+		yajl_gen_bool(g, 0);
+	} else {
+		yajl_gen_null(g);
+	}
+}
+
+static int write_config(const char *images, const char *bundle, tern_error **err)
+{
+	cleanup_free char *src = tern_strdup_printf("%s/" TERN_CKPT_CONFIG, images);
+	cleanup_free char *dst = tern_strdup_printf("%s/config.json", bundle);
+	cleanup_free char *data = NULL;
+	char errbuf[256];
+	size_t len;
+	int ret = tern_read_file(src, &data, &len, 0, err);
+
+	if (ret < 0)
+		return ret;
+	yajl_val tree = yajl_tree_parse(data, errbuf, sizeof(errbuf));
+	if (tree == NULL)
+		return tern_error_make_quiet(err, EINVAL, "`%s`: %s", src, errbuf);
+	yajl_gen g = yajl_gen_alloc(NULL);
+	yajl_gen_config(g, yajl_gen_beautify, 1);
+	emit(g, tree, "");
+	const unsigned char *buf;
+	size_t n;
+	yajl_gen_get_buf(g, &buf, &n);
+	ret = tern_write_file(dst, (const char *)buf, n, 0600, err);
+	yajl_gen_free(g);
+	yajl_tree_free(tree);
+	return ret;
+}
+
+/* ---- the bundle ---- */
+
+typedef struct {
+	const char *root;
+	const char *id; /* the source */
+	const char *name;
+	const char *new_id;
+	tern_snap_store s;
+	int snapfd;
+	char *record; /* ROOT/@clones/NEW-ID */
+	char *bundle;
+	char *rootfs;
+	bool made_bundle;
+	bool mounted;
+	bool marked;
+} clone_ctx;
+
+static int make_bundle(clone_ctx *c, const char *bundle_opt, tern_error **err)
+{
+	cleanup_free char *clones = tern_strdup_printf("%s/" CLONES_DIR, c->root);
+
+	if (tern_mkdir_p(clones, 0700, err) < 0)
+		return tern_error_wrap(err, "clone");
+	c->record = tern_strdup_printf("%s/%s", clones, c->new_id);
+	c->bundle = bundle_opt ? tern_absolute_path(bundle_opt)
+			       : tern_strdup_printf("%s/%s.bundle", clones, c->new_id);
+	/* (the overlay's options are comma-separated) */
+	if (strpbrk(c->bundle, ",:") || strpbrk(c->s.path, ",:"))
+		return tern_error_make_quiet(err, EINVAL,
+					     "clone: `%s` or `%s` has a ',' or ':', which an "
+					     "overlay mount cannot take",
+					     c->bundle, c->s.path);
+	if (mkdir(c->bundle, 0711) < 0)
+		return tern_error_make(err, errno, "--bundle `%s` (clone makes it: it must not exist)",
+				       c->bundle);
+	c->made_bundle = true;
+	c->rootfs = tern_strdup_printf("%s/rootfs", c->bundle);
+	const char *sub[] = {"rootfs", ".upper", ".work"};
+	for (size_t i = 0; i < 3; i++) {
+		cleanup_free char *p = tern_strdup_printf("%s/%s", c->bundle, sub[i]);
+		if (mkdir(p, 0755) < 0)
+			return tern_error_make(err, errno, "clone bundle `%s`", p);
+	}
+	cleanup_free char *opts =
+	    tern_strdup_printf("lowerdir=%s/%s/tree,upperdir=%s/.upper,workdir=%s/.work",
+			       c->s.path, c->name, c->bundle, c->bundle);
+	if (mount("overlay", c->rootfs, "overlay", 0, opts) < 0)
+		return tern_error_make(err, errno, "clone rootfs: mount an overlay on `%s` (%s)",
+				       c->rootfs, opts);
+	c->mounted = true;
+	return 0;
+}
+
+static void undo_bundle(const char *bundle)
+{
+	cleanup_free char *rootfs = tern_strdup_printf("%s/rootfs", bundle);
+
+	if (umount2(rootfs, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL &&
+	    errno != ENOENT)
+		tern_warn("unmount `%s`: %s", rootfs, strerror(errno));
+	tern_snap_remove_tree(bundle);
+}
+
+static int write_record(clone_ctx *c, tern_error **err)
+{
+	cleanup_free char *rec =
+	    tern_strdup_printf("bundle %s\nsource %s %s\n", c->bundle, c->id, c->name);
+	cleanup_free char *mark = tern_strdup_printf("%s/%s/clones", c->s.path, c->name);
+
+	if (mkdir(mark, 0700) < 0 && errno != EEXIST)
+		return tern_error_make(err, errno, "`%s`", mark);
+	cleanup_free char *m = tern_strdup_printf("%s/%s", mark, c->new_id);
+	int ret = tern_write_file(m, "", 0, 0600, err);
+	if (ret < 0)
+		return ret;
+	c->marked = true;
+	return tern_write_file(c->record, rec, strlen(rec), 0600, err);
+}
+
+int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char *id,
+			const char *name, const char *new_id, const tern_clone_opts *o,
+			tern_snapshot_stats *stats, tern_error **err)
+{
+	clone_ctx c = {.root = g->rt.root, .id = id, .name = name, .new_id = new_id,
+		       .s = {.fd = -1}, .snapfd = -1};
+	uint64_t t0 = now_ns();
+	tern_snapshot_opts flags = {0};
+	int ret;
+
+	memset(stats, 0, sizeof(*stats));
+	ret = tern_snap_check_name(name, err);
+	if (ret == 0)
+		ret = tern_state_check_id(new_id, err);
+	if (ret == 0) {
+		cleanup_free char *state = tern_strdup_printf("%s/%s", g->rt.root, new_id);
+		if (access(state, F_OK) == 0)
+			ret = tern_error_make_quiet(err, EEXIST, "container `%s` already exists",
+						    new_id);
+	}
+	if (ret == 0) {
+		ret = tern_snap_store_open(g->rt.root, id, false, &c.s, err);
+		if (ret == 0)
+			c.snapfd = openat(c.s.fd, name, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (ret == -ENOENT || (ret == 0 && c.snapfd < 0))
+			ret = tern_error_make_quiet(err, ENOENT, "container `%s` has no snapshot `%s`",
+						    id, name);
+	}
+	cleanup_free char *images = tern_strdup_printf("%s/%s/images", c.s.path, name);
+	if (ret == 0) {
+		tern_snap_meta_read(c.snapfd, NULL, &flags);
+		ret = make_bundle(&c, o->bundle, err);
+	}
+	if (ret == 0)
+		ret = write_config(images, c.bundle, err);
+	if (ret == 0)
+		ret = write_record(&c, err);
+	if (ret == 0) {
+		tern_create_opts copts = {
+		    .bundle = c.bundle, .console_socket = o->console_socket, .detach = true};
+		tern_ckpt_opts co = {
+		    .image_path = images,
+		    .work_path = c.bundle,
+		    .status_fd = -1,
+		    .tcp_established = flags.tcp_established,
+		    .ext_unix_sk = flags.ext_unix_sk,
+		    .shell_job = flags.shell_job,
+		    .file_locks = flags.file_locks,
+		};
+		int exit_status;
+		uint64_t t = now_ns();
+		ret = tern_container_restore(&g->rt, criu, new_id, &copts, &co, &exit_status, err);
+		stats->criu_ns = now_ns() - t;
+	}
+	if (ret < 0) {
+		tern_error_wrap(err, "clone `%s` from snapshot `%s` of `%s`", new_id, name, id);
+		if (c.marked) {
+			cleanup_free char *m =
+			    tern_strdup_printf("%s/%s/clones/%s", c.s.path, name, new_id);
+			unlink(m);
+		}
+		if (c.record)
+			unlink(c.record);
+		if (c.made_bundle)
+			undo_bundle(c.bundle);
+	}
+	stats->total_ns = now_ns() - t0;
+	if (c.snapfd >= 0)
+		close(c.snapfd);
+	tern_snap_store_close(&c.s);
+	free(c.record);
+	free(c.bundle);
+	free(c.rootfs);
+	return ret;
+}
+
+int tern_snapshot_clone_cleanup(const char *root, const char *id, tern_error **err)
+{
+	cleanup_free char *record = tern_strdup_printf("%s/" CLONES_DIR "/%s", root, id);
+	cleanup_free char *data = NULL;
+	size_t len;
+
+	if (tern_state_check_id(id, NULL) < 0 || access(record, F_OK) < 0)
+		return 0;
+	int ret = tern_read_file(record, &data, &len, 65536, err);
+	if (ret < 0)
+		return ret;
+	char *bundle = NULL, *src_id = NULL, *src_name = NULL;
+	for (char *line = strtok(data, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strncmp(line, "bundle ", 7) == 0) {
+			bundle = line + 7;
+		} else if (strncmp(line, "source ", 7) == 0) {
+			src_id = line + 7;
+			src_name = strchr(src_id, ' ');
+			if (src_name)
+				*src_name++ = '\0';
+		}
+	}
+	if (bundle && bundle[0] == '/')
+		undo_bundle(bundle);
+	if (src_id && src_name && tern_state_check_id(src_id, NULL) == 0 &&
+	    tern_snap_check_name(src_name, NULL) == 0) {
+		cleanup_free char *m = tern_strdup_printf("%s/@snapshots/%s/%s/clones/%s", root,
+							  src_id, src_name, id);
+		unlink(m);
+	}
+	unlink(record);
+	return 0;
+}
