@@ -676,7 +676,7 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 		criu_local_set_freeze_cgroup(s->opts, freezer);
 	/* CRIU skips the pages unchanged since the parent only when it
 	 * tracks memory (soft-dirty bits) in both dumps */
-	if (o->pre_dump || o->parent_path)
+	if (o->pre_dump || o->parent_path || o->track_mem)
 		criu_local_set_track_mem(s->opts, true);
 	if (o->parent_path)
 		criu_local_set_parent_images(s->opts, (char *)o->parent_path);

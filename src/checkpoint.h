@@ -63,6 +63,10 @@ typedef struct {
 	bool shell_job;
 	bool file_locks;
 	bool pre_dump;
+	/* dump: have criu reset the soft-dirty bits, so that the next dump
+	 * with this one as its parent writes only the pages changed since
+	 * (tern snapshot; implied by pre_dump and parent_path) */
+	bool track_mem;
 	bool auto_dedup;
 	bool lazy_pages;
 	bool link_remap;

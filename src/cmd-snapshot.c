@@ -80,6 +80,8 @@ void tern_snapshot_stats_json(const char *id, const char *name, const tern_snaps
 	gen_ms(g, "frozen_ms", s->frozen_ns);
 	gen_ms(g, "fs_ms", s->fs_ns);
 	gen_ms(g, "criu_ms", s->criu_ns);
+	if (s->fill_ns)
+		gen_ms(g, "fill_ms", s->fill_ns);
 	gen_u64(g, "files_copied", s->files_copied);
 	gen_u64(g, "files_linked", s->files_linked);
 	gen_u64(g, "bytes_copied", s->bytes_copied);

@@ -2,6 +2,7 @@
 #include "snapshot.h"
 #include "checkpoint.h"
 #include "cgroup.h"
+#include "criu-lazy-daemon.h"
 #include "log.h"
 #include "snapshot-fs.h"
 #include "snapshot-store.h"
@@ -32,6 +33,9 @@
 #define META_FILE "snapshot.txt"
 #define HEAD_FILE "head"
 #define TMP_PREFIX ".tmp-"
+/* criu reads a page that did not change through every parent up the
+ * chain: past this many, a snapshot dumps its memory whole again */
+#define MEM_DEPTH_MAX 8
 
 static uint64_t now_ns(void)
 {
@@ -163,12 +167,13 @@ static int write_at(int dirfd, const char *name, const char *data, tern_error **
 }
 
 /* The flags the dump was taken with: the restore needs the same. */
-static char *meta_format(const char *created, const char *parent, const tern_snapshot_opts *o)
+static char *meta_format(const char *created, const char *parent, const tern_snapshot_opts *o,
+			 int mem_depth)
 {
 	return tern_strdup_printf("created %s\nparent %s\ntcp-established %d\next-unix-sk %d\n"
-				  "shell-job %d\nfile-locks %d\nlink-remap %d\n",
+				  "shell-job %d\nfile-locks %d\nlink-remap %d\nmem-depth %d\n",
 				  created, parent ? parent : "", o->tcp_established, o->ext_unix_sk,
-				  o->shell_job, o->file_locks, o->link_remap);
+				  o->shell_job, o->file_locks, o->link_remap, mem_depth);
 }
 
 int tern_snap_meta_read(int snapfd, tern_snapshot_info *info, tern_snapshot_opts *o)
@@ -201,6 +206,8 @@ int tern_snap_meta_read(int snapfd, tern_snapshot_info *info, tern_snapshot_opts
 			o->file_locks = on;
 		else if (o && strcmp(line, "link-remap") == 0)
 			o->link_remap = on;
+		else if (info && strcmp(line, "mem-depth") == 0)
+			info->mem_depth = atoi(v);
 	}
 	return 0;
 }
@@ -249,7 +256,103 @@ typedef struct {
 	int tmpfd;
 	int prevfd;
 	bool frozen;
+	bool track_mem;		/* the kernel tracks dirty pages (soft-dirty) */
+	const char *mem_parent; /* the snapshot whose images hold our unchanged pages */
+	int mem_depth;
 } snap_ctx;
+
+/* ---- incremental memory ---- */
+
+/* What criu can do here (track dirty pages, restore lazily), asked once
+ * per boot (a feature check starts criu twice) and kept in
+ * ROOT/@snapshots/@features ("BOOT-ID MEM-TRACK LAZY", each 0 or 1; '@' is
+ * never in a container id). */
+static tern_criu_features criu_features(const char *root, const char *criu)
+{
+	cleanup_free char *cache = tern_strdup_printf("%s/" TERN_SNAPSHOT_DIR "/@features", root);
+	cleanup_free char *boot = NULL, *cached = NULL;
+	tern_criu_features f = {0};
+	size_t len;
+
+	if (tern_read_file("/proc/sys/kernel/random/boot_id", &boot, &len, 64, NULL) < 0)
+		return f;
+	boot[strcspn(boot, "\n")] = '\0';
+	if (tern_read_file(cache, &cached, &len, 128, NULL) == 0) {
+		char id[64];
+		int m, l;
+		if (sscanf(cached, "%63s %d %d", id, &m, &l) == 3 && strcmp(id, boot) == 0) {
+			f.mem_track = m == 1;
+			f.lazy_pages = l == 1;
+			return f;
+		}
+	}
+	tern_error *e = NULL;
+	if (tern_criu_features_check(criu, &f, &e) < 0) {
+		tern_error_free(e);
+		return f;
+	}
+	cleanup_free char *line =
+	    tern_strdup_printf("%s %d %d\n", boot, f.mem_track ? 1 : 0, f.lazy_pages ? 1 : 0);
+	cleanup_free char *dir = tern_strdup_printf("%s/" TERN_SNAPSHOT_DIR, root);
+	if (tern_mkdir_p(dir, 0700, &e) < 0 ||
+	    tern_write_file(cache, line, strlen(line), 0600, &e) < 0)
+		tern_error_free(e);
+	return f;
+}
+
+/* Hard links of every file in `src` (and of its own parent/, the same
+ * way) in the new directory `name` of `dstfd`: a snapshot's parent images
+ * become its own, and deleting the parent snapshot takes nothing from it. */
+static int link_images(int srcfd, int dstfd, const char *name, int depth, tern_error **err)
+{
+	if (mkdirat(dstfd, name, 0700) < 0)
+		return tern_error_make(err, errno, "images `%s`", name);
+	cleanup_close int to = openat(dstfd, name, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_close int fd = dup(srcfd);
+	DIR *d = fd >= 0 && to >= 0 ? fdopendir(fd) : NULL;
+	int ret = 0;
+
+	if (d == NULL)
+		return tern_error_make(err, errno, "images `%s`", name);
+	fd = -1;
+	for (struct dirent *e; ret == 0 && (e = readdir(d)) != NULL;) {
+		struct stat st;
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    fstatat(srcfd, e->d_name, &st, 0) < 0)
+			continue;
+		if (S_ISREG(st.st_mode)) {
+			if (linkat(srcfd, e->d_name, to, e->d_name, 0) < 0)
+				ret = tern_error_make(err, errno, "link the parent image `%s`",
+						      e->d_name);
+		} else if (S_ISDIR(st.st_mode) && strcmp(e->d_name, "parent") == 0 &&
+			   depth < MEM_DEPTH_MAX) {
+			cleanup_close int sub =
+			    openat(srcfd, e->d_name, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+			ret = sub < 0 ? tern_error_make(err, errno, "parent images")
+				      : link_images(sub, to, "parent", depth + 1, err);
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+/* criu made images/parent a symlink to the parent snapshot's images:
+ * replace it by hard links of them. */
+static int own_parent_images(snap_ctx *c, tern_error **err)
+{
+	cleanup_close int images = openat(c->tmpfd, "images", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	cleanup_close int parent = images >= 0 ? openat(images, "parent", O_DIRECTORY | O_RDONLY |
+									   O_CLOEXEC)
+					       : -1;
+
+	if (parent < 0)
+		return tern_error_make(err, errno, "the parent images of `%s`", c->tmp);
+	int ret = link_images(parent, images, "parent.new", 0, err);
+	if (ret == 0 && (unlinkat(images, "parent", 0) < 0 ||
+			 renameat(images, "parent.new", images, "parent") < 0))
+		ret = tern_error_make(err, errno, "the parent images of `%s`", c->tmp);
+	return ret;
+}
 
 static int record_fs(snap_ctx *c, tern_snapshot_stats *stats, tern_error **err)
 {
@@ -271,8 +374,13 @@ static int dump(snap_ctx *c, const tern_snapshot_opts *o, bool leave_frozen,
 		tern_snapshot_stats *stats, tern_error **err)
 {
 	cleanup_free char *images = tern_strdup_printf("%s/images", c->tmp);
+	/* (relative to images/: the same once the snapshot has its name) */
+	cleanup_free char *parent =
+	    c->mem_parent ? tern_strdup_printf("../../%s/images", c->mem_parent) : NULL;
 	tern_ckpt_opts co = {
 	    .image_path = images,
+	    .parent_path = parent,
+	    .track_mem = c->track_mem,
 	    .status_fd = -1,
 	    .leave_running = true,
 	    .leave_frozen = leave_frozen,
@@ -288,6 +396,8 @@ static int dump(snap_ctx *c, const tern_snapshot_opts *o, bool leave_frozen,
 	int ret = tern_container_checkpoint(&c->g->rt, c->criu, c->id, &co, err);
 
 	stats->criu_ns = now_ns() - t;
+	if (ret == 0 && c->mem_parent)
+		ret = own_parent_images(c, err);
 	return ret;
 }
 
@@ -368,7 +478,7 @@ static int finish_snapshot(snap_ctx *c, const char *name, const char *parent,
 			   const tern_snapshot_opts *o, tern_snapshot_stats *stats, tern_error **err)
 {
 	cleanup_free char *created = tern_state_now_rfc3339();
-	cleanup_free char *meta = meta_format(created, parent, o);
+	cleanup_free char *meta = meta_format(created, parent, o, c->mem_parent ? c->mem_depth : 0);
 	int ret = write_at(c->tmpfd, META_FILE, meta, err);
 
 	if (ret < 0)
@@ -434,6 +544,15 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 		parent = read_head(&c.s);
 		if (parent)
 			c.prevfd = openat(c.s.fd, parent, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+		c.track_mem = criu_features(g->rt.root, criu).mem_track;
+		tern_snapshot_info pi = {0};
+		if (c.track_mem && c.prevfd >= 0 && tern_snap_meta_read(c.prevfd, &pi, NULL) == 0 &&
+		    pi.mem_depth + 1 < MEM_DEPTH_MAX &&
+		    faccessat(c.prevfd, "images/inventory.img", F_OK, 0) == 0) {
+			c.mem_parent = parent;
+			c.mem_depth = pi.mem_depth + 1;
+		}
+		tern_snapshot_info_clear(&pi);
 		ret = take_frozen(&c, o, stats, err);
 	}
 	if (ret == 0)
@@ -558,6 +677,24 @@ static int put_back_fs(rollback_ctx *r, tern_snapshot_stats *stats, tern_error *
 	return ret < 0 ? tern_error_wrap(err, "rootfs `%s`", r->st->rootfs) : 0;
 }
 
+/* A restored container whose memory could not be filled: killed. */
+static void kill_restored(rollback_ctx *r)
+{
+	oci_state *now = NULL;
+	tern_error *e = NULL;
+
+	if (tern_state_read(r->dir, &now, &e) < 0) {
+		tern_error_free(e);
+		return;
+	}
+	now->pid_start_time = tern_process_start_time(now->pid);
+	if (kill_all(now, r->id, &e) < 0) {
+		tern_log(TERN_LOG_ERROR, "%s", e->msg);
+		tern_error_free(e);
+	}
+	oci_state_free(now);
+}
+
 static int restore(rollback_ctx *r, const tern_rollback_opts *o, tern_snapshot_stats *stats,
 		   tern_error **err)
 {
@@ -587,10 +724,43 @@ static int restore(rollback_ctx *r, const tern_rollback_opts *o, tern_snapshot_s
 	    .shell_job = flags.shell_job,
 	    .file_locks = flags.file_locks,
 	};
+	/* the memory through `criu lazy-pages` from the images, which maps
+	 * it without a page fault per page (criu-lazy-daemon.h); the daemon
+	 * meets the restore in its work directory, the images' */
+	tern_lazy_daemon d = TERN_LAZY_DAEMON_INIT;
+	bool lazy = criu_features(r->g->rt.root, r->criu).lazy_pages;
+	if (lazy) {
+		tern_error *e = NULL;
+		if (tern_lazy_daemon_start(r->criu, images, NULL, &d, &e) < 0) {
+			tern_debug("rollback without lazy pages: %s", e->msg);
+			tern_error_free(e);
+			lazy = false;
+		}
+	}
+	if (lazy) {
+		co.work_path = images;
+		co.lazy_pages = true;
+		co.lazy_ready_wait = d.ready_fd >= 0;
+		co.lazy_ready_fd = d.ready_fd;
+	}
 	uint64_t t = now_ns();
 	int ret = tern_container_restore(&r->g->rt, r->criu, r->id, &copts, &co, &exit_status, err);
 
 	stats->criu_ns = now_ns() - t;
+	/* it runs; the daemon fills the rest behind it. Half-filled memory
+	 * would read as zeros once the daemon is gone: the rollback returns
+	 * when every page is in, and a fill that fails kills the container. */
+	if (ret == 0 && lazy) {
+		ret = tern_lazy_daemon_wait(&d, err);
+		if (ret < 0) {
+			kill_restored(r);
+			tern_error_wrap(err, "filling the memory from the images");
+		}
+		stats->fill_ns = now_ns() - t - stats->criu_ns;
+	}
+	tern_lazy_daemon_stop(&d);
+	if (lazy)
+		unlinkat(r->snapfd, "images/lazy-pages.socket", 0);
 	return ret;
 }
 

@@ -47,6 +47,9 @@ typedef struct {
 	char *created; /* RFC 3339 */
 	char *parent;  /* the snapshot its files are shared with, or "" */
 	uint64_t bytes; /* on disk, not shared with another snapshot */
+	/* its memory: 0, all in its images; N, pages unchanged since its
+	 * parent are in the parent's (images/parent, N levels) */
+	int mem_depth;
 } tern_snapshot_info;
 
 void tern_snapshot_info_clear(tern_snapshot_info *i);
@@ -65,6 +68,7 @@ typedef struct {
 	uint64_t frozen_ns; /* snapshot: the container frozen; rollback: not running */
 	uint64_t fs_ns;	    /* the rootfs recorded or put back */
 	uint64_t criu_ns;   /* criu's dump or restore */
+	uint64_t fill_ns;   /* rollback: the memory filled after the restore returned */
 	uint64_t files_copied, files_linked, bytes_copied, entries_removed;
 	uint64_t bytes; /* snapshot: its own size on disk */
 } tern_snapshot_stats;
