@@ -210,6 +210,23 @@ static int write_record(clone_ctx *c, tern_error **err)
 	return tern_write_file(c->record, rec, strlen(rec), 0600, err);
 }
 
+struct gone_ctx {
+	const tern_global_opts *g;
+	const char *id;
+};
+
+/* a clone restored whose memory could not be filled */
+static void delete_clone(void *data)
+{
+	struct gone_ctx *gc = data;
+	tern_error *e = NULL;
+
+	if (tern_container_delete(&gc->g->rt, gc->id, true, &e) < 0) {
+		tern_log(TERN_LOG_ERROR, "%s", e->msg);
+		tern_error_free(e);
+	}
+}
+
 int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char *id,
 			const char *name, const char *new_id, const tern_clone_opts *o,
 			tern_snapshot_stats *stats, tern_error **err)
@@ -252,17 +269,15 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		    .bundle = c.bundle, .console_socket = o->console_socket, .detach = true};
 		tern_ckpt_opts co = {
 		    .image_path = images,
-		    .work_path = c.bundle,
 		    .status_fd = -1,
 		    .tcp_established = flags.tcp_established,
 		    .ext_unix_sk = flags.ext_unix_sk,
 		    .shell_job = flags.shell_job,
 		    .file_locks = flags.file_locks,
 		};
-		int exit_status;
-		uint64_t t = now_ns();
-		ret = tern_container_restore(&g->rt, criu, new_id, &copts, &co, &exit_status, err);
-		stats->criu_ns = now_ns() - t;
+		struct gone_ctx gc = {.g = g, .id = new_id};
+		ret = tern_snap_restore(g, criu, new_id, &copts, &co, images, c.bundle, delete_clone,
+					&gc, stats, err);
 	}
 	if (ret < 0) {
 		tern_error_wrap(err, "clone `%s` from snapshot `%s` of `%s`", new_id, name, id);

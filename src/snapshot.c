@@ -678,8 +678,9 @@ static int put_back_fs(rollback_ctx *r, tern_snapshot_stats *stats, tern_error *
 }
 
 /* A restored container whose memory could not be filled: killed. */
-static void kill_restored(rollback_ctx *r)
+static void kill_restored(void *data)
 {
+	rollback_ctx *r = data;
 	oci_state *now = NULL;
 	tern_error *e = NULL;
 
@@ -705,7 +706,6 @@ static int restore(rollback_ctx *r, const tern_rollback_opts *o, tern_snapshot_s
 	tern_snapshot_opts flags = {0};
 	tern_create_opts copts = {
 	    .bundle = r->st->bundle, .console_socket = o->console_socket, .detach = true};
-	int exit_status;
 
 	tern_snap_meta_read(r->snapfd, NULL, &flags);
 	tern_ckpt_opts co = {
@@ -724,43 +724,8 @@ static int restore(rollback_ctx *r, const tern_rollback_opts *o, tern_snapshot_s
 	    .shell_job = flags.shell_job,
 	    .file_locks = flags.file_locks,
 	};
-	/* the memory through `criu lazy-pages` from the images, which maps
-	 * it without a page fault per page (criu-lazy-daemon.h); the daemon
-	 * meets the restore in its work directory, the images' */
-	tern_lazy_daemon d = TERN_LAZY_DAEMON_INIT;
-	bool lazy = criu_features(r->g->rt.root, r->criu).lazy_pages;
-	if (lazy) {
-		tern_error *e = NULL;
-		if (tern_lazy_daemon_start(r->criu, images, NULL, &d, &e) < 0) {
-			tern_debug("rollback without lazy pages: %s", e->msg);
-			tern_error_free(e);
-			lazy = false;
-		}
-	}
-	if (lazy) {
-		co.work_path = images;
-		co.lazy_pages = true;
-		co.lazy_ready_wait = d.ready_fd >= 0;
-		co.lazy_ready_fd = d.ready_fd;
-	}
-	uint64_t t = now_ns();
-	int ret = tern_container_restore(&r->g->rt, r->criu, r->id, &copts, &co, &exit_status, err);
-
-	stats->criu_ns = now_ns() - t;
-	/* it runs; the daemon fills the rest behind it. Half-filled memory
-	 * would read as zeros once the daemon is gone: the rollback returns
-	 * when every page is in, and a fill that fails kills the container. */
-	if (ret == 0 && lazy) {
-		ret = tern_lazy_daemon_wait(&d, err);
-		if (ret < 0) {
-			kill_restored(r);
-			tern_error_wrap(err, "filling the memory from the images");
-		}
-		stats->fill_ns = now_ns() - t - stats->criu_ns;
-	}
-	tern_lazy_daemon_stop(&d);
-	if (lazy)
-		unlinkat(r->snapfd, "images/lazy-pages.socket", 0);
+	int ret = tern_snap_restore(r->g, r->criu, r->id, &copts, &co, images, work,
+				    kill_restored, r, stats, err);
 	return ret;
 }
 
@@ -853,6 +818,58 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 	oci_state_free(r.st);
 	oci_config_free(r.config);
 	tern_state_dir_free(r.dir);
+	return ret;
+}
+
+/* ---- restore, the memory filled fast ---- */
+
+int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *id,
+		      const tern_create_opts *copts, tern_ckpt_opts *co, const char *images,
+		      const char *work, void (*kill_it)(void *), void *data,
+		      tern_snapshot_stats *stats, tern_error **err)
+{
+	/* the memory through `criu lazy-pages` from the images, which maps
+	 * it without a page fault per page (criu-lazy-daemon.h); the daemon
+	 * meets the restore at lazy-pages.socket in the work directory */
+	tern_lazy_daemon d = TERN_LAZY_DAEMON_INIT;
+	bool lazy = criu_features(g->rt.root, criu).lazy_pages;
+	char *extra[] = {"--work-dir", (char *)work, NULL};
+	int exit_status;
+
+	if (lazy) {
+		tern_error *e = NULL;
+		if (tern_lazy_daemon_start(criu, images, extra, &d, &e) < 0) {
+			tern_debug("restore of `%s` without lazy pages: %s", id, e->msg);
+			tern_error_free(e);
+			lazy = false;
+		}
+	}
+	co->work_path = work;
+	if (lazy) {
+		co->lazy_pages = true;
+		co->lazy_ready_wait = d.ready_fd >= 0;
+		co->lazy_ready_fd = d.ready_fd;
+	}
+	uint64_t t = now_ns();
+	int ret = tern_container_restore(&g->rt, criu, id, copts, co, &exit_status, err);
+
+	stats->criu_ns = now_ns() - t;
+	/* it runs; the daemon fills the rest behind it. Half-filled memory
+	 * would read as zeros once the daemon is gone: return when every page
+	 * is in, and kill the container if the fill fails. */
+	if (ret == 0 && lazy) {
+		ret = tern_lazy_daemon_wait(&d, err);
+		if (ret < 0) {
+			kill_it(data);
+			tern_error_wrap(err, "filling the memory from the images");
+		}
+		stats->fill_ns = now_ns() - t - stats->criu_ns;
+	}
+	tern_lazy_daemon_stop(&d);
+	if (lazy) {
+		cleanup_free char *sock = tern_strdup_printf("%s/lazy-pages.socket", work);
+		unlink(sock);
+	}
 	return ret;
 }
 

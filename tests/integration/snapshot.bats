@@ -297,7 +297,7 @@ one" ]
 	cg=$(host_cgroup_dir "$pid" freezer)
 	[ "$(wc -l <"$cg/cgroup.procs")" -le 2 ]
 	# the state directory holds what it did before
-	[ "$(ls "$ROOT/$ID" | grep -v -x -e restore.log -e stats-restore | sort | tr '\n' ' ')" = "config.json state.json " ]
+	[ "$(ls "$ROOT/$ID" | grep -v -x -e restore.log -e stats-restore -e lazy-pages.log | sort | tr '\n' ' ')" = "config.json state.json " ]
 	# no mount of the bundle's or the state's left on the host
 	! grep -F -e "$BUNDLE" -e "$ROOT" /proc/self/mountinfo || false
 	# the log is whole: the rollbacks put it back each time, and it went on
