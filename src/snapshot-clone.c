@@ -38,13 +38,6 @@
 
 #define CLONES_DIR "@clones"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- the clone's config.json ---- */
 
 static void gen_key(yajl_gen g, const char *k)
@@ -233,7 +226,7 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 {
 	clone_ctx c = {.root = g->rt.root, .id = id, .name = name, .new_id = new_id,
 		       .s = {.fd = -1}, .snapfd = -1};
-	uint64_t t0 = now_ns();
+	uint64_t t0 = tern_now_ns();
 	tern_snapshot_opts flags = {0};
 	int ret;
 
@@ -291,7 +284,7 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		if (c.made_bundle)
 			undo_bundle(c.bundle);
 	}
-	stats->total_ns = now_ns() - t0;
+	stats->total_ns = tern_now_ns() - t0;
 	if (c.snapfd >= 0)
 		close(c.snapfd);
 	tern_snap_store_close(&c.s);

@@ -37,13 +37,6 @@
  * chain: past this many, a snapshot dumps its memory whole again */
 #define MEM_DEPTH_MAX 8
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 void tern_snapshot_info_clear(tern_snapshot_info *i)
 {
 	free(i->name);
@@ -358,12 +351,12 @@ static int record_fs(snap_ctx *c, tern_snapshot_stats *stats, tern_error **err)
 {
 	cleanup_close int rootfd = open(c->st->rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	tern_snapfs_stats fs = {0};
-	uint64_t t = now_ns();
+	uint64_t t = tern_now_ns();
 
 	if (rootfd < 0)
 		return tern_error_make(err, errno, "rootfs `%s`", c->st->rootfs);
 	int ret = tern_snapfs_record(rootfd, c->prevfd, c->tmpfd, &fs, err);
-	stats->fs_ns = now_ns() - t;
+	stats->fs_ns = tern_now_ns() - t;
 	stats->files_copied = fs.files_copied;
 	stats->files_linked = fs.files_linked;
 	stats->bytes_copied = fs.bytes_copied;
@@ -392,10 +385,10 @@ static int dump(snap_ctx *c, const tern_snapshot_opts *o, bool leave_frozen,
 	    .file_locks = o->file_locks,
 	    .link_remap = o->link_remap,
 	};
-	uint64_t t = now_ns();
+	uint64_t t = tern_now_ns();
 	int ret = tern_container_checkpoint(&c->g->rt, c->criu, c->id, &co, err);
 
-	stats->criu_ns = now_ns() - t;
+	stats->criu_ns = tern_now_ns() - t;
 	if (ret == 0 && c->mem_parent)
 		ret = own_parent_images(c, err);
 	return ret;
@@ -410,7 +403,7 @@ static int take_frozen(snap_ctx *c, const tern_snapshot_opts *o, tern_snapshot_s
 		       tern_error **err)
 {
 	const oci_map *paths = &c->st->cgroup_paths;
-	uint64_t t = now_ns();
+	uint64_t t = tern_now_ns();
 	int ret;
 
 	if (has_v1_freezer(paths)) {
@@ -435,7 +428,7 @@ static int take_frozen(snap_ctx *c, const tern_snapshot_opts *o, tern_snapshot_s
 		}
 		c->frozen = false;
 	}
-	stats->frozen_ns = now_ns() - t;
+	stats->frozen_ns = tern_now_ns() - t;
 	return ret;
 }
 
@@ -507,7 +500,7 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 	snap_ctx c = {.g = g, .criu = criu, .id = id, .s = {.fd = -1}, .tmpfd = -1, .prevfd = -1};
 	oci_config *config = NULL;
 	cleanup_free char *parent = NULL;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = tern_now_ns();
 	int ret;
 
 	memset(stats, 0, sizeof(*stats));
@@ -561,7 +554,7 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 		tern_snap_remove_tree(c.tmp);
 	if (ret < 0)
 		tern_error_wrap(err, "snapshot `%s` of `%s`", name, id);
-	stats->total_ns = now_ns() - t0;
+	stats->total_ns = tern_now_ns() - t0;
 	free(c.tmp);
 	if (c.tmpfd >= 0)
 		close(c.tmpfd);
@@ -665,12 +658,12 @@ static int put_back_fs(rollback_ctx *r, tern_snapshot_stats *stats, tern_error *
 {
 	cleanup_close int rootfd = open(r->st->rootfs, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	tern_snapfs_stats fs = {0};
-	uint64_t t = now_ns();
+	uint64_t t = tern_now_ns();
 
 	if (rootfd < 0)
 		return tern_error_make(err, errno, "rootfs `%s`", r->st->rootfs);
 	int ret = tern_snapfs_restore(rootfd, r->snapfd, &fs, err);
-	stats->fs_ns = now_ns() - t;
+	stats->fs_ns = tern_now_ns() - t;
 	stats->files_copied = fs.files_copied;
 	stats->bytes_copied = fs.bytes_copied;
 	stats->entries_removed = fs.entries_removed;
@@ -754,7 +747,7 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 {
 	rollback_ctx r = {.g = g, .criu = criu, .id = id, .name = name, .s = {.fd = -1},
 			  .snapfd = -1, .netns_fd = -1, .stdio = {-1, -1, -1}};
-	uint64_t t0 = now_ns(), t_kill = 0;
+	uint64_t t0 = tern_now_ns(), t_kill = 0;
 	bool killed = false;
 	int ret;
 
@@ -777,7 +770,7 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 	}
 	if (ret == 0) {
 		take_stdio(r.st->pid, r.stdio);
-		t_kill = now_ns();
+		t_kill = tern_now_ns();
 		ret = kill_all(r.st, id, err);
 		killed = true;
 	}
@@ -805,8 +798,8 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 		tern_error_wrap(err, "roll back `%s` to `%s`", id, name);
 	}
 	if (t_kill)
-		stats->frozen_ns = now_ns() - t_kill;
-	stats->total_ns = now_ns() - t0;
+		stats->frozen_ns = tern_now_ns() - t_kill;
+	stats->total_ns = tern_now_ns() - t0;
 	for (int i = 0; i < 3; i++)
 		if (r.stdio[i] >= 0)
 			close(r.stdio[i]);
@@ -850,10 +843,10 @@ int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *i
 		co->lazy_ready_wait = d.ready_fd >= 0;
 		co->lazy_ready_fd = d.ready_fd;
 	}
-	uint64_t t = now_ns();
+	uint64_t t = tern_now_ns();
 	int ret = tern_container_restore(&g->rt, criu, id, copts, co, &exit_status, err);
 
-	stats->criu_ns = now_ns() - t;
+	stats->criu_ns = tern_now_ns() - t;
 	/* it runs; the daemon fills the rest behind it. Half-filled memory
 	 * would read as zeros once the daemon is gone: return when every page
 	 * is in, and kill the container if the fill fails. */
@@ -863,7 +856,7 @@ int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *i
 			kill_it(data);
 			tern_error_wrap(err, "filling the memory from the images");
 		}
-		stats->fill_ns = now_ns() - t - stats->criu_ns;
+		stats->fill_ns = tern_now_ns() - t - stats->criu_ns;
 	}
 	tern_lazy_daemon_stop(&d);
 	if (lazy) {

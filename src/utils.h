@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 void tern_freep(void *p);
@@ -73,6 +74,8 @@ int tern_close_fds_from(int first, const int *keep, size_t nkeep);
  * death signal could not be armed): the child must exit. */
 bool tern_die_with_parent(pid_t parent);
 
+/* CLOCK_MONOTONIC in nanoseconds, for durations. */
+uint64_t tern_now_ns(void);
 /* Mark every fd >= first close-on-exec. */
 int tern_cloexec_fds_from(int first);
 

@@ -10,11 +10,7 @@
 load ../integration/helpers
 
 setup() {
-	local criu=${TERN_CRIU:-/opt/tern-criu/bin/criu}
-	[ -x "$criu" ] || criu=criu
-	if ! "$criu" check --feature mem_dirty_track >/dev/null 2>&1; then
-		skip "!!! THIS KERNEL HAS NO SOFT-DIRTY TRACKING: run this file inside tests/vm/run-in-guest.sh !!!"
-	fi
+	require_soft_dirty
 	setup_bundle
 	STORE=$ROOT/@snapshots/$ID
 }

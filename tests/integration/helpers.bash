@@ -175,6 +175,16 @@ wait_status() {
 	return 1
 }
 
+# require_soft_dirty: skip, loudly, where the kernel cannot track dirty
+# pages for criu (the files that need it run in the qemu guest).
+require_soft_dirty() {
+	local criu=${TERN_CRIU:-/opt/tern-criu/bin/criu}
+	[ -x "$criu" ] || criu=criu
+	if ! "$criu" check --feature mem_dirty_track >/dev/null 2>&1; then
+		skip "!!! THIS KERNEL HAS NO SOFT-DIRTY TRACKING: run this file inside tests/vm/run-in-guest.sh !!!"
+	fi
+}
+
 # wait_for_file PATH [TIMEOUT_SECONDS]
 wait_for_file() {
 	local i n=$((${2:-5} * 20))
