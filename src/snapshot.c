@@ -613,6 +613,7 @@ typedef struct {
 	int snapfd;
 	int netns_fd;
 	int stdio[3];
+	const char *console_socket;
 } rollback_ctx;
 
 static int rollback_check(rollback_ctx *r, tern_error **err)
@@ -625,6 +626,12 @@ static int rollback_check(rollback_ctx *r, tern_error **err)
 					     "cannot roll back container `%s`: its config copy in "
 					     "`%s` is unreadable",
 					     r->id, r->dir->dir);
+	/* (restore would find out only after the processes were killed) */
+	if (r->config->process && r->config->process->terminal && r->console_socket == NULL)
+		return tern_error_make_quiet(err, EINVAL,
+					     "container `%s` has a terminal: rollback needs "
+					     "--console-socket to send the new pty master to",
+					     r->id);
 	ret = tern_snap_store_open(r->g->rt.root, r->id, false, &r->s, err);
 	if (ret == -ENOENT)
 		return tern_error_make_quiet(err, ENOENT, "container `%s` has no snapshot `%s`",
@@ -746,7 +753,8 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 			   tern_snapshot_stats *stats, tern_error **err)
 {
 	rollback_ctx r = {.g = g, .criu = criu, .id = id, .name = name, .s = {.fd = -1},
-			  .snapfd = -1, .netns_fd = -1, .stdio = {-1, -1, -1}};
+			  .snapfd = -1, .netns_fd = -1, .stdio = {-1, -1, -1},
+			  .console_socket = o->console_socket};
 	uint64_t t0 = tern_now_ns(), t_kill = 0;
 	bool killed = false;
 	int ret;

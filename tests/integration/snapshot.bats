@@ -404,3 +404,29 @@ clone_rootfs() {
 	[ ! -e "$BATS_TEST_TMPDIR/mine" ]
 	check_nothing_left "$ID-y"
 }
+
+@test "snapshot: a shell on a terminal is rolled back onto a new pty from --console-socket, and refused without one" {
+	update_config '.process.terminal = true | .process.args = ["/bin/sh"]'
+	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out" \
+		$'KEPT=remembered; echo "set-$((40+2))"\n'
+	tern run -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" -b "$BUNDLE" "$ID"
+	wait_status "$ID" running
+	wait_until 10 grep -q set-42 "$BATS_TEST_TMPDIR/tty.out"
+	run tern snapshot "$ID" s1
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	local pid
+	pid=$(state_field "$ID" pid)
+	# without a console socket: refused before anything is killed
+	run tern rollback "$ID" s1
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"has a terminal"*"--console-socket"* ]] || { echo "$output"; false; }
+	[ "$(state_field "$ID" status)" = running ]
+	[ "$(state_field "$ID" pid)" = "$pid" ]
+	# with one: the same shell (it still has KEPT) reads what is typed
+	start_recvtty "$BATS_TEST_TMPDIR/tty2.sock" "$BATS_TEST_TMPDIR/tty2.out" $'echo "$KEPT-$((6*7))"\n'
+	run tern rollback --console-socket "$BATS_TEST_TMPDIR/tty2.sock" --format json "$ID" s1
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(echo "$output" | jq -r '.name')" = s1 ]
+	[ "$(state_field "$ID" status)" = running ]
+	wait_until 10 grep -q remembered-42 "$BATS_TEST_TMPDIR/tty2.out"
+}
