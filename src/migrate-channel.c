@@ -575,7 +575,10 @@ static bool peer_closed(int ssl_err, int sys_errno)
 {
 	if (ssl_err == SSL_ERROR_ZERO_RETURN)
 		return true;
-	if (ssl_err == SSL_ERROR_SYSCALL && (sys_errno == 0 || sys_errno == ECONNRESET))
+	/* a write after the peer's RST gives ECONNRESET once, then EPIPE: which
+	 * one a sender sees depends on when the RST came, so both are a close */
+	if (ssl_err == SSL_ERROR_SYSCALL &&
+	    (sys_errno == 0 || sys_errno == ECONNRESET || sys_errno == EPIPE))
 		return true;
 	if (ssl_err == SSL_ERROR_SSL &&
 	    ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING)

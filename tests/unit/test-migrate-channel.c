@@ -644,6 +644,19 @@ static void slow_source(int rep, int go)
 	tern_error_free(err);
 }
 
+/* connects, then closes at once: its kernel answers what follows with RST */
+static void closing_source(int rep, int go)
+{
+	cleanup_free char *a = addr();
+	tern_error *err = NULL;
+	tern_mchan *c = NULL;
+	int ret = tern_mchan_connect(a, token, TOKEN_LEN, "source", TIMEOUT, &c, &err);
+
+	tern_mchan_freep(&c);
+	report(rep, ret, err);
+	tern_error_free(err);
+}
+
 static void test_session_failures(void)
 {
 	cleanup_close int lfd = listen_any();
@@ -692,6 +705,27 @@ static void test_session_failures(void)
 	}
 	tern_mchan_freep(&c);
 	free(peer_finish(&p));
+
+	p = spawn_peer(closing_source);
+	ret = tern_mchan_accept(lfd, token, TOKEN_LEN, "target", TIMEOUT, &c, &err);
+	rep = peer_finish(&p); /* its socket is closed: a FIN came, an RST will */
+	if (ret == 0) {
+		/* the first write after the RST is ECONNRESET, the next EPIPE: a
+		 * sender sees either, by timing, and both are the peer's close */
+		size_t big = 1u << 20;
+		char *junk = tern_xmalloc0(big);
+		for (int i = 0; i < 64 && ret == 0; i++)
+			ret = tern_mchan_send(c, TERN_MSG_IMAGE_DATA, junk, big, &err);
+		free(junk);
+	}
+	is_int(ret, -ECONNRESET, "sending after the peer closed: ECONNRESET, no signal");
+	ok(ret < 0 && contains(err->msg, "the peer at 127.0.0.1:") &&
+	       contains(err->msg, "closed the connection"),
+	   "naming the peer and its close, not \"Broken pipe\"");
+	if (ret < 0)
+		printf("#   %s\n", err->msg);
+	tern_mchan_freep(&c);
+	free(rep);
 
 	p = spawn_peer(huge_source);
 	ret = tern_mchan_accept(lfd, token, TOKEN_LEN, "target", TIMEOUT, &c, &err);
