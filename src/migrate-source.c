@@ -13,6 +13,7 @@
 #include "log.h"
 #include "migrate.h"
 #include "rootfs-sync.h"
+#include "snapshot.h"
 #include "utils.h"
 
 #include <arpa/inet.h>
@@ -1075,7 +1076,15 @@ static int finish(source *s, tern_error **err)
 	if (ret < 0)
 		return tern_error_wrap(
 		    err, "the target runs `%s`, but deleting the source copy failed", s->target_id);
+	/* as `tern delete` does: its snapshots stay behind on this node no more
+	 * than its state, and a clone's overlay and record go */
 	tern_error *ignored = NULL;
+	if (tern_snapshot_delete_all(s->g->rt.root, s->o->id, &ignored) < 0 ||
+	    tern_snapshot_clone_cleanup(s->g->rt.root, s->o->id, &ignored) < 0) {
+		tern_warn("`%s` moved, but not all it had here went: %s", s->o->id, ignored->msg);
+		tern_error_free(ignored);
+		ignored = NULL;
+	}
 	if (tern_mchan_send(s->c, TERN_MSG_DONE, NULL, 0, &ignored) < 0) {
 		tern_warn("DONE not delivered to the target: %s", ignored->msg);
 		tern_error_free(ignored);

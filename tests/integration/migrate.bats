@@ -114,6 +114,38 @@ load migrate-helpers
 	went_on "$r/tmp/count" "$last"
 }
 
+@test "migrate: a clone moves like any container; on the source its overlay, its record and its mark on the snapshot go" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 2
+	on A "$TERN_BIN" --root "$ROOT" snapshot "$ID" base </dev/null
+	local c=$ID-c cr=$ROOT/@clones/$ID-c.bundle/rootfs
+	on A "$TERN_BIN" --root "$ROOT" clone "$ID" base "$c" </dev/null
+	wait_count_above "$cr/tmp/count" "$(cat "$ROOT/@snapshots/$ID/base/tree/tmp/count")"
+	tern exec "$c" sh -c 'echo mine >/only-clone'
+	receive --token-file "$TOKEN"
+	run in_file on A timeout -s KILL 150 "$TERN_BIN" --root "$ROOT" migrate \
+		--to "10.231.0.2:$PORT" --token-file "$TOKEN" --mode stop-and-copy "$c"
+	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
+	receive_status
+	# the target runs the clone under its id, with the clone's files and count
+	[ "$(tern_b state "$c" | jq -r .status)" = running ]
+	[ "$(cat "$BUNDLE_B/rootfs/only-clone")" = mine ]
+	went_on "$BUNDLE_B/rootfs/tmp/count" "$(cat "$BUNDLE_B/rootfs/tmp/count")"
+	# the source: no clone, no overlay, nothing under @clones, the
+	# snapshot free to go; the container it was cloned from runs on
+	run tern state "$c"
+	[ "$status" -ne 0 ]
+	! grep -F "$ROOT/@clones" /proc/self/mountinfo || false
+	[ -z "$(ls -A "$ROOT/@clones")" ]
+	[ -z "$(ls -A "$ROOT/@snapshots/$ID/base/clones")" ]
+	[ ! -e "$BUNDLE/rootfs/only-clone" ]
+	tern snapshot --delete "$ID" base
+	[ "$(state_field "$ID" status)" = running ]
+	still_runs
+	tern_b delete --force "$c"
+}
+
 @test "migrate: a wrong token is refused on both sides; the source runs on untouched, the target leaves nothing" {
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
