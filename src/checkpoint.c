@@ -1020,6 +1020,8 @@ static struct {
 	const oci_config *config;
 	oci_state *state;
 	tern_error *hook_err;
+	const oci_map *freeze_paths; /* freeze_at_resume: the cgroup to freeze */
+	bool frozen;
 } notify_ctx;
 
 /* Until the lazy-pages daemon says it listens (a byte on its status fd),
@@ -1043,6 +1045,14 @@ static int restore_notify(char *action, criu_notify_arg_t na)
 {
 	const oci_hooks *h = notify_ctx.config->hooks;
 
+	/* the tasks wait at their last sigreturn under criu's ptrace: frozen
+	 * now, they leave criu frozen (criu's own pre-resume script slot) */
+	if (strcmp(action, "pre-resume") == 0 && notify_ctx.freeze_paths) {
+		if (tern_cgroup_freeze(notify_ctx.freeze_paths, true, &notify_ctx.hook_err) < 0)
+			return -1;
+		notify_ctx.frozen = true;
+		return 0;
+	}
 	if (strcmp(action, "setup-namespaces") != 0 || h == NULL)
 		return 0;
 	cleanup_free char *json = NULL;
@@ -1178,6 +1188,30 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 		return tern_error_make(err, errno, "bind the rootfs `%s` onto itself", r->c.rootfs);
 	criu_local_set_root(r->s.opts, r->c.rootfs);
 	return 0;
+}
+
+/* `pid` and its descendants (read from /proc/PID/task/TID/children) into
+ * the cgroup `paths`, best effort. */
+static void enter_tree(const oci_map *paths, pid_t pid, int depth)
+{
+	cleanup_free char *tasks = tern_strdup_printf("/proc/%d/task", pid);
+	DIR *d;
+
+	tern_cgroup_enter(paths, pid, NULL);
+	if (depth > 64 || (d = opendir(tasks)) == NULL)
+		return;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (e->d_name[0] == '.')
+			continue;
+		cleanup_free char *f = tern_strdup_printf("%s/%s/children", tasks, e->d_name);
+		cleanup_free char *kids = NULL;
+		if (tern_read_file(f, &kids, NULL, 0, NULL) < 0)
+			continue;
+		char *save = NULL;
+		for (char *t = strtok_r(kids, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
+			enter_tree(paths, (pid_t)atoi(t), depth + 1);
+	}
+	closedir(d);
 }
 
 static int restore_cgroup_roots(restore_ctx *r)
@@ -1468,6 +1502,8 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 
 	notify_ctx.config = r->c.config;
 	notify_ctx.state = &s;
+	notify_ctx.freeze_paths = o->freeze_at_resume ? &r->c.cgroup_paths : NULL;
+	notify_ctx.frozen = false;
 	criu_local_set_notify_cb(r->s.opts, restore_notify);
 	/* criu connects to the daemon early, before any notification this
 	 * side could wait in: wait here, after tern's own preparations */
@@ -1494,9 +1530,24 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		    err, ECANCELED, "restore of `%s`: criu restore failed: %s", r->c.id, why);
 	}
 	r->c.pid = ret;
+	/* criu only logs a failed pre-resume: the tree may run unfrozen */
+	if (o->freeze_at_resume && !notify_ctx.frozen) {
+		if (notify_ctx.hook_err) {
+			tern_error_free(*err);
+			*err = steal_pointer(&notify_ctx.hook_err);
+			return tern_error_wrap(err, "restore of `%s`: freezing it", r->c.id);
+		}
+		return tern_error_make_quiet(err, EIO,
+					     "restore of `%s`: criu never said it was about to "
+					     "resume the tasks, so they were not frozen",
+					     r->c.id);
+	}
 	/* with --manage-cgroups-mode ignore CRIU leaves the tree where it
-	 * was: at least the init goes into the container's cgroup */
-	tern_cgroup_enter(&r->c.cgroup_paths, r->c.pid, NULL);
+	 * was; on a hybrid host it has no cgroup root for the unified
+	 * hierarchy and puts the tree in the cgroup the images name there
+	 * (the source container's, for a clone): the whole tree goes into the
+	 * container's cgroup in every hierarchy */
+	enter_tree(&r->c.cgroup_paths, r->c.pid, 0);
 	if (r->d.terminal) {
 		ret = send_pty_master(r, err);
 		if (ret < 0)

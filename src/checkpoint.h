@@ -107,6 +107,11 @@ typedef struct {
 	 * container comes from these fds (default: the restoring tern's 0-2) */
 	bool stdio_given;
 	int stdio_fds[3];
+	/* restore: freeze the container's cgroup when criu has the tree
+	 * ready, before it lets the tasks go, so that not one instruction of
+	 * them runs until a thaw (a warm spare, snapshot-warm.c); a freeze
+	 * that fails fails the restore */
+	bool freeze_at_resume;
 } tern_ckpt_opts;
 
 /* The criu to use (malloc'd path), or a clear error naming every place
