@@ -15,20 +15,24 @@ static const char usage[] =
     "memory and open files, and its root filesystem become what they were\n"
     "then. It keeps its id, cgroup and limits, network namespace and stdio;\n"
     "a container with a terminal gets a new one, whose pty master goes to\n"
-    "--console-socket.\n"
+    "--console-socket. Where a warm spare of NAME is ready (--keep-warm), it\n"
+    "is swapped in instead of a restore.\n"
     "\n"
     "Options:\n"
     "  --console-socket PATH   where to send the new pty master (terminal)\n"
     "  -f, --format FORMAT     text (default: prints nothing) or json (what\n"
     "                          it took)\n"
+    "  --keep-warm             then make a warm spare of NAME in the background,\n"
+    "                          for the next rollback to it (see tern snapshot)\n"
     "  -h, --help              this help\n";
 
 int tern_cmd_rollback(tern_global_opts *g, int argc, char **argv)
 {
-	enum { OPT_CONSOLE = 256 };
+	enum { OPT_CONSOLE = 256, OPT_WARM };
 	static const struct option longopts[] = {
 	    {"console-socket", required_argument, NULL, OPT_CONSOLE},
 	    {"format", required_argument, NULL, 'f'},
+	    {"keep-warm", no_argument, NULL, OPT_WARM},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -45,6 +49,8 @@ int tern_cmd_rollback(tern_global_opts *g, int argc, char **argv)
 			o.console_socket = optarg;
 		else if (c == 'f')
 			format = optarg;
+		else if (c == OPT_WARM)
+			o.keep_warm = true;
 	}
 	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
 		fprintf(stderr, "tern rollback: --format `%s`: want text or json\n", format);

@@ -32,6 +32,10 @@ static const char usage[] =
     "  --shell-job             allow a process attached to a shell/terminal\n"
     "  --file-locks            keep file locks\n"
     "  --link-remap            allow open files that were unlinked\n"
+    "  --keep-warm             then make a warm spare of NAME in the background:\n"
+    "                          its processes restored and held frozen, so that\n"
+    "                          `tern rollback` to NAME is a swap of milliseconds\n"
+    "                          (memory: a second copy of the container's)\n"
     "  -h, --help              this help\n"
     "(rollback uses the same flags as the snapshot was taken with)\n";
 
@@ -88,6 +92,10 @@ void tern_snapshot_stats_json(const char *id, const char *name, const tern_snaps
 	gen_u64(g, "entries_removed", s->entries_removed);
 	if (s->bytes)
 		gen_u64(g, "bytes", s->bytes);
+	if (s->warm) {
+		yajl_gen_string(g, (const unsigned char *)"warm", 4);
+		yajl_gen_bool(g, 1);
+	}
 	yajl_gen_map_close(g);
 	print_gen(g);
 }
@@ -120,6 +128,8 @@ static int list(const char *root, const char *id, bool json)
 			gen_str(g, "created", v[i].created ? v[i].created : "");
 			gen_u64(g, "size", v[i].bytes);
 			gen_str(g, "parent", v[i].parent ? v[i].parent : "");
+			if (v[i].warm)
+				gen_str(g, "warm", v[i].warm);
 			yajl_gen_map_close(g);
 		}
 		yajl_gen_array_close(g);
@@ -128,11 +138,12 @@ static int list(const char *root, const char *id, bool json)
 		size_t w = 4;
 		for (size_t i = 0; i < n; i++)
 			w = strlen(v[i].name) > w ? strlen(v[i].name) : w;
-		printf("%-*s  %-30s  %-9s  %s\n", (int)w, "NAME", "CREATED", "SIZE", "PARENT");
+		printf("%-*s  %-30s  %-9s  %-8s  %s\n", (int)w, "NAME", "CREATED", "SIZE", "WARM",
+		       "PARENT");
 		for (size_t i = 0; i < n; i++) {
 			cleanup_free char *size = human_bytes(v[i].bytes);
-			printf("%-*s  %-30s  %-9s  %s\n", (int)w, v[i].name,
-			       v[i].created ? v[i].created : "", size,
+			printf("%-*s  %-30s  %-9s  %-8s  %s\n", (int)w, v[i].name,
+			       v[i].created ? v[i].created : "", size, v[i].warm ? v[i].warm : "-",
 			       v[i].parent && *v[i].parent ? v[i].parent : "-");
 		}
 	}
@@ -144,7 +155,16 @@ static int list(const char *root, const char *id, bool json)
 
 int tern_cmd_snapshot(tern_global_opts *g, int argc, char **argv)
 {
-	enum { OPT_LIST = 256, OPT_DELETE, OPT_TCP, OPT_EXTUNIX, OPT_SHELL, OPT_LOCKS, OPT_REMAP };
+	enum {
+		OPT_LIST = 256,
+		OPT_DELETE,
+		OPT_TCP,
+		OPT_EXTUNIX,
+		OPT_SHELL,
+		OPT_LOCKS,
+		OPT_REMAP,
+		OPT_WARM
+	};
 	static const struct option longopts[] = {
 	    {"list", no_argument, NULL, OPT_LIST},
 	    {"delete", no_argument, NULL, OPT_DELETE},
@@ -154,6 +174,7 @@ int tern_cmd_snapshot(tern_global_opts *g, int argc, char **argv)
 	    {"shell-job", no_argument, NULL, OPT_SHELL},
 	    {"file-locks", no_argument, NULL, OPT_LOCKS},
 	    {"link-remap", no_argument, NULL, OPT_REMAP},
+	    {"keep-warm", no_argument, NULL, OPT_WARM},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -191,6 +212,9 @@ int tern_cmd_snapshot(tern_global_opts *g, int argc, char **argv)
 			break;
 		case OPT_REMAP:
 			o.link_remap = true;
+			break;
+		case OPT_WARM:
+			o.keep_warm = true;
 			break;
 		}
 	}

@@ -219,7 +219,10 @@ static int exec_migrate(char **argv)
 
 static bool is_migrate(const char *command)
 {
-	return strcmp(command, "migrate") == 0 || strcmp(command, "migrate-receive") == 0;
+	/* rootfs-fold: internal to delete (snapshot-warm.c), and tern-migrate's
+	 * because it needs the rootfs sync */
+	return strcmp(command, "migrate") == 0 || strcmp(command, "migrate-receive") == 0 ||
+	       strcmp(command, "rootfs-fold") == 0;
 }
 
 /* In the command table only for --help and `tern help migrate`: main

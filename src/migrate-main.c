@@ -14,10 +14,12 @@
 
 int tern_cmd_migrate(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_migrate_receive(tern_global_opts *g, int argc, char **argv);
+int tern_cmd_rootfs_fold(tern_global_opts *g, int argc, char **argv);
 
 const tern_command tern_commands[] = {
     {"migrate", tern_cmd_migrate, "move a running container to another node"},
     {"migrate-receive", tern_cmd_migrate_receive, "receive one migrating container on this node"},
+    {"rootfs-fold", tern_cmd_rootfs_fold, "(internal to delete) copy one tree onto another"},
     {NULL, NULL, NULL},
 };
 

@@ -1079,7 +1079,8 @@ static int finish(source *s, tern_error **err)
 	/* as `tern delete` does: its snapshots stay behind on this node no more
 	 * than its state, and a clone's overlay and record go */
 	tern_error *ignored = NULL;
-	if (tern_snapshot_delete_all(s->g->rt.root, s->o->id, &ignored) < 0 ||
+	if (tern_snapshot_warm_cleanup(&s->g->rt, s->o->id, &ignored) < 0 ||
+	    tern_snapshot_delete_all(s->g->rt.root, s->o->id, &ignored) < 0 ||
 	    tern_snapshot_clone_cleanup(s->g->rt.root, s->o->id, &ignored) < 0) {
 		tern_warn("`%s` moved, but not all it had here went: %s", s->o->id, ignored->msg);
 		tern_error_free(ignored);

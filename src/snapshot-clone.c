@@ -53,9 +53,10 @@ static bool is_network_ns(yajl_val obj)
 	return type && strcmp(type, "network") == 0;
 }
 
-/* Write `v` as it is, but for the clone's three changes; `ctx` says where
- * `v` is ("", "root", "linux", "linux.namespaces[]"...). */
-static void emit(yajl_gen g, yajl_val v, const char *ctx)
+/* Write `v` as it is, but for the changes `o` asks for (root.path is
+ * always "rootfs"); `ctx` says where `v` is ("", "root", "linux",
+ * "linux.namespaces[]"...). */
+static void emit(yajl_gen g, yajl_val v, const char *ctx, const tern_snap_config_opts *o)
 {
 	if (YAJL_IS_OBJECT(v)) {
 		yajl_gen_map_open(g);
@@ -70,19 +71,25 @@ static void emit(yajl_gen g, yajl_val v, const char *ctx)
 			if (strcmp(ctx, "linux") == 0 && strcmp(k, "cgroupsPath") == 0)
 				continue;
 			if (strcmp(ctx, "linux.namespaces[]") == 0 && strcmp(k, "path") == 0 &&
-			    is_network_ns(v))
+			    is_network_ns(v) && !o->keep_netns_path)
+				continue;
+			if (*ctx == '\0' && strcmp(k, "hooks") == 0 && o->drop_hooks)
 				continue;
 			cleanup_free char *sub =
 			    *ctx ? tern_strdup_printf("%s.%s", ctx, k) : tern_xstrdup(k);
 			gen_key(g, k);
-			emit(g, c, sub);
+			emit(g, c, sub, o);
+		}
+		if (strcmp(ctx, "linux") == 0 && o->cgroups_path) {
+			gen_key(g, "cgroupsPath");
+			gen_key(g, o->cgroups_path);
 		}
 		yajl_gen_map_close(g);
 	} else if (YAJL_IS_ARRAY(v)) {
 		cleanup_free char *sub = tern_strdup_printf("%s[]", ctx);
 		yajl_gen_array_open(g);
 		for (size_t i = 0; i < v->u.array.len; i++)
-			emit(g, v->u.array.values[i], sub);
+			emit(g, v->u.array.values[i], sub, o);
 		yajl_gen_array_close(g);
 	} else if (YAJL_IS_STRING(v)) {
 		const char *str = YAJL_GET_STRING(v);
@@ -98,7 +105,8 @@ static void emit(yajl_gen g, yajl_val v, const char *ctx)
 	}
 }
 
-static int write_config(const char *images, const char *bundle, tern_error **err)
+int tern_snap_write_config(const char *images, const char *bundle, const tern_snap_config_opts *o,
+			   tern_error **err)
 {
 	cleanup_free char *src = tern_strdup_printf("%s/" TERN_CKPT_CONFIG, images);
 	cleanup_free char *dst = tern_strdup_printf("%s/config.json", bundle);
@@ -114,7 +122,7 @@ static int write_config(const char *images, const char *bundle, tern_error **err
 		return tern_error_make_quiet(err, EINVAL, "`%s`: %s", src, errbuf);
 	yajl_gen g = yajl_gen_alloc(NULL);
 	yajl_gen_config(g, yajl_gen_beautify, 1);
-	emit(g, tree, "");
+	emit(g, tree, "", o);
 	const unsigned char *buf;
 	size_t n;
 	yajl_gen_get_buf(g, &buf, &n);
@@ -161,23 +169,31 @@ static int make_bundle(clone_ctx *c, const char *bundle_opt, tern_error **err)
 				       c->bundle);
 	c->made_bundle = true;
 	c->rootfs = tern_strdup_printf("%s/rootfs", c->bundle);
-	const char *sub[] = {"rootfs", ".upper", ".work"};
-	for (size_t i = 0; i < 3; i++) {
-		cleanup_free char *p = tern_strdup_printf("%s/%s", c->bundle, sub[i]);
-		if (mkdir(p, 0755) < 0)
-			return tern_error_make(err, errno, "clone bundle `%s`", p);
-	}
-	cleanup_free char *opts =
-	    tern_strdup_printf("lowerdir=%s/%s/tree,upperdir=%s/.upper,workdir=%s/.work",
-			       c->s.path, c->name, c->bundle, c->bundle);
-	if (mount("overlay", c->rootfs, "overlay", 0, opts) < 0)
-		return tern_error_make(err, errno, "clone rootfs: mount an overlay on `%s` (%s)",
-				       c->rootfs, opts);
+	cleanup_free char *lower = tern_strdup_printf("%s/%s/tree", c->s.path, c->name);
+	int ret = tern_snap_overlay_mount(lower, c->bundle, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "clone rootfs");
 	c->mounted = true;
 	return 0;
 }
 
-static void undo_bundle(const char *bundle)
+int tern_snap_overlay_mount(const char *lower, const char *bundle, tern_error **err)
+{
+	const char *sub[] = {"rootfs", ".upper", ".work"};
+	for (size_t i = 0; i < 3; i++) {
+		cleanup_free char *p = tern_strdup_printf("%s/%s", bundle, sub[i]);
+		if (mkdir(p, 0755) < 0)
+			return tern_error_make(err, errno, "`%s`", p);
+	}
+	cleanup_free char *rootfs = tern_strdup_printf("%s/rootfs", bundle);
+	cleanup_free char *opts = tern_strdup_printf(
+	    "lowerdir=%s,upperdir=%s/.upper,workdir=%s/.work", lower, bundle, bundle);
+	if (mount("overlay", rootfs, "overlay", 0, opts) < 0)
+		return tern_error_make(err, errno, "mount an overlay on `%s` (%s)", rootfs, opts);
+	return 0;
+}
+
+void tern_snap_overlay_undo(const char *bundle)
 {
 	cleanup_free char *rootfs = tern_strdup_printf("%s/rootfs", bundle);
 
@@ -227,7 +243,6 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 	clone_ctx c = {.root = g->rt.root, .id = id, .name = name, .new_id = new_id,
 		       .s = {.fd = -1}, .snapfd = -1};
 	uint64_t t0 = tern_now_ns();
-	tern_snapshot_opts flags = {0};
 	int ret;
 
 	memset(stats, 0, sizeof(*stats));
@@ -249,12 +264,12 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 						    id, name);
 	}
 	cleanup_free char *images = tern_strdup_printf("%s/%s/images", c.s.path, name);
-	if (ret == 0) {
-		tern_snap_meta_read(c.snapfd, NULL, &flags);
-		ret = make_bundle(&c, o->bundle, err);
-	}
 	if (ret == 0)
-		ret = write_config(images, c.bundle, err);
+		ret = make_bundle(&c, o->bundle, err);
+	if (ret == 0) {
+		tern_snap_config_opts cfg = {0};
+		ret = tern_snap_write_config(images, c.bundle, &cfg, err);
+	}
 	if (ret == 0)
 		ret = write_record(&c, err);
 	if (ret == 0) {
@@ -263,10 +278,6 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		tern_ckpt_opts co = {
 		    .image_path = images,
 		    .status_fd = -1,
-		    .tcp_established = flags.tcp_established,
-		    .ext_unix_sk = flags.ext_unix_sk,
-		    .shell_job = flags.shell_job,
-		    .file_locks = flags.file_locks,
 		};
 		struct gone_ctx gc = {.g = g, .id = new_id};
 		ret = tern_snap_restore(g, criu, new_id, &copts, &co, images, c.bundle, delete_clone,
@@ -282,7 +293,7 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		if (c.record)
 			unlink(c.record);
 		if (c.made_bundle)
-			undo_bundle(c.bundle);
+			tern_snap_overlay_undo(c.bundle);
 	}
 	stats->total_ns = tern_now_ns() - t0;
 	if (c.snapfd >= 0)
@@ -317,7 +328,7 @@ int tern_snapshot_clone_cleanup(const char *root, const char *id, tern_error **e
 		}
 	}
 	if (bundle && bundle[0] == '/')
-		undo_bundle(bundle);
+		tern_snap_overlay_undo(bundle);
 	if (src_id && src_name && tern_state_check_id(src_id, NULL) == 0 &&
 	    tern_snap_check_name(src_name, NULL) == 0) {
 		cleanup_free char *m = tern_strdup_printf("%s/@snapshots/%s/%s/clones/%s", root,

@@ -39,3 +39,63 @@ int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *i
 		      const tern_create_opts *copts, tern_ckpt_opts *co, const char *images,
 		      const char *work, void (*kill_it)(void *), void *data,
 		      tern_snapshot_stats *stats, tern_error **err);
+
+/* What the config.json of a bundle made from a snapshot changes from the
+ * snapshot's own: root.path is "rootfs"; linux.cgroupsPath is
+ * `cgroups_path` (NULL: none, the cgroup is named after the new id); the
+ * network namespace's path is dropped (a new one) unless keep_netns_path;
+ * the hooks go with drop_hooks. */
+typedef struct {
+	const char *cgroups_path;
+	bool keep_netns_path;
+	bool drop_hooks;
+} tern_snap_config_opts;
+
+int tern_snap_write_config(const char *images, const char *bundle, const tern_snap_config_opts *o,
+			   tern_error **err);
+
+/* In `bundle` (which exists): rootfs/, .upper/ and .work/, and on rootfs
+ * an overlay of `lower` (read-only) below .upper. No ',' or ':' in the
+ * paths (the caller checks). */
+int tern_snap_overlay_mount(const char *lower, const char *bundle, tern_error **err);
+/* Its unmount (lazy) and the bundle removed. */
+void tern_snap_overlay_undo(const char *bundle);
+
+/* The config gives the container a network namespace of its own (no
+ * path): a snapshot leaves it out, a rollback joins the live one. */
+bool tern_snap_own_netns(const oci_config *c);
+
+/* Every process of the container of `st` killed (SIGKILL) and gone, its
+ * cgroup kept. */
+int tern_snap_kill_all(const oci_state *st, const char *id, tern_error **err);
+
+/* ---- warm spares (snapshot-warm.c) ---- */
+
+/* flock of the store's .warm.lock, waited for up to timeout_ms: the fd.
+ * Without `create`, -ENOENT (*err untouched) where there is none: no spare
+ * was ever made there. */
+int tern_snap_warm_lock(const char *store, bool create, int timeout_ms, tern_error **err);
+/* NULL (no spare of `name`), "building", "ready" or "failed". */
+const char *tern_snap_warm_status(const char *store, const char *name);
+bool tern_snap_warm_ready(const char *store, const char *name);
+/* The snapshot whose tree the container runs on since a warm rollback
+ * (*buf, malloc'd), or NULL. */
+const char *tern_snap_warm_live_name(const char *store, char **buf);
+/* The spare (of `name` only, unless NULL) killed and removed; 1 if there
+ * was one. With the warm lock held. */
+int tern_snap_warm_discard(const tern_runtime *rt, const char *store, const char *id,
+			   const char *name);
+/* A new spare of `name`, made by a child in the background that inherits
+ * the warm lock (`lockfd`, held by the caller) and holds it until the spare
+ * is ready or failed; it enters the mount namespace `mntns_fd` first (-1:
+ * the caller's), the one its overlay must be seen in. */
+int tern_snap_warm_spawn(const tern_global_opts *g, const char *criu, const char *store,
+			 const char *id, const char *name, int lockfd, int mntns_fd,
+			 tern_error **err);
+/* The rollback: the container's processes killed, the spare's moved into
+ * its cgroup and thawed, its state and the host's view of its rootfs
+ * switched to the spare. *killed: the container's processes were killed
+ * (a failure before that leaves the container as it was). */
+int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char *id,
+			tern_container_dir *dir, oci_state *st, tern_snapshot_stats *stats,
+			bool *killed, tern_error **err);

@@ -493,6 +493,25 @@ static int finish_snapshot(snap_ctx *c, const char *name, const char *parent,
 	return 0;
 }
 
+/* A warm spare of `name` made in the background (snapshot-warm.c); the
+ * snapshot or rollback itself has succeeded, so a failure here is only
+ * said. */
+static void keep_warm(const tern_global_opts *g, const char *criu, const char *store,
+		      const char *id, const char *name)
+{
+	tern_error *e = NULL;
+	int lockfd = tern_snap_warm_lock(store, true, 120000, &e);
+
+	if (lockfd >= 0 && tern_snap_warm_spawn(g, criu, store, id, name, lockfd, -1, &e) == 0) {
+		close(lockfd);
+		return;
+	}
+	if (lockfd >= 0)
+		close(lockfd);
+	tern_warn("no warm spare of `%s` at `%s`: %s", id, name, e->msg);
+	tern_error_free(e);
+}
+
 int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *id,
 		       const char *name, const tern_snapshot_opts *o, tern_snapshot_stats *stats,
 		       tern_error **err)
@@ -550,6 +569,8 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 	}
 	if (ret == 0)
 		ret = finish_snapshot(&c, name, parent, o, stats, err);
+	if (ret == 0 && o->keep_warm)
+		keep_warm(g, criu, c.s.path, id, name);
 	if (ret < 0 && c.tmp)
 		tern_snap_remove_tree(c.tmp);
 	if (ret < 0)
@@ -569,8 +590,7 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 
 /* ---- rollback ---- */
 
-/* Every process of the container gone (SIGKILL), its cgroup kept. */
-static int kill_all(const oci_state *st, const char *id, tern_error **err)
+int tern_snap_kill_all(const oci_state *st, const char *id, tern_error **err)
 {
 	kill(st->pid, SIGKILL);
 	for (int i = 0; i < 10000; i++) {
@@ -651,7 +671,7 @@ static int rollback_check(rollback_ctx *r, tern_error **err)
 	return 0;
 }
 
-static bool own_netns(const oci_config *c)
+bool tern_snap_own_netns(const oci_config *c)
 {
 	if (c->linux_ == NULL)
 		return false;
@@ -689,7 +709,7 @@ static void kill_restored(void *data)
 		return;
 	}
 	now->pid_start_time = tern_process_start_time(now->pid);
-	if (kill_all(now, r->id, &e) < 0) {
+	if (tern_snap_kill_all(now, r->id, &e) < 0) {
 		tern_log(TERN_LOG_ERROR, "%s", e->msg);
 		tern_error_free(e);
 	}
@@ -703,11 +723,8 @@ static int restore(rollback_ctx *r, const tern_rollback_opts *o, tern_snapshot_s
 	cleanup_free char *config = tern_strdup_printf("%s/" TERN_CKPT_CONFIG, images);
 	/* criu's restore.log: in the state directory, which delete empties */
 	cleanup_free char *work = tern_xstrdup(r->dir->dir);
-	tern_snapshot_opts flags = {0};
 	tern_create_opts copts = {
 	    .bundle = r->st->bundle, .console_socket = o->console_socket, .detach = true};
-
-	tern_snap_meta_read(r->snapfd, NULL, &flags);
 	tern_ckpt_opts co = {
 	    .image_path = images,
 	    .work_path = work,
@@ -719,10 +736,6 @@ static int restore(rollback_ctx *r, const tern_rollback_opts *o, tern_snapshot_s
 	    .netns_fd = r->netns_fd,
 	    .stdio_given = true,
 	    .stdio_fds = {r->stdio[0], r->stdio[1], r->stdio[2]},
-	    .tcp_established = flags.tcp_established,
-	    .ext_unix_sk = flags.ext_unix_sk,
-	    .shell_job = flags.shell_job,
-	    .file_locks = flags.file_locks,
 	};
 	int ret = tern_snap_restore(r->g, r->criu, r->id, &copts, &co, images, work,
 				    kill_restored, r, stats, err);
@@ -758,6 +771,9 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 	uint64_t t0 = tern_now_ns(), t_kill = 0;
 	bool killed = false;
 	int ret;
+	/* a restore leaves this process in a mount namespace of its own */
+	cleanup_close int host_mnt =
+	    o->keep_warm ? open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC) : -1;
 
 	memset(stats, 0, sizeof(*stats));
 	ret = tern_snap_check_name(name, err);
@@ -767,27 +783,52 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 		ret = rollback_check(&r, err);
 	/* the network namespace the snapshot left out: the live one, held
 	 * while the processes are replaced */
+	/* a warm spare of `name`, once whoever makes it is done: swapped in */
+	int warm_lock = -1;
+	bool warm = false;
 	if (ret == 0) {
+		tern_error *e = NULL;
+		warm_lock = tern_snap_warm_lock(r.s.path, o->keep_warm, 120000, &e);
+		if (warm_lock < 0 && warm_lock != -ENOENT) {
+			tern_warn("%s; rolling back without it", e->msg);
+			tern_error_free(e);
+		}
+		warm = warm_lock >= 0 && tern_snap_warm_ready(r.s.path, name);
+	}
+	if (ret == 0 && warm) {
+		t_kill = tern_now_ns();
+		ret = tern_snap_warm_swap(g, r.s.path, id, r.dir, r.st, stats, &killed, err);
+		if (ret < 0 && !killed) {
+			tern_warn("warm spare of `%s` at `%s` not used: %s", id, name, (*err)->msg);
+			tern_error_free(*err);
+			*err = NULL;
+			tern_snap_warm_discard(&g->rt, r.s.path, id, NULL);
+			warm = false;
+			ret = 0;
+		}
+	}
+	if (ret == 0 && !warm) {
 		cleanup_free char *images = tern_strdup_printf("%s/%s/images", r.s.path, name);
-		if (own_netns(r.config) && tern_ckpt_netns_left_out(images)) {
+		if (tern_snap_own_netns(r.config) && tern_ckpt_netns_left_out(images)) {
 			cleanup_free char *ns = tern_strdup_printf("/proc/%d/ns/net", r.st->pid);
 			r.netns_fd = open(ns, O_RDONLY | O_CLOEXEC);
 			if (r.netns_fd < 0)
 				ret = tern_error_make(err, errno, "the network namespace `%s`", ns);
 		}
 	}
-	if (ret == 0) {
+	if (ret == 0 && !warm) {
 		take_stdio(r.st->pid, r.stdio);
 		t_kill = tern_now_ns();
-		ret = kill_all(r.st, id, err);
+		ret = tern_snap_kill_all(r.st, id, err);
 		killed = true;
+		if (ret == 0)
+			ret = put_back_fs(&r, stats, err);
+		if (ret == 0)
+			ret = restore(&r, o, stats, err);
+		if (ret == 0)
+			keep_state_fields(&r);
 	}
-	if (ret == 0)
-		ret = put_back_fs(&r, stats, err);
-	if (ret == 0)
-		ret = restore(&r, o, stats, err);
 	if (ret == 0) {
-		keep_state_fields(&r);
 		cleanup_free char *head = tern_strdup_printf("%s\n", name);
 		tern_error *e = NULL;
 		if (write_at(r.s.fd, HEAD_FILE, head, &e) < 0) {
@@ -805,9 +846,19 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 	} else if (ret < 0) {
 		tern_error_wrap(err, "roll back `%s` to `%s`", id, name);
 	}
-	if (t_kill)
+	if (t_kill && !stats->warm)
 		stats->frozen_ns = tern_now_ns() - t_kill;
 	stats->total_ns = tern_now_ns() - t0;
+	if (ret == 0 && o->keep_warm && warm_lock >= 0) {
+		tern_error *e = NULL;
+		if (tern_snap_warm_spawn(g, criu, r.s.path, id, name, warm_lock, host_mnt, &e) <
+		    0) {
+			tern_warn("no warm spare of `%s` at `%s`: %s", id, name, e->msg);
+			tern_error_free(e);
+		}
+	}
+	if (warm_lock >= 0)
+		close(warm_lock);
 	for (int i = 0; i < 3; i++)
 		if (r.stdio[i] >= 0)
 			close(r.stdio[i]);
@@ -834,6 +885,19 @@ int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *i
 	 * meets the restore at lazy-pages.socket in the work directory */
 	tern_lazy_daemon d = TERN_LAZY_DAEMON_INIT;
 	bool lazy = criu_features(g->rt.root, criu).lazy_pages;
+	/* criu's flags as the snapshot was taken with them (snapshot.txt,
+	 * beside the images) */
+	{
+		cleanup_free char *snap = tern_strdup_printf("%s/..", images);
+		cleanup_close int fd = open(snap, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+		tern_snapshot_opts f = {0};
+		if (fd >= 0)
+			tern_snap_meta_read(fd, NULL, &f);
+		co->tcp_established = f.tcp_established;
+		co->ext_unix_sk = f.ext_unix_sk;
+		co->shell_job = f.shell_job;
+		co->file_locks = f.file_locks;
+	}
 	char *extra[] = {"--work-dir", (char *)work, NULL};
 	int exit_status;
 
@@ -917,6 +981,7 @@ int tern_snapshot_list(const char *root, const char *id, tern_snapshot_info **ou
 			continue;
 		}
 		i.bytes = own_bytes(snapfd);
+		i.warm = tern_snap_warm_status(s.path, i.name);
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 8;
 			*out = realloc(*out, cap * sizeof(**out));
@@ -980,6 +1045,22 @@ int tern_snapshot_delete(const char *root, const char *id, const char *name, ter
 						    "`%s`: delete the clone first",
 						    name, id, clone);
 	}
+	int warm_lock = ret == 0 ? tern_snap_warm_lock(s.path, false, 120000, err) : -1;
+	if (ret == 0 && warm_lock < 0 && warm_lock != -ENOENT)
+		ret = warm_lock;
+	if (ret == 0) {
+		cleanup_free char *live = NULL;
+		if (tern_snap_warm_live_name(s.path, &live) && strcmp(live, name) == 0)
+			ret = tern_error_make_quiet(err, EBUSY,
+						    "snapshot `%s` of `%s` is below the rootfs `%s` runs "
+						    "on since its warm rollback: it goes with the "
+						    "container",
+						    name, id, id);
+	}
+	if (ret == 0)
+		tern_snap_warm_discard(&(tern_runtime){.root = root}, s.path, id, name);
+	if (warm_lock >= 0)
+		close(warm_lock);
 	if (ret == 0) {
 		cleanup_free char *path = tern_strdup_printf("%s/%s", s.path, name);
 		cleanup_free char *head = read_head(&s);

@@ -50,6 +50,8 @@ typedef struct {
 	/* its memory: 0, all in its images; N, pages unchanged since its
 	 * parent are in the parent's (images/parent, N levels) */
 	int mem_depth;
+	/* its warm spare: NULL (none), "building", "ready" or "failed" */
+	const char *warm;
 } tern_snapshot_info;
 
 void tern_snapshot_info_clear(tern_snapshot_info *i);
@@ -60,6 +62,9 @@ typedef struct {
 	bool shell_job;
 	bool file_locks;
 	bool link_remap;
+	/* afterwards, a warm spare of this snapshot is made in the background
+	 * (snapshot-warm.c): a rollback to it is then a swap */
+	bool keep_warm;
 } tern_snapshot_opts;
 
 /* What a snapshot or a rollback took, for --format json and the bench. */
@@ -71,6 +76,7 @@ typedef struct {
 	uint64_t fill_ns;   /* rollback: the memory filled after the restore returned */
 	uint64_t files_copied, files_linked, bytes_copied, entries_removed;
 	uint64_t bytes; /* snapshot: its own size on disk */
+	bool warm;	/* rollback: a warm spare was swapped in (snapshot-warm.c) */
 } tern_snapshot_stats;
 
 /* --format json of snapshot and rollback (cmd-snapshot.c): one line. */
@@ -86,6 +92,9 @@ typedef struct {
 	bool ext_unix_sk;
 	bool shell_job;
 	bool file_locks;
+	/* afterwards, a warm spare of the snapshot rolled back to is made in
+	 * the background, for the next rollback to it */
+	bool keep_warm;
 } tern_rollback_opts;
 
 int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const char *id,
@@ -106,6 +115,12 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
  * record go, and the snapshot it came from no longer counts it. Nothing
  * to do for any other container. */
 int tern_snapshot_clone_cleanup(const char *root, const char *id, tern_error **err);
+
+/* After `delete` (or a migration away): a warm spare of the container is
+ * killed and removed; if the container ran on a spare's overlay since a
+ * warm rollback, what it holds is copied down into the bundle's own rootfs
+ * and the overlay unmounted (snapshot-warm.c). */
+int tern_snapshot_warm_cleanup(const tern_runtime *rt, const char *id, tern_error **err);
 
 /* The snapshots of `id` (also of a deleted container whose snapshots were
  * kept), oldest first. */

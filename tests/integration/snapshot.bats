@@ -5,37 +5,7 @@
 # incremental memory path runs in the qemu guest.
 
 load helpers
-
-setup() {
-	if is_runc; then
-		skip "snapshot and rollback are tern's own"
-	fi
-	setup_bundle
-	STORE=$ROOT/@snapshots/$ID
-}
-
-teardown() {
-	teardown_bundle
-}
-
-# log_cmd FILE: a shell loop (for set_cmd) that appends the next number to
-# FILE every 0.05 s, and keeps the latest in FILE.n (renamed into place).
-log_cmd() {
-	echo "i=0; while :; do i=\$((i+1)); echo \$i >> $1; echo \$i > $1.tmp; mv $1.tmp $1.n; sleep 0.05; done"
-}
-
-# lines_at_least FILE N: FILE has at least N complete lines.
-lines_at_least() {
-	[ "$(tr -cd '\n' <"$1" 2>/dev/null | wc -c)" -ge "$2" ]
-}
-
-# start_counter: the container appends 1, 2, 3... to /tmp/log.
-start_counter() {
-	set_cmd "$(log_cmd /tmp/log)"
-	tern run -d -b "$BUNDLE" "$ID"
-	wait_status "$ID" running
-	wait_until 10 lines_at_least "$BUNDLE/rootfs/tmp/log" 3
-}
+load snapshot-helpers
 
 @test "snapshot: rollback puts the counter and its log back to the snapshot, and it counts on from there" {
 	start_counter
@@ -233,17 +203,8 @@ one" ]
 }
 
 @test "snapshot: rollback keeps the network namespace, the cgroup and its limits as updated, and the stdio" {
-	update_config '.linux.resources.memory.limit = 268435456'
-	set_cmd "$(log_cmd /tmp/log) & while :; do echo out-\$(cat /tmp/log.n 2>/dev/null); sleep 0.05; done"
-	local out=$BATS_TEST_TMPDIR/stdout
-	"$TERN_BIN" --root "$ROOT" run -d -b "$BUNDLE" "$ID" </dev/null >"$out" 2>&1
-	wait_status "$ID" running
-	wait_until 10 has_lines_matching "$out" out- 3
-	local pid ino cg
-	pid=$(state_field "$ID" pid)
-	ino=$(stat -L -c %i "/proc/$pid/ns/net")
-	nsenter --net="/proc/$pid/ns/net" ip addr add 10.99.0.1/32 dev lo
-	cg=$(host_cgroup_dir "$pid" memory)
+	start_marked_counter
+	local out=$OUT pid=$PID ino=$NET_INO cg=$MEM_CG
 	tern update --memory 200000000 "$ID"
 	local limit
 	limit=$(cat "$cg/memory.limit_in_bytes")

@@ -1,0 +1,743 @@
+/* Warm spares: a rollback in milliseconds (`tern snapshot --keep-warm`,
+ * `tern rollback --keep-warm`).
+ *
+ * A cold rollback is a criu restore, ~100-250 ms of criu's own work however
+ * little memory there is. A warm spare is that restore done ahead of time:
+ * the snapshot's processes restored and held frozen, in a cgroup of their
+ * own, in the container's network namespace and with its stdio, until a
+ * rollback to that snapshot swaps them in:
+ *
+ *   kill the container's processes; freeze its (now empty) cgroup; move
+ *   the spare's processes into it (frozen they stay frozen); thaw.
+ *
+ * The spare never runs before the swap: the restore freezes its cgroup at
+ * criu's pre-resume point, while criu still holds the tasks
+ * (checkpoint.h, freeze_at_resume), and its memory is filled from the
+ * images (lazy pages) before it counts as ready.
+ *
+ * Its root is an overlay of the snapshot's tree/ (which does not change)
+ * under an upper layer of its own: criu reopens the files the processes
+ * had open, and those must be the snapshot's, whatever the live container
+ * has done to its rootfs since. After the swap the container runs on that
+ * overlay; tern binds it over the container's rootfs path on the host, so
+ * that the host sees the container's files where it always did (podman cp,
+ * tern snapshot, tern migrate). At `delete` tern copies what the overlay
+ * holds down into the bundle's own rootfs (rootfs-sync.h, as a migration
+ * would), so that the bundle ends as the container left it, and unmounts.
+ *
+ * In the store (ROOT/@snapshots/ID/, snapshot.h):
+ *   .warm.lock          flock: held while a spare is built, swapped in or
+ *                       torn down (after the store's own lock, if both)
+ *   .spare/             the spare: name (the snapshot it is of), ready
+ *                       (once frozen and filled) or error (why it is not),
+ *                       bundle/ (config.json, rootfs/ = the overlay,
+ *                       .upper/, .work/), root/ (the --root its state is
+ *                       kept under, with the container's id), restore.log
+ *   .live/              after a warm rollback: the spare the container now
+ *                       runs on (same layout); its name's snapshot cannot be
+ *                       deleted while it is there
+ *   .under/ .under-path a bind of the bundle's own rootfs, made at the first
+ *                       swap, before tern's over-mount hid it; the path of
+ *                       that rootfs
+ *
+ * Limits: one spare per container; it holds a second copy of the memory
+ * (charged to its own cgroup, `<cgroupsPath>.warm`; the pages it filled
+ * stay charged there, then to the parent, after the swap); no terminal
+ * (its pty would go to the console socket when the spare is made); the
+ * cgroupfs driver only; listening sockets in a shared network namespace
+ * collide with the live ones (the spare then fails to build, says why, and
+ * the rollback is a cold one). */
+#include "cgroup.h"
+#include "checkpoint.h"
+#include "log.h"
+#include "snapshot-store.h"
+#include "snapshot.h"
+#include "state.h"
+#include "utils.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <sched.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef OVERLAYFS_SUPER_MAGIC
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
+#endif
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+#define WARM_LOCK  ".warm.lock"
+#define SPARE_DIR  ".spare"
+#define LIVE_DIR   ".live"
+#define UNDER_DIR  ".under"
+#define UNDER_PATH ".under-path"
+
+/* ---- the lock ---- */
+
+int tern_snap_warm_lock(const char *store, bool create, int timeout_ms, tern_error **err)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/" WARM_LOCK, store);
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0600);
+
+	if (fd < 0 && errno == ENOENT && !create)
+		return -ENOENT;
+	if (fd < 0)
+		return tern_error_make(err, errno, "`%s`", path);
+	for (int waited = 0;; waited += 10) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		if (errno != EWOULDBLOCK || waited >= timeout_ms) {
+			int e = errno == EWOULDBLOCK ? ETIMEDOUT : errno;
+			close(fd);
+			return tern_error_make_quiet(err, e,
+						     "`%s`: a warm spare is still being made (held "
+						     "over %d ms)",
+						     path, timeout_ms);
+		}
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* ---- small helpers ---- */
+
+static char *read_small(const char *dir, const char *name)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/%s", dir, name);
+	char *data = NULL;
+	size_t len;
+
+	if (tern_read_file(path, &data, &len, 4096, NULL) < 0)
+		return NULL;
+	while (len > 0 && data[len - 1] == '\n')
+		data[--len] = '\0';
+	return data;
+}
+
+static void write_small(const char *dir, const char *name, const char *text)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/%s", dir, name);
+	tern_error *e = NULL;
+
+	if (tern_write_file(path, text, strlen(text), 0600, &e) < 0) {
+		tern_warn("%s", e->msg);
+		tern_error_free(e);
+	}
+}
+
+/* The runtime whose --root holds a spare's state. */
+static tern_runtime spare_runtime(const tern_runtime *rt, const char *spare)
+{
+	tern_runtime r = *rt;
+	r.root = tern_strdup_printf("%s/root", spare);
+	return r;
+}
+
+/* A spare's processes, cgroup, state, overlay and directory, gone. */
+static void remove_spare(const tern_runtime *rt, const char *id, const char *spare)
+{
+	tern_runtime r = spare_runtime(rt, spare);
+	cleanup_free char *state = tern_strdup_printf("%s/%s", r.root, id);
+	tern_error *e = NULL;
+
+	if (access(state, F_OK) == 0 && tern_container_delete(&r, id, true, &e) < 0) {
+		tern_warn("warm spare of `%s`: %s", id, e->msg);
+		tern_error_free(e);
+	}
+	free((char *)r.root);
+	cleanup_free char *bundle = tern_strdup_printf("%s/bundle", spare);
+	if (access(bundle, F_OK) == 0)
+		tern_snap_overlay_undo(bundle);
+	tern_snap_remove_tree(spare);
+}
+
+const char *tern_snap_warm_status(const char *store, const char *name)
+{
+	cleanup_free char *spare = tern_strdup_printf("%s/" SPARE_DIR, store);
+	cleanup_free char *of = read_small(spare, "name");
+
+	if (of == NULL || strcmp(of, name) != 0)
+		return NULL;
+	cleanup_free char *ready = tern_strdup_printf("%s/ready", spare);
+	cleanup_free char *error = tern_strdup_printf("%s/error", spare);
+	if (access(ready, F_OK) == 0)
+		return "ready";
+	if (access(error, F_OK) == 0)
+		return "failed";
+	return "building";
+}
+
+bool tern_snap_warm_ready(const char *store, const char *name)
+{
+	const char *st = tern_snap_warm_status(store, name);
+	return st && strcmp(st, "ready") == 0;
+}
+
+const char *tern_snap_warm_live_name(const char *store, char **buf)
+{
+	cleanup_free char *live = tern_strdup_printf("%s/" LIVE_DIR, store);
+	*buf = read_small(live, "name");
+	return *buf;
+}
+
+int tern_snap_warm_discard(const tern_runtime *rt, const char *store, const char *id,
+			   const char *name)
+{
+	cleanup_free char *spare = tern_strdup_printf("%s/" SPARE_DIR, store);
+	cleanup_free char *of = read_small(spare, "name");
+
+	if (access(spare, F_OK) < 0 || (name && (of == NULL || strcmp(of, name) != 0)))
+		return 0;
+	remove_spare(rt, id, spare);
+	return 1;
+}
+
+/* ---- building a spare ---- */
+
+typedef struct {
+	const tern_global_opts *g;
+	const char *criu;
+	const char *store;
+	const char *id;
+	const char *name;
+	char *spare;
+	int netns_fd;
+	int stdio[3];
+} build_ctx;
+
+static void delete_spare_container(void *data)
+{
+	build_ctx *b = data;
+	tern_runtime r = spare_runtime(&b->g->rt, b->spare);
+	tern_error *e = NULL;
+
+	if (tern_container_delete(&r, b->id, true, &e) < 0) {
+		tern_log(TERN_LOG_ERROR, "%s", e->msg);
+		tern_error_free(e);
+	}
+	free((char *)r.root);
+}
+
+/* What the spare takes from the live container: its network namespace
+ * (where the snapshot left it out, as a cold rollback does) and its init's
+ * outside stdio, through a pidfd checked against the init's start time. */
+static int take_from_live(build_ctx *b, const oci_config *config, const char *images,
+			  tern_error **err)
+{
+	tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+	int ret = tern_container_peek(&b->g->rt, b->id, &dir, &st, err);
+
+	if (ret < 0)
+		return ret;
+	if (strcmp(st->status, "running") != 0) {
+		ret = tern_error_make_quiet(err, EINVAL, "container `%s` is %s, not running",
+					    b->id, st->status);
+		goto out;
+	}
+	if (st->systemd_cgroup) {
+		ret = tern_error_make_quiet(err, ENOTSUP,
+					    "container `%s` uses the systemd cgroup driver: a warm "
+					    "spare needs a cgroup of its own beside the scope, which "
+					    "tern does not make",
+					    b->id);
+		goto out;
+	}
+	int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+	if (pidfd < 0 || tern_process_start_time(st->pid) != st->pid_start_time) {
+		ret = tern_error_make_quiet(err, ESRCH, "the init of `%s` is gone", b->id);
+		if (pidfd >= 0)
+			close(pidfd);
+		goto out;
+	}
+	for (int i = 0; i < 3; i++)
+		b->stdio[i] = (int)syscall(SYS_pidfd_getfd, pidfd, i, 0);
+	if (tern_snap_own_netns(config) && tern_ckpt_netns_left_out(images)) {
+		cleanup_free char *ns = tern_strdup_printf("/proc/%d/ns/net", st->pid);
+		b->netns_fd = open(ns, O_RDONLY | O_CLOEXEC);
+		if (b->netns_fd < 0)
+			ret = tern_error_make(err, errno, "the network namespace `%s`", ns);
+	}
+	/* all taken from the init the pidfd named, not from a recycled pid */
+	if (ret == 0 && tern_process_start_time(st->pid) != st->pid_start_time)
+		ret = tern_error_make_quiet(err, ESRCH, "the init of `%s` is gone", b->id);
+	close(pidfd);
+out:
+	oci_state_free(st);
+	tern_state_dir_free(dir);
+	return ret;
+}
+
+/* A socket inode of `pid`'s fds is in `set` (n entries) */
+static void socket_inodes(pid_t pid, unsigned long **set, size_t *n)
+{
+	cleanup_free char *fds = tern_strdup_printf("/proc/%d/fd", pid);
+	DIR *d = opendir(fds);
+
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		char link[64];
+		cleanup_free char *f = tern_strdup_printf("%s/%s", fds, e->d_name);
+		ssize_t len = readlink(f, link, sizeof(link) - 1);
+		unsigned long ino;
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		if (sscanf(link, "socket:[%lu]", &ino) != 1)
+			continue;
+		*set = realloc(*set, (*n + 1) * sizeof(**set));
+		if (*set == NULL)
+			abort();
+		(*set)[(*n)++] = ino;
+	}
+	if (d)
+		closedir(d);
+}
+
+/* The first port one of `set`'s sockets listens on (TCP) or is bound to
+ * (UDP), in the network namespace `pid` is in; *proto names which. */
+static unsigned port_in_use(pid_t pid, const unsigned long *set, size_t n, const char **proto)
+{
+	static const char *const tables[] = {"tcp", "tcp6", "udp", "udp6"};
+
+	for (size_t t = 0; t < 4; t++) {
+		cleanup_free char *path = tern_strdup_printf("/proc/%d/net/%s", pid, tables[t]);
+		FILE *f = fopen(path, "re");
+		char line[512];
+		bool tcp = t < 2;
+		while (f && fgets(line, sizeof(line), f)) {
+			char local[128], state[8];
+			unsigned long ino;
+			unsigned port;
+			if (sscanf(line, " %*s %127s %*s %7s %*s %*s %*s %*s %*s %lu", local, state,
+				   &ino) != 3)
+				continue;
+			char *colon = strrchr(local, ':');
+			if (colon == NULL || sscanf(colon + 1, "%x", &port) != 1 || port == 0)
+				continue;
+			if (tcp && strcmp(state, "0A") != 0)
+				continue;
+			for (size_t i = 0; i < n; i++) {
+				if (set[i] == ino) {
+					fclose(f);
+					*proto = tcp ? "TCP" : "UDP";
+					return port;
+				}
+			}
+		}
+		if (f)
+			fclose(f);
+	}
+	return 0;
+}
+
+/* criu binds the spare's sockets with SO_REUSEPORT, and a port the live
+ * container listens on can then be bound twice (the live one restored by
+ * criu keeps SO_REUSEPORT): the frozen spare would take a share of the
+ * connections. Such a spare is refused. */
+static int check_no_port(build_ctx *b, tern_error **err)
+{
+	tern_runtime r = spare_runtime(&b->g->rt, b->spare);
+	tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+	unsigned long *set = NULL;
+	pid_t *pids = NULL;
+	size_t n = 0, ns = 0;
+	const char *proto = NULL;
+	int ret = tern_container_peek(&r, b->id, &dir, &st, err);
+
+	if (ret == 0)
+		ret = tern_cgroup_pids(&st->cgroup_paths, &pids, &n, err);
+	for (size_t i = 0; ret == 0 && i < n; i++)
+		socket_inodes(pids[i], &set, &ns);
+	unsigned port = ret == 0 && ns ? port_in_use(st->pid, set, ns, &proto) : 0;
+	if (port)
+		ret = tern_error_make_quiet(err, EADDRINUSE,
+					    "the spare would hold %s port %u in the container's "
+					    "network namespace beside the container's own socket, and "
+					    "take a share of what comes in while frozen: no warm spare "
+					    "for a container that listens on a port",
+					    proto, port);
+	free(set);
+	free(pids);
+	oci_state_free(st);
+	tern_state_dir_free(dir);
+	free((char *)r.root);
+	return ret;
+}
+
+static int build(build_ctx *b, tern_error **err)
+{
+	cleanup_free char *images = tern_strdup_printf("%s/%s/images", b->store, b->name);
+	cleanup_free char *config_path = tern_strdup_printf("%s/" TERN_CKPT_CONFIG, images);
+	cleanup_free char *lower = tern_strdup_printf("%s/%s/tree", b->store, b->name);
+	cleanup_free char *bundle = tern_strdup_printf("%s/bundle", b->spare);
+	cleanup_free char *msg = NULL;
+	oci_config *config = NULL;
+	int ret;
+
+	if (oci_config_parse_file(config_path, &config, &msg) < 0)
+		return tern_error_make_quiet(err, EINVAL, "`%s`: %s", config_path, msg);
+	if (config->process && config->process->terminal) {
+		ret = tern_error_make_quiet(err, ENOTSUP,
+					    "container `%s` has a terminal: a spare's pty would go to "
+					    "the console socket when the spare is made, not at the "
+					    "rollback",
+					    b->id);
+		goto out;
+	}
+	if (strpbrk(b->store, ",:")) {
+		ret = tern_error_make_quiet(err, EINVAL,
+					    "`%s` has a ',' or ':', which an overlay mount cannot take",
+					    b->store);
+		goto out;
+	}
+	ret = take_from_live(b, config, images, err);
+	if (ret < 0)
+		goto out;
+	if (mkdir(bundle, 0711) < 0) {
+		ret = tern_error_make(err, errno, "`%s`", bundle);
+		goto out;
+	}
+	ret = tern_snap_overlay_mount(lower, bundle, err);
+	if (ret < 0)
+		goto out;
+	const char *cg = config->linux_ && config->linux_->cgroups_path &&
+				 *config->linux_->cgroups_path
+			     ? config->linux_->cgroups_path
+			     : b->id;
+	cleanup_free char *spare_cg = tern_strdup_printf("%s.warm", cg);
+	tern_snap_config_opts cfg = {
+	    .cgroups_path = spare_cg, .keep_netns_path = true, .drop_hooks = true};
+	ret = tern_snap_write_config(images, bundle, &cfg, err);
+	if (ret < 0)
+		goto out;
+
+	tern_global_opts g2 = *b->g;
+	g2.rt = spare_runtime(&b->g->rt, b->spare);
+	ret = tern_mkdir_p(g2.rt.root, 0700, err);
+	tern_create_opts copts = {.bundle = bundle, .detach = true};
+	tern_ckpt_opts co = {
+	    .image_path = images,
+	    .status_fd = -1,
+	    .join_netns = b->netns_fd >= 0,
+	    .netns_fd = b->netns_fd,
+	    .stdio_given = true,
+	    .stdio_fds = {b->stdio[0], b->stdio[1], b->stdio[2]},
+	    .freeze_at_resume = true,
+	};
+	tern_snapshot_stats stats = {0};
+	if (ret == 0)
+		ret = tern_snap_restore(&g2, b->criu, b->id, &copts, &co, images, b->spare,
+					delete_spare_container, b, &stats, err);
+	if (ret == 0)
+		ret = check_no_port(b, err);
+	free((char *)g2.rt.root);
+out:
+	oci_config_free(config);
+	return ret;
+}
+
+/* The child that builds the spare: its own session, no fd of the command
+ * that started it but the warm lock (the caller's stdout may be a pipe
+ * someone reads to its end), its log in the spare's directory. */
+static void build_child(build_ctx *b, int lockfd, int mntns_fd)
+{
+	tern_error *e = NULL;
+
+	setsid();
+	/* the overlay is the host's to see (a rollback has left it for a
+	 * mount namespace of its restore's own) */
+	if (mntns_fd >= 0 && setns(mntns_fd, CLONE_NEWNS) < 0) {
+		write_small(b->spare, "error", "cannot enter the host's mount namespace");
+		_exit(1);
+	}
+	/* the restore moves this process to a mount namespace of its own:
+	 * the overlay is undone in this one */
+	int host_mnt = open("/proc/self/ns/mnt", O_RDONLY);
+	int keep[] = {lockfd, host_mnt};
+	tern_close_fds_from(3, keep, 2);
+	int null = open("/dev/null", O_RDWR);
+	cleanup_free char *log = tern_strdup_printf("%s/build.log", b->spare);
+	int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	dup2(null, 0);
+	dup2(logfd >= 0 ? logfd : null, 1);
+	dup2(logfd >= 0 ? logfd : null, 2);
+	if (null > 2)
+		close(null);
+	if (logfd > 2)
+		close(logfd);
+	if (build(b, &e) < 0) {
+		delete_spare_container(b);
+		if (host_mnt >= 0 && setns(host_mnt, CLONE_NEWNS) < 0)
+			tern_warn("cannot go back to the host's mount namespace: %s", strerror(errno));
+		cleanup_free char *bundle = tern_strdup_printf("%s/bundle", b->spare);
+		if (access(bundle, F_OK) == 0)
+			tern_snap_overlay_undo(bundle);
+		write_small(b->spare, "error", e->msg);
+		fprintf(stderr, "tern: warm spare of `%s` at `%s`: %s\n", b->id, b->name, e->msg);
+		tern_error_free(e);
+		_exit(1);
+	}
+	write_small(b->spare, "ready", "");
+	_exit(0);
+}
+
+int tern_snap_warm_spawn(const tern_global_opts *g, const char *criu, const char *store,
+			 const char *id, const char *name, int lockfd, int mntns_fd,
+			 tern_error **err)
+{
+	build_ctx b = {.g = g, .criu = criu, .store = store, .id = id, .name = name,
+		       .netns_fd = -1, .stdio = {-1, -1, -1}};
+
+	/* one spare: whatever was there goes */
+	tern_snap_warm_discard(&g->rt, store, id, NULL);
+	b.spare = tern_strdup_printf("%s/" SPARE_DIR, store);
+	if (mkdir(b.spare, 0700) < 0) {
+		int ret = tern_error_make(err, errno, "`%s`", b.spare);
+		free(b.spare);
+		return ret;
+	}
+	write_small(b.spare, "name", name);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int ret = tern_error_make(err, errno, "fork the warm spare's builder");
+		tern_snap_remove_tree(b.spare);
+		free(b.spare);
+		return ret;
+	}
+	if (pid == 0)
+		build_child(&b, lockfd, mntns_fd);
+	free(b.spare);
+	return 0;
+}
+
+/* ---- the swap ---- */
+
+static int bind_over(const char *from, const char *to, tern_error **err)
+{
+	if (mount(from, to, NULL, MS_BIND, NULL) < 0)
+		return tern_error_make(err, errno, "bind `%s` on `%s`", from, to);
+	return 0;
+}
+
+/* The host's view: the container's rootfs path shows the overlay it runs
+ * on now. The bundle's own rootfs is bound aside first (once). */
+static int show_rootfs(const char *store, const char *rootfs, bool had_live, tern_error **err)
+{
+	cleanup_free char *under = tern_strdup_printf("%s/" UNDER_DIR, store);
+	cleanup_free char *merged = tern_strdup_printf("%s/" LIVE_DIR "/bundle/rootfs", store);
+
+	if (!had_live) {
+		if (mkdir(under, 0700) < 0 && errno != EEXIST)
+			return tern_error_make(err, errno, "`%s`", under);
+		int ret = bind_over(rootfs, under, err);
+		if (ret < 0)
+			return ret;
+		write_small(store, UNDER_PATH, rootfs);
+	} else if (umount2(rootfs, MNT_DETACH | UMOUNT_NOFOLLOW) < 0) {
+		return tern_error_make(err, errno, "unmount the old overlay from `%s`", rootfs);
+	}
+	return bind_over(merged, rootfs, err);
+}
+
+int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char *id,
+			tern_container_dir *dir, oci_state *st, tern_snapshot_stats *stats,
+			bool *killed, tern_error **err)
+{
+	cleanup_free char *spare = tern_strdup_printf("%s/" SPARE_DIR, store);
+	cleanup_free char *live = tern_strdup_printf("%s/" LIVE_DIR, store);
+	tern_runtime r = spare_runtime(&g->rt, spare);
+	tern_container_dir *sdir = NULL;
+	oci_state *sst = NULL;
+	pid_t *pids = NULL;
+	size_t n = 0;
+	int ret = tern_container_peek(&r, id, &sdir, &sst, err);
+
+	*killed = false;
+	if (ret == 0 && (sst->pid <= 0 || tern_process_start_time(sst->pid) != sst->pid_start_time))
+		ret = tern_error_make_quiet(err, ESRCH, "the warm spare's init is gone");
+	if (ret == 0)
+		ret = tern_cgroup_pids(&sst->cgroup_paths, &pids, &n, err);
+	if (ret < 0)
+		goto out;
+
+	uint64_t t = tern_now_ns();
+	*killed = true;
+	ret = tern_snap_kill_all(st, id, err);
+	/* frozen and empty, it keeps what comes in frozen until the thaw */
+	if (ret == 0)
+		ret = tern_cgroup_freeze(&st->cgroup_paths, true, err);
+	for (size_t i = 0; ret == 0 && i < n; i++)
+		ret = tern_cgroup_enter(&st->cgroup_paths, pids[i], err);
+	if (ret == 0)
+		ret = tern_cgroup_freeze(&st->cgroup_paths, false, err);
+	stats->frozen_ns = tern_now_ns() - t;
+	if (ret < 0) {
+		/* neither the old processes nor the spare: stopped, for delete */
+		tern_cgroup_thaw_all(&st->cgroup_paths);
+		for (size_t i = 0; i < n; i++)
+			kill(pids[i], SIGKILL);
+		remove_spare(&g->rt, id, spare);
+		goto out;
+	}
+	stats->warm = true;
+
+	/* the spare is the container now: its own state and cgroup go first,
+	 * so that nothing can take it for a spare again (a discard would
+	 * kill the container) */
+	cleanup_free char *sroot = tern_strdup_printf("%s/root", spare);
+	cleanup_free char *ready = tern_strdup_printf("%s/ready", spare);
+	unlink(ready);
+	tern_snap_remove_tree(sroot);
+	tern_cgroup_destroy(&sst->cgroup_paths, NULL);
+	st->pid = sst->pid;
+	st->pid_start_time = sst->pid_start_time;
+	free(st->status);
+	st->status = tern_xstrdup("running");
+	ret = tern_state_write(dir, st, err);
+	if (ret < 0)
+		goto out;
+
+	/* the spare's directory becomes the live one, the host sees it at the
+	 * rootfs path, and the one before goes (its processes are dead). The
+	 * container runs whatever fails here: said, not failed. */
+	cleanup_free char *old = tern_strdup_printf("%s/.live-old", store);
+	bool had_live = access(live, F_OK) == 0;
+	tern_error *e = NULL;
+	if ((had_live && rename(live, old) < 0) || rename(spare, live) < 0)
+		tern_error_make(&e, errno, "rename `%s` to `%s`", spare, live);
+	else
+		show_rootfs(store, st->rootfs, had_live, &e);
+	if (e) {
+		tern_warn("container `%s` runs on `%s`, but the host's view of its rootfs "
+			  "may be off: %s",
+			  id, live, e->msg);
+		tern_error_free(e);
+	}
+	if (had_live) {
+		cleanup_free char *old_bundle = tern_strdup_printf("%s/bundle", old);
+		tern_snap_overlay_undo(old_bundle);
+		tern_snap_remove_tree(old);
+	}
+out:
+	free(pids);
+	oci_state_free(sst);
+	tern_state_dir_free(sdir);
+	free((char *)r.root);
+	return ret;
+}
+
+/* ---- delete ---- */
+
+/* What the overlay shows, copied down into the bundle's own rootfs: the
+ * rootfs sync of tern migrate, run by tern-migrate (it hashes with
+ * libcrypto, which tern does not load), reached through tern's own
+ * binary (main.c execs tern-migrate for it). */
+static int fold(const char *merged, const char *under, tern_error **err)
+{
+	char *argv[] = {"tern", "rootfs-fold", (char *)merged, (char *)under, NULL};
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return tern_error_make(err, errno, "fork");
+	if (pid == 0) {
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	int status = tern_wait_exit_status(pid);
+	if (status != 0)
+		return tern_error_make_quiet(err, EIO, "`tern rootfs-fold %s %s` exited with %d",
+					     merged, under, status);
+	return 0;
+}
+
+static uint64_t mount_id(const char *path)
+{
+	struct statx sx;
+
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) < 0 ||
+	    !(sx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return sx.stx_mnt_id;
+}
+
+/* `path` is a mount point (of a file system of type `magic`, unless 0):
+ * its mount is not its parent's (a bind on the same file system keeps
+ * st_dev, so the mount ids tell) */
+static bool is_mount_of(const char *path, long magic)
+{
+	cleanup_free char *up = tern_strdup_printf("%s/..", path);
+	struct statfs fs;
+	uint64_t mine = mount_id(path);
+
+	if (statfs(path, &fs) < 0 || (magic && (long)fs.f_type != magic))
+		return false;
+	return mine != 0 && mine != mount_id(up);
+}
+
+int tern_snapshot_warm_cleanup(const tern_runtime *rt, const char *id, tern_error **err)
+{
+	if (tern_state_check_id(id, NULL) < 0)
+		return 0;
+	cleanup_free char *store = tern_strdup_printf("%s/" TERN_SNAPSHOT_DIR "/%s", rt->root, id);
+	cleanup_free char *lock = tern_strdup_printf("%s/" WARM_LOCK, store);
+	if (access(lock, F_OK) < 0)
+		return 0;
+	/* a builder finishes first (a restore is not to be cut in half) */
+	int lockfd = tern_snap_warm_lock(store, false, 120000, err);
+	if (lockfd == -ENOENT)
+		return 0;
+	if (lockfd < 0)
+		return lockfd;
+	int ret = 0;
+	tern_snap_warm_discard(rt, store, id, NULL);
+	cleanup_free char *live = tern_strdup_printf("%s/" LIVE_DIR, store);
+	if (access(live, F_OK) == 0) {
+		cleanup_free char *rootfs = read_small(store, UNDER_PATH);
+		cleanup_free char *under = tern_strdup_printf("%s/" UNDER_DIR, store);
+		cleanup_free char *merged = tern_strdup_printf("%s/bundle/rootfs", live);
+		/* never from a directory that is not the overlay (unmounted, it is
+		 * empty: the fold would empty the bundle's rootfs) nor into one
+		 * that is not the bind of the bundle's rootfs */
+		if (!is_mount_of(merged, OVERLAYFS_SUPER_MAGIC) || !is_mount_of(under, 0))
+			ret = tern_error_make_quiet(err, EINVAL,
+						    "`%s` or `%s` is not mounted: nothing copied",
+						    merged, under);
+		else
+			ret = fold(merged, under, err);
+		if (ret < 0)
+			tern_error_wrap(err, "the rootfs of `%s` since its warm rollback, copied into "
+					     "`%s`",
+					id, rootfs ? rootfs : "?");
+		if (rootfs && umount2(rootfs, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+			tern_warn("unmount `%s`: %s", rootfs, strerror(errno));
+		umount2(under, MNT_DETACH | UMOUNT_NOFOLLOW);
+		rmdir(under);
+		cleanup_free char *bundle = tern_strdup_printf("%s/bundle", live);
+		tern_snap_overlay_undo(bundle);
+		tern_snap_remove_tree(live);
+		cleanup_free char *path = tern_strdup_printf("%s/" UNDER_PATH, store);
+		unlink(path);
+	}
+	unlink(lock);
+	close(lockfd);
+	return ret;
+}

@@ -1,0 +1,50 @@
+# Helpers for snapshot.bats and snapshot-warm.bats: the setup, a counter
+# that logs every number it reaches, and what waits on it.
+
+setup() {
+	if is_runc; then
+		skip "snapshot and rollback are tern's own"
+	fi
+	setup_bundle
+	STORE=$ROOT/@snapshots/$ID
+}
+
+teardown() {
+	teardown_bundle
+}
+
+# log_cmd FILE: a shell loop (for set_cmd) that appends the next number to
+# FILE every 0.05 s, and keeps the latest in FILE.n (renamed into place).
+log_cmd() {
+	echo "i=0; while :; do i=\$((i+1)); echo \$i >> $1; echo \$i > $1.tmp; mv $1.tmp $1.n; sleep 0.05; done"
+}
+
+# lines_at_least FILE N: FILE has at least N complete lines.
+lines_at_least() {
+	[ "$(tr -cd '\n' <"$1" 2>/dev/null | wc -c)" -ge "$2" ]
+}
+
+# start_counter: the container appends 1, 2, 3... to /tmp/log.
+start_counter() {
+	set_cmd "$(log_cmd /tmp/log)"
+	tern run -d -b "$BUNDLE" "$ID"
+	wait_status "$ID" running
+	wait_until 10 lines_at_least "$BUNDLE/rootfs/tmp/log" 3
+}
+
+# start_marked_counter: a counter with a 256 MiB memory limit whose shell
+# also prints out-N to its stdout, the file $OUT; its network namespace
+# gets 10.99.0.1 on lo, to be found again. Sets OUT, PID (the init),
+# NET_INO (its network namespace) and MEM_CG (its memory cgroup).
+start_marked_counter() {
+	update_config '.linux.resources.memory.limit = 268435456'
+	set_cmd "$(log_cmd /tmp/log) & while :; do echo out-\$(cat /tmp/log.n 2>/dev/null); sleep 0.05; done"
+	OUT=$BATS_TEST_TMPDIR/stdout
+	"$TERN_BIN" --root "$ROOT" run -d -b "$BUNDLE" "$ID" </dev/null >"$OUT" 2>&1
+	wait_status "$ID" running
+	wait_until 10 has_lines_matching "$OUT" out- 3
+	PID=$(state_field "$ID" pid)
+	NET_INO=$(stat -L -c %i "/proc/$PID/ns/net")
+	nsenter --net="/proc/$PID/ns/net" ip addr add 10.99.0.1/32 dev lo
+	MEM_CG=$(host_cgroup_dir "$PID" memory)
+}
