@@ -88,7 +88,9 @@ int tern_snap_warm_discard(const tern_runtime *rt, const char *store, const char
 /* A new spare of `name`, made by a child in the background that inherits
  * the warm lock (`lockfd`, held by the caller) and holds it until the spare
  * is ready or failed; it enters the mount namespace `mntns_fd` first (-1:
- * the caller's), the one its overlay must be seen in. */
+ * the caller's), the one its overlay must be seen in. It first finishes
+ * what a swap left (the old processes' cgroup, the old overlay); with
+ * `name` NULL, that is all it does. */
 int tern_snap_warm_spawn(const tern_global_opts *g, const char *criu, const char *store,
 			 const char *id, const char *name, int lockfd, int mntns_fd,
 			 tern_error **err);

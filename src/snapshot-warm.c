@@ -88,6 +88,8 @@
 #define LIVE_DIR   ".live"
 #define UNDER_DIR  ".under"
 #define UNDER_PATH ".under-path"
+#define LIVE_OLD   ".live-old"
+#define REAP_FILE  ".reap"
 
 /* ---- the lock ---- */
 
@@ -207,6 +209,55 @@ int tern_snap_warm_discard(const tern_runtime *rt, const char *store, const char
 		return 0;
 	remove_spare(rt, id, spare);
 	return 1;
+}
+
+/* ---- the reap after a swap ---- */
+
+/* The cgroup the old processes die in after a swap (the spare's), one
+ * "hierarchy<TAB>path" line each, for the reap. */
+static void write_reap(const char *store, const oci_map *paths)
+{
+	cleanup_free char *text = tern_xstrdup("");
+	for (size_t i = 0; i < paths->len; i++) {
+		char *more = tern_strdup_printf("%s%s\t%s\n", text, paths->items[i].key,
+						paths->items[i].value);
+		free(text);
+		text = more;
+	}
+	write_small(store, REAP_FILE, text);
+}
+
+/* What a swap left to do: its old processes dead and their cgroup gone
+ * (destroy kills what is left and waits), then the overlay they ran on.
+ * With the warm lock held. */
+static void reap(const char *store)
+{
+	cleanup_free char *text = read_small(store, REAP_FILE);
+	cleanup_free char *old = tern_strdup_printf("%s/" LIVE_OLD, store);
+	oci_map paths = {0};
+
+	for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *tab = strchr(line, '\t');
+		if (tab == NULL)
+			continue;
+		*tab = '\0';
+		paths.items = realloc(paths.items, (paths.len + 1) * sizeof(*paths.items));
+		if (paths.items == NULL)
+			abort();
+		paths.items[paths.len].key = tern_xstrdup(line);
+		paths.items[paths.len++].value = tern_xstrdup(tab + 1);
+	}
+	if (paths.len)
+		tern_cgroup_destroy(&paths, NULL);
+	oci_map_clear(&paths);
+	if (access(old, F_OK) == 0) {
+		cleanup_free char *bundle = tern_strdup_printf("%s/bundle", old);
+		tern_snap_overlay_undo(bundle);
+		tern_snap_remove_tree(old);
+	}
+	cleanup_free char *f = tern_strdup_printf("%s/" REAP_FILE, store);
+	unlink(f);
 }
 
 /* ---- building a spare ---- */
@@ -454,9 +505,11 @@ out:
 	return ret;
 }
 
-/* The child that builds the spare: its own session, no fd of the command
- * that started it but the warm lock (the caller's stdout may be a pipe
- * someone reads to its end), its log in the spare's directory. */
+/* The child that builds the spare (or, without a name, only reaps after a
+ * swap): its own session, no fd of the command that started it but the
+ * warm lock (the caller's stdout may be a pipe someone reads to its end),
+ * its log in the spare's directory. It reaps first: the next spare's
+ * cgroup is the one the old processes die in. */
 static void build_child(build_ctx *b, int lockfd, int mntns_fd)
 {
 	tern_error *e = NULL;
@@ -474,7 +527,8 @@ static void build_child(build_ctx *b, int lockfd, int mntns_fd)
 	int keep[] = {lockfd, host_mnt};
 	tern_close_fds_from(3, keep, 2);
 	int null = open("/dev/null", O_RDWR);
-	cleanup_free char *log = tern_strdup_printf("%s/build.log", b->spare);
+	cleanup_free char *log =
+	    b->name ? tern_strdup_printf("%s/build.log", b->spare) : tern_xstrdup("/dev/null");
 	int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	dup2(null, 0);
 	dup2(logfd >= 0 ? logfd : null, 1);
@@ -483,6 +537,9 @@ static void build_child(build_ctx *b, int lockfd, int mntns_fd)
 		close(null);
 	if (logfd > 2)
 		close(logfd);
+	reap(b->store);
+	if (b->name == NULL)
+		_exit(0);
 	if (build(b, &e) < 0) {
 		delete_spare_container(b);
 		if (host_mnt >= 0 && setns(host_mnt, CLONE_NEWNS) < 0)
@@ -507,19 +564,22 @@ int tern_snap_warm_spawn(const tern_global_opts *g, const char *criu, const char
 		       .netns_fd = -1, .stdio = {-1, -1, -1}};
 
 	/* one spare: whatever was there goes */
-	tern_snap_warm_discard(&g->rt, store, id, NULL);
 	b.spare = tern_strdup_printf("%s/" SPARE_DIR, store);
-	if (mkdir(b.spare, 0700) < 0) {
-		int ret = tern_error_make(err, errno, "`%s`", b.spare);
-		free(b.spare);
-		return ret;
+	if (name) {
+		tern_snap_warm_discard(&g->rt, store, id, NULL);
+		if (mkdir(b.spare, 0700) < 0) {
+			int ret = tern_error_make(err, errno, "`%s`", b.spare);
+			free(b.spare);
+			return ret;
+		}
+		write_small(b.spare, "name", name);
 	}
-	write_small(b.spare, "name", name);
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		int ret = tern_error_make(err, errno, "fork the warm spare's builder");
-		tern_snap_remove_tree(b.spare);
+		if (name)
+			tern_snap_remove_tree(b.spare);
 		free(b.spare);
 		return ret;
 	}
@@ -569,9 +629,11 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 	oci_state *sst = NULL;
 	pid_t *pids = NULL;
 	size_t n = 0;
-	int ret = tern_container_peek(&r, id, &sdir, &sst, err);
+	int ret;
 
 	*killed = false;
+	reap(store); /* (left by a reaper that was killed) */
+	ret = tern_container_peek(&r, id, &sdir, &sst, err);
 	if (ret == 0 && (sst->pid <= 0 || tern_process_start_time(sst->pid) != sst->pid_start_time))
 		ret = tern_error_make_quiet(err, ESRCH, "the warm spare's init is gone");
 	if (ret == 0)
@@ -579,17 +641,30 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 	if (ret < 0)
 		goto out;
 
+	/* The container's cgroup frozen, its processes killed where they are
+	 * (SIGKILL waits for the thaw: not one more instruction of theirs
+	 * runs), the spare's moved in (frozen they stay frozen) and the old
+	 * ones out into the spare's frozen cgroup, then the thaw. The old ones
+	 * die in the spare's cgroup afterwards, outside the downtime (a
+	 * 256 MiB process takes milliseconds to unmap). */
 	uint64_t t = tern_now_ns();
+	pid_t *gone = NULL;
+	size_t ngone = 0;
 	*killed = true;
-	ret = tern_snap_kill_all(st, id, err);
-	/* frozen and empty, it keeps what comes in frozen until the thaw */
+	ret = tern_cgroup_freeze(&st->cgroup_paths, true, err);
 	if (ret == 0)
-		ret = tern_cgroup_freeze(&st->cgroup_paths, true, err);
+		ret = tern_cgroup_pids(&st->cgroup_paths, &gone, &ngone, err);
+	for (size_t i = 0; i < ngone; i++)
+		kill(gone[i], SIGKILL);
 	for (size_t i = 0; ret == 0 && i < n; i++)
 		ret = tern_cgroup_enter(&st->cgroup_paths, pids[i], err);
+	/* (one that could not be moved dies at the thaw all the same) */
+	for (size_t i = 0; ret == 0 && i < ngone; i++)
+		tern_cgroup_enter(&sst->cgroup_paths, gone[i], NULL);
 	if (ret == 0)
 		ret = tern_cgroup_freeze(&st->cgroup_paths, false, err);
 	stats->frozen_ns = tern_now_ns() - t;
+	free(gone);
 	if (ret < 0) {
 		/* neither the old processes nor the spare: stopped, for delete */
 		tern_cgroup_thaw_all(&st->cgroup_paths);
@@ -599,6 +674,10 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 		goto out;
 	}
 	stats->warm = true;
+	/* the old processes, thawed, die; their cgroup and the overlay they
+	 * ran on go in the background, once they have (reap) */
+	tern_cgroup_thaw_all(&sst->cgroup_paths);
+	write_reap(store, &sst->cgroup_paths);
 
 	/* the spare is the container now: its own state and cgroup go first,
 	 * so that nothing can take it for a spare again (a discard would
@@ -607,7 +686,6 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 	cleanup_free char *ready = tern_strdup_printf("%s/ready", spare);
 	unlink(ready);
 	tern_snap_remove_tree(sroot);
-	tern_cgroup_destroy(&sst->cgroup_paths, NULL);
 	st->pid = sst->pid;
 	st->pid_start_time = sst->pid_start_time;
 	free(st->status);
@@ -616,10 +694,10 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 	if (ret < 0)
 		goto out;
 
-	/* the spare's directory becomes the live one, the host sees it at the
-	 * rootfs path, and the one before goes (its processes are dead). The
-	 * container runs whatever fails here: said, not failed. */
-	cleanup_free char *old = tern_strdup_printf("%s/.live-old", store);
+	/* the spare's directory becomes the live one and the host sees it at
+	 * the rootfs path; the one before goes with the reap. The container
+	 * runs whatever fails here: said, not failed. */
+	cleanup_free char *old = tern_strdup_printf("%s/" LIVE_OLD, store);
 	bool had_live = access(live, F_OK) == 0;
 	tern_error *e = NULL;
 	if ((had_live && rename(live, old) < 0) || rename(spare, live) < 0)
@@ -631,11 +709,6 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 			  "may be off: %s",
 			  id, live, e->msg);
 		tern_error_free(e);
-	}
-	if (had_live) {
-		cleanup_free char *old_bundle = tern_strdup_printf("%s/bundle", old);
-		tern_snap_overlay_undo(old_bundle);
-		tern_snap_remove_tree(old);
 	}
 out:
 	free(pids);
@@ -708,6 +781,7 @@ int tern_snapshot_warm_cleanup(const tern_runtime *rt, const char *id, tern_erro
 	if (lockfd < 0)
 		return lockfd;
 	int ret = 0;
+	reap(store);
 	tern_snap_warm_discard(rt, store, id, NULL);
 	cleanup_free char *live = tern_strdup_printf("%s/" LIVE_DIR, store);
 	if (access(live, F_OK) == 0) {

@@ -772,8 +772,7 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 	bool killed = false;
 	int ret;
 	/* a restore leaves this process in a mount namespace of its own */
-	cleanup_close int host_mnt =
-	    o->keep_warm ? open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC) : -1;
+	cleanup_close int host_mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 
 	memset(stats, 0, sizeof(*stats));
 	ret = tern_snap_check_name(name, err);
@@ -849,10 +848,11 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 	if (t_kill && !stats->warm)
 		stats->frozen_ns = tern_now_ns() - t_kill;
 	stats->total_ns = tern_now_ns() - t0;
-	if (ret == 0 && o->keep_warm && warm_lock >= 0) {
+	/* the next spare, or (after a swap) the old processes' end */
+	if (ret == 0 && warm_lock >= 0 && (o->keep_warm || stats->warm)) {
 		tern_error *e = NULL;
-		if (tern_snap_warm_spawn(g, criu, r.s.path, id, name, warm_lock, host_mnt, &e) <
-		    0) {
+		if (tern_snap_warm_spawn(g, criu, r.s.path, id, o->keep_warm ? name : NULL,
+					 warm_lock, host_mnt, &e) < 0) {
 			tern_warn("no warm spare of `%s` at `%s`: %s", id, name, e->msg);
 			tern_error_free(e);
 		}

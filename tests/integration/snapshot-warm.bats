@@ -68,7 +68,9 @@ cgroup_is_frozen() {
 	nsenter --net="/proc/$spare_pid/ns/net" ip addr show dev lo | grep -q 10.99.0.1
 	[ "$(host_cgroup_dir "$spare_pid" memory)" = "$cg" ]
 	[ "$(cat "$cg/memory.limit_in_bytes" 2>/dev/null || cat "$cg/memory.max")" = 268435456 ]
-	[ ! -d "$spare_cg" ]
+	# the old processes die in the spare's former cgroup, which goes then
+	wait_until 10 test ! -d "$spare_cg"
+	! kill -0 "$pid" 2>/dev/null || [ "$(cut -d' ' -f3 "/proc/$pid/stat")" = Z ]
 	# the log goes on from the snapshot's count; the host sees the
 	# snapshot's files at the rootfs path
 	wait_until 10 lines_at_least "$BUNDLE/rootfs/tmp/log" $((s + 2))
