@@ -611,6 +611,10 @@ static int show_rootfs(const char *store, const char *rootfs, bool had_live, ter
 		int ret = bind_over(rootfs, under, err);
 		if (ret < 0)
 			return ret;
+		/* private: on a shared mount the bind would be a peer of the
+		 * rootfs's, and the over-mount below would appear on it too */
+		if (mount(NULL, under, NULL, MS_PRIVATE, NULL) < 0)
+			return tern_error_make(err, errno, "make `%s` private", under);
 		write_small(store, UNDER_PATH, rootfs);
 	} else if (umount2(rootfs, MNT_DETACH | UMOUNT_NOFOLLOW) < 0) {
 		return tern_error_make(err, errno, "unmount the old overlay from `%s`", rootfs);
