@@ -183,6 +183,11 @@ const char *tern_snap_warm_status(const char *store, const char *name)
 		return "ready";
 	if (access(error, F_OK) == 0)
 		return "failed";
+	/* neither, and nobody holds the lock: its builder died */
+	cleanup_free char *lock = tern_strdup_printf("%s/" WARM_LOCK, store);
+	cleanup_close int fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) == 0)
+		return "failed";
 	return "building";
 }
 
