@@ -249,6 +249,8 @@ bool tern_ckpt_tmpfs_tree(pid_t pid, const char *dest, char ***lines)
 	const tern_mountinfo_line *m = NULL;
 	char **out = NULL;
 	bool ok = false;
+	/* (before the first goto: its cleanup runs at `out`) */
+	cleanup_close int fd = -1;
 
 	if (dest[0] != '/' || strpbrk(dest, " \n\t"))
 		return false;
@@ -267,8 +269,7 @@ bool tern_ckpt_tmpfs_tree(pid_t pid, const char *dest, char ***lines)
 	if (m == NULL || strcmp(m->fstype, "tmpfs") != 0 || strcmp(m->root, "/") != 0 ||
 	    sscanf(m->dev, "%u:%u", &major, &minor) != 2)
 		goto out;
-	cleanup_close int fd =
-	    tern_open_in_root(cm.rootfd, dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0, NULL);
+	fd = tern_open_in_root(cm.rootfd, dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0, NULL);
 	if (fd < 0 || fstatfs(fd, &fs) < 0 || fs.f_type != TMPFS_MAGIC || fstat(fd, &st) < 0 ||
 	    st.st_dev != makedev(major, minor))
 		goto out;
@@ -345,6 +346,8 @@ int tern_ckpt_tmpfs_tree_source(int dirfd, const char *dir, const char *name, co
 	bool found = false;
 	size_t dl = strlen(dest);
 	int ret = 0;
+	/* (before the first goto: its cleanup runs at `fail`) */
+	cleanup_close int fd = -1;
 
 	for (char *const *l = lines; l && *l && !found; l++)
 		found = strncmp(*l, "tmpfs-tree ", 11) == 0 && strncmp(*l + 11, dest, dl) == 0 &&
@@ -363,7 +366,7 @@ int tern_ckpt_tmpfs_tree_source(int dirfd, const char *dir, const char *name, co
 		ret = tern_error_make(err, errno, "mount a tmpfs for `%s` on `%s`", dest, *path);
 		goto fail;
 	}
-	cleanup_close int fd = open(*path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open(*path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		ret = tern_error_make(err, errno, "open `%s`", *path);
 		goto fail_mounted;

@@ -188,6 +188,7 @@ static int load(source *s, tern_error **err)
 {
 	cleanup_state_dir tern_container_dir *dir = NULL;
 	oci_state *st = NULL;
+	cleanup_free char *cfg = NULL; /* (before the goto: freed at `out`) */
 	size_t len;
 	int ret = tern_container_peek(&s->g->rt, s->o->id, &dir, &st, err);
 
@@ -207,7 +208,7 @@ static int load(source *s, tern_error **err)
 	}
 	s->rootfs = tern_xstrdup(st->rootfs);
 	s->memory_bytes = memory_estimate(st);
-	cleanup_free char *cfg = tern_strdup_printf("%s/%s", dir->dir, TERN_CONFIG_COPY);
+	cfg = tern_strdup_printf("%s/%s", dir->dir, TERN_CONFIG_COPY);
 	ret = tern_read_file(cfg, &s->config_json, &len, 0, err);
 	if (ret < 0)
 		tern_error_wrap(err, "container `%s`", s->o->id);

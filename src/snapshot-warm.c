@@ -445,6 +445,8 @@ static int build(build_ctx *b, tern_error **err)
 	cleanup_free char *lower = tern_strdup_printf("%s/%s/tree", b->store, b->name);
 	cleanup_free char *bundle = tern_strdup_printf("%s/bundle", b->spare);
 	cleanup_free char *msg = NULL;
+	/* (every cleanup variable before the first goto) */
+	cleanup_free char *spare_cg = NULL;
 	oci_config *config = NULL;
 	int ret;
 
@@ -478,7 +480,7 @@ static int build(build_ctx *b, tern_error **err)
 				 *config->linux_->cgroups_path
 			     ? config->linux_->cgroups_path
 			     : b->id;
-	cleanup_free char *spare_cg = tern_strdup_printf("%s.warm", cg);
+	spare_cg = tern_strdup_printf("%s.warm", cg);
 	tern_snap_config_opts cfg = {
 	    .cgroups_path = spare_cg, .keep_netns_path = true, .drop_hooks = true};
 	ret = tern_snap_write_config(images, bundle, &cfg, err);
@@ -633,6 +635,8 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 {
 	cleanup_free char *spare = tern_strdup_printf("%s/" SPARE_DIR, store);
 	cleanup_free char *live = tern_strdup_printf("%s/" LIVE_DIR, store);
+	/* (every cleanup variable before the first goto) */
+	cleanup_free char *sroot = NULL, *ready = NULL, *old = NULL;
 	tern_runtime r = spare_runtime(&g->rt, spare);
 	tern_container_dir *sdir = NULL;
 	oci_state *sst = NULL;
@@ -691,8 +695,8 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 	/* the spare is the container now: its own state and cgroup go first,
 	 * so that nothing can take it for a spare again (a discard would
 	 * kill the container) */
-	cleanup_free char *sroot = tern_strdup_printf("%s/root", spare);
-	cleanup_free char *ready = tern_strdup_printf("%s/ready", spare);
+	sroot = tern_strdup_printf("%s/root", spare);
+	ready = tern_strdup_printf("%s/ready", spare);
 	unlink(ready);
 	tern_snap_remove_tree(sroot);
 	st->pid = sst->pid;
@@ -706,7 +710,7 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 	/* the spare's directory becomes the live one and the host sees it at
 	 * the rootfs path; the one before goes with the reap. The container
 	 * runs whatever fails here: said, not failed. */
-	cleanup_free char *old = tern_strdup_printf("%s/" LIVE_OLD, store);
+	old = tern_strdup_printf("%s/" LIVE_OLD, store);
 	bool had_live = access(live, F_OK) == 0;
 	tern_error *e = NULL;
 	if ((had_live && rename(live, old) < 0) || rename(spare, live) < 0)
