@@ -2,7 +2,9 @@
 # Snapshot / rollback / clone benchmark: a container holding 16 MiB and one
 # holding 256 MiB of written memory (tests/helpers/memhash.c), whose rootfs
 # changes by 1 MiB between two snapshots. Per size and run:
-#   tern:  snapshot a; write 1 MiB; snapshot b; rollback to a; clone 10
+#   tern:  snapshot a; write 1 MiB; snapshot b; rollback to a (a CRIU
+#          restore); snapshot --keep-warm w, wait for its spare, write
+#          1 MiB, rollback to w (the spare swapped in); clone 10
 #          containers from a, one after the other
 #   runc, by hand (it has no such commands): checkpoint --leave-running as
 #          the snapshot (memory only: runc keeps no rootfs); delete -f and
@@ -30,7 +32,7 @@ while getopts n:w:m:h opt; do
 	w) WARMUP=$OPTARG ;;
 	m) MIBS=$OPTARG ;;
 	*)
-		sed -n '2,21p' "$0"
+		sed -n '2,22p' "$0"
 		exit 2
 		;;
 	esac
@@ -81,7 +83,9 @@ rt_cmd() {
 	esac
 }
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# now_ms VAR: the wall clock in ms into VAR, from bash's own clock (no
+# fork of date(1), which costs milliseconds on a loaded machine)
+now_ms() { printf -v "$1" '%s' $((${EPOCHREALTIME/./} / 1000)); }
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2)}'; }
 
@@ -98,12 +102,12 @@ wait_file() {
 timed() {
 	local var=$1 t0 t1
 	shift
-	t0=$(now_ms)
+	now_ms t0
 	"$@" </dev/null >"$WORK/out" 2>&1 || {
 		cat "$WORK/out" >&2
 		return 1
 	}
-	t1=$(now_ms)
+	now_ms t1
 	printf -v "$var" '%s' $((t1 - t0))
 }
 
@@ -118,9 +122,23 @@ check_hash() {
 	}
 }
 
-# one RUNTIME MIB N: appends "snapshot second-snapshot rollback clone10" ms.
+# wait_warm ID NAME: tern's warm spare of NAME is ready.
+wait_warm() {
+	local st
+	for _ in $(seq 1200); do
+		st=$(rt_cmd tern snapshot --list --format json "$1" | jq -r --arg n "$2" '.[] | select(.name == $n) | .warm')
+		[ "$st" = ready ] && return 0
+		[ "$st" = failed ] && break
+		sleep 0.05
+	done
+	echo "snapshot-bench.sh: the warm spare of $2 is $st" >&2
+	return 1
+}
+
+# one RUNTIME MIB N: appends "snapshot second-snapshot rollback
+# warm-rollback clone10" ms (warm-rollback 0 for runc, which has none).
 one() {
-	local r=$1 mib=$2 n=$3 id="sb-$1-$2-$3" hash=$BUNDLE/rootfs/tmp/hash h1 a b rb cl i
+	local r=$1 mib=$2 n=$3 id="sb-$1-$2-$3" hash=$BUNDLE/rootfs/tmp/hash h1 a b rb rw=0 cl i
 	rm -f "$hash" "$BUNDLE/rootfs/tmp/changing"
 	jq ".process.args = [\"/bin/sh\", \"-c\", \"/bin/memhash $mib /tmp/hash & exec sleep 100000\"]" \
 		"$BUNDLE/config.json" >"$WORK/c"
@@ -139,15 +157,29 @@ one() {
 			return 1
 		}
 		check_hash tern "$id" "$h1" "$hash"
+		rt_cmd tern snapshot --keep-warm "$id" w </dev/null >/dev/null
+		wait_warm "$id" w
+		head -c $((1 << 20)) /dev/urandom >"$BUNDLE/rootfs/tmp/changing"
+		rm -f "$hash.again"
+		timed rw rt_cmd tern rollback --format json "$id" w
+		jq -e '.warm == true' "$WORK/out" >/dev/null || {
+			echo "snapshot-bench.sh: tern: the warm spare was not used: $(cat "$WORK/out")" >&2
+			return 1
+		}
+		[ ! -e "$BUNDLE/rootfs/tmp/changing" ] || {
+			echo "snapshot-bench.sh: tern: the rootfs was not rolled back (warm)" >&2
+			return 1
+		}
+		check_hash tern "$id" "$h1" "$hash"
 		local t0 t1
-		t0=$(now_ms)
+		now_ms t0
 		for i in $(seq 0 9); do
 			rt_cmd tern clone "$id" a "$id-c$i" </dev/null >"$WORK/out" 2>&1 || {
 				cat "$WORK/out" >&2
 				return 1
 			}
 		done
-		t1=$(now_ms)
+		now_ms t1
 		cl=$((t1 - t0))
 		for i in $(seq 0 9); do rt_cmd tern delete -f "$id-c$i"; done
 	else
@@ -156,28 +188,28 @@ one() {
 		head -c $((1 << 20)) /dev/urandom >"$BUNDLE/rootfs/tmp/changing"
 		timed b rt_cmd runc checkpoint --leave-running --image-path "$img2" "$id"
 		local t0 t1
-		t0=$(now_ms)
+		now_ms t0
 		rt_cmd runc delete -f "$id"
 		rt_cmd runc restore -d --image-path "$img" -b "$BUNDLE" "$id" </dev/null >"$WORK/out" 2>&1 || {
 			cat "$WORK/out" >&2
 			return 1
 		}
-		t1=$(now_ms)
+		now_ms t1
 		rb=$((t1 - t0))
 		check_hash runc "$id" "$h1" "$hash"
-		t0=$(now_ms)
+		now_ms t0
 		for i in $(seq 0 9); do
 			rt_cmd runc restore -d --image-path "$img" -b "$BUNDLE" "$id-c$i" </dev/null >"$WORK/out" 2>&1 || {
 				cat "$WORK/out" >&2
 				return 1
 			}
 		done
-		t1=$(now_ms)
+		now_ms t1
 		cl=$((t1 - t0))
 		for i in $(seq 0 9); do rt_cmd runc delete -f "$id-c$i"; done
 		rm -rf "$img" "$img2"
 	fi
-	echo "$a $b $rb $cl" >>"$WORK/res-$r-$mib"
+	echo "$a $b $rb $rw $cl" >>"$WORK/res-$r-$mib"
 	rt_cmd "$r" delete -f "$id"
 }
 
@@ -198,7 +230,8 @@ for mib in $MIBS; do
 	done
 done
 
-printf '%-6s %8s %12s %14s %12s %12s\n' runtime memory "snapshot ms" "2nd snap. ms" "rollback ms" "10 clones ms"
+printf '%-6s %8s %12s %14s %12s %12s %12s\n' runtime memory "snapshot ms" "2nd snap. ms" "rollback ms" \
+	"warm rb. ms" "10 clones ms"
 for mib in $MIBS; do
 	for r in "${runtimes[@]}"; do
 		f=$WORK/res-$r-$mib
@@ -206,15 +239,17 @@ for mib in $MIBS; do
 			printf '%-6s %6s M %12s\n' "$r" "$mib" failed
 			continue
 		}
-		for k in 1 2 3 4; do
+		for k in 1 2 3 4 5; do
 			eval "v${k}_${r}=$(cut -d' ' -f$k "$f" | median)"
 		done
-		eval "printf '%-6s %6s M %12s %14s %12s %12s\n' $r $mib \$v1_$r \$v2_$r \$v3_$r \$v4_$r"
+		[ "$r" = tern ] || v4_runc=-
+		eval "printf '%-6s %6s M %12s %14s %12s %12s %12s\n' $r $mib \$v1_$r \$v2_$r \$v3_$r \$v4_$r \$v5_$r"
 	done
 	if [ -s "$WORK/res-tern-$mib" ] && [ -s "$WORK/res-runc-$mib" ]; then
 		echo "  $mib MiB tern/runc: snapshot $(awk -v a="$v1_tern" -v b="$v1_runc" 'BEGIN{printf "%.2f", a/b}')," \
 			"2nd $(awk -v a="$v2_tern" -v b="$v2_runc" 'BEGIN{printf "%.2f", a/b}')," \
 			"rollback $(awk -v a="$v3_tern" -v b="$v3_runc" 'BEGIN{printf "%.2f", a/b}')," \
-			"10 clones $(awk -v a="$v4_tern" -v b="$v4_runc" 'BEGIN{printf "%.2f", a/b}')"
+			"warm rollback $(awk -v a="$v4_tern" -v b="$v3_runc" 'BEGIN{printf "%.3f", a/b}') (of runc's restore)," \
+			"10 clones $(awk -v a="$v5_tern" -v b="$v5_runc" 'BEGIN{printf "%.2f", a/b}')"
 	fi
 done

@@ -101,11 +101,14 @@ count_tap "$TAPV2" "${PIPESTATUS[0]}"
 echo "== checkpoint/restore in a qemu guest (incremental dumps need soft-dirty tracking)"
 # This machine's kernel has no CONFIG_MEM_SOFT_DIRTY, so CRIU's pre-dump and
 # incremental dumps run in the guest, on Debian's kernel; checkpoint.bats runs
-# there too, on pure cgroup v2. The private criu in /opt is visible there.
+# there too, on pure cgroup v2, and snapshot-warm.bats (a spare frozen by the
+# v2 freezer while CRIU holds it, on Debian's 6.1 kernel). The private criu
+# in /opt is visible there.
 TAPCR=$LOGDIR/criu-guest.tap
 BATS_TEST_TIMEOUT=600 tests/vm/run-in-guest.sh --timeout 2400 -- \
 	env TERN_BIN="$REPO/tern" bats --tap tests/integration-criu-guest \
-	tests/integration/checkpoint.bats </dev/null 2>&1 | tee "$TAPCR"
+	tests/integration/checkpoint.bats tests/integration/snapshot-warm.bats </dev/null 2>&1 |
+	tee "$TAPCR"
 count_tap "$TAPCR" "${PIPESTATUS[0]}"
 
 # The systemd cgroup driver needs systemd as PID 1, which this machine does
