@@ -7,8 +7,13 @@
  * own, in the container's network namespace and with its stdio, until a
  * rollback to that snapshot swaps them in:
  *
- *   kill the container's processes; freeze its (now empty) cgroup; move
- *   the spare's processes into it (frozen they stay frozen); thaw.
+ *   freeze the container's cgroup; SIGKILL its processes (the signal
+ *   waits for the thaw); move the spare's processes in (frozen they stay
+ *   frozen) and the old ones out into the spare's frozen cgroup; thaw.
+ *
+ * The old processes then die outside the downtime; a child in the
+ * background (the next spare's builder, if any) waits for that and removes
+ * their cgroup and the overlay they ran on (the reap).
  *
  * The spare never runs before the swap: the restore freezes its cgroup at
  * criu's pre-resume point, while criu still holds the tasks
@@ -36,17 +41,21 @@
  *   .live/              after a warm rollback: the spare the container now
  *                       runs on (same layout); its name's snapshot cannot be
  *                       deleted while it is there
- *   .under/ .under-path a bind of the bundle's own rootfs, made at the first
- *                       swap, before tern's over-mount hid it; the path of
- *                       that rootfs
+ *   .under/ .under-path a bind of the bundle's own rootfs (private), made at
+ *                       the first swap, before tern's over-mount hid it; the
+ *                       path of that rootfs
+ *   .live-old/ .reap    what a swap left for the reap: the overlay before,
+ *                       and the cgroup ("hierarchy<TAB>path" lines) its old
+ *                       processes die in
  *
  * Limits: one spare per container; it holds a second copy of the memory
  * (charged to its own cgroup, `<cgroupsPath>.warm`; the pages it filled
  * stay charged there, then to the parent, after the swap); no terminal
  * (its pty would go to the console socket when the spare is made); the
- * cgroupfs driver only; listening sockets in a shared network namespace
- * collide with the live ones (the spare then fails to build, says why, and
- * the rollback is a cold one). */
+ * cgroupfs driver only; a port the container listens on (criu binds the
+ * spare's socket beside the live one with SO_REUSEPORT, or fails to: the
+ * frozen spare would take connections). A spare that cannot be made says
+ * why (.spare/error) and the rollback is a cold one. */
 #include "cgroup.h"
 #include "checkpoint.h"
 #include "log.h"

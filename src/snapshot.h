@@ -20,6 +20,9 @@
  *     .tmp-NAME-XXXXXX/         a snapshot being taken; renamed to NAME
  *                               when complete, removed if left by a killed
  *                               tern
+ *     .warm.lock .spare/ .live/ .under/ .under-path .live-old/ .reap
+ *                               a warm spare and what a warm rollback left
+ *                               (snapshot-warm.c)
  *
  * A snapshot is consistent: the container is frozen (its cgroup) while the
  * rootfs is recorded and criu dumps it, and thawed right after.
