@@ -690,10 +690,18 @@ in_ct() {
 # ---- restore into a fresh rootfs (podman's restore --import) ----
 
 # fresh_rootfs: the bundle's rootfs as the image was before create made
-# any mount point in it (what podman's restore --import hands the runtime).
+# any mount point in it, with what the container wrote in /tmp (what
+# podman's restore --import hands the runtime: the image, and the
+# container's changes from the checkpoint's rootfs-diff.tar). Without
+# /tmp a checkpoint taken while the counter had /tmp/.c open could never
+# be restored.
 fresh_rootfs() {
+	local kept=$BATS_TEST_TMPDIR/tmp-kept
+	rm -rf "$kept"
+	cp -a "$BUNDLE/rootfs/tmp" "$kept"
 	rm -rf "$BUNDLE/rootfs"
 	cp -a "$BASE_ROOTFS" "$BUNDLE/rootfs"
+	cp -a "$kept/." "$BUNDLE/rootfs/tmp/"
 }
 
 @test "checkpoint: restore into a fresh rootfs makes the missing mount points, as runc does" {
