@@ -32,6 +32,7 @@ int tern_criu_features_check(const char *criu, tern_criu_features *f, tern_error
 	 * cleared (or fails outright when none works: then neither) */
 	ret = criu_local_feature_check(opts, &want, sizeof(want));
 	criu_local_free_opts(opts);
+	f->works = true;
 	if (ret == 0) {
 		f->mem_track = want.mem_track;
 		f->lazy_pages = want.lazy_pages;

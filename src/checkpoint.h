@@ -123,6 +123,9 @@ int tern_criu_find(const char *flag, char **path, tern_error **err);
 typedef struct {
 	bool lazy_pages;
 	bool mem_track;
+	/* criu answered: its version is one tern can use, so a dump or
+	 * restore may skip asking again (tern_ckpt_opts.criu_checked) */
+	bool works;
 } tern_criu_features;
 
 int tern_criu_features_check(const char *criu, tern_criu_features *f, tern_error **err);

@@ -250,6 +250,7 @@ typedef struct {
 	int prevfd;
 	bool frozen;
 	bool track_mem;		/* the kernel tracks dirty pages (soft-dirty) */
+	bool criu_checked;	/* criu_features() knows this criu works */
 	const char *mem_parent; /* the snapshot whose images hold our unchanged pages */
 	int mem_depth;
 } snap_ctx;
@@ -257,25 +258,34 @@ typedef struct {
 /* ---- incremental memory ---- */
 
 /* What criu can do here (track dirty pages, restore lazily), asked once
- * per boot (a feature check starts criu twice) and kept in
- * ROOT/@snapshots/@features ("BOOT-ID MEM-TRACK LAZY", each 0 or 1; '@' is
- * never in a container id). */
+ * per boot and criu binary (a check starts criu twice, ~40 ms each: every
+ * snapshot, rollback and clone would pay it) and kept in
+ * ROOT/@snapshots/@features as "BOOT-ID CRIU-ID MEM-TRACK LAZY" (CRIU-ID:
+ * the binary's device, inode and mtime; '@' is never in a container id).
+ * Only a criu that answered is cached, so `works` is true when it is. */
 static tern_criu_features criu_features(const char *root, const char *criu)
 {
 	cleanup_free char *cache = tern_strdup_printf("%s/" TERN_SNAPSHOT_DIR "/@features", root);
 	cleanup_free char *boot = NULL, *cached = NULL;
 	tern_criu_features f = {0};
+	struct stat st;
 	size_t len;
 
-	if (tern_read_file("/proc/sys/kernel/random/boot_id", &boot, &len, 64, NULL) < 0)
+	if (stat(criu, &st) < 0 ||
+	    tern_read_file("/proc/sys/kernel/random/boot_id", &boot, &len, 64, NULL) < 0)
 		return f;
 	boot[strcspn(boot, "\n")] = '\0';
-	if (tern_read_file(cache, &cached, &len, 128, NULL) == 0) {
-		char id[64];
+	cleanup_free char *binary = tern_strdup_printf(
+	    "%llx:%llx:%lld.%09ld", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+	    (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	if (tern_read_file(cache, &cached, &len, 256, NULL) == 0) {
+		char id[64], bin[96];
 		int m, l;
-		if (sscanf(cached, "%63s %d %d", id, &m, &l) == 3 && strcmp(id, boot) == 0) {
+		if (sscanf(cached, "%63s %95s %d %d", id, bin, &m, &l) == 4 &&
+		    strcmp(id, boot) == 0 && strcmp(bin, binary) == 0) {
 			f.mem_track = m == 1;
 			f.lazy_pages = l == 1;
+			f.works = true;
 			return f;
 		}
 	}
@@ -284,8 +294,8 @@ static tern_criu_features criu_features(const char *root, const char *criu)
 		tern_error_free(e);
 		return f;
 	}
-	cleanup_free char *line =
-	    tern_strdup_printf("%s %d %d\n", boot, f.mem_track ? 1 : 0, f.lazy_pages ? 1 : 0);
+	cleanup_free char *line = tern_strdup_printf("%s %s %d %d\n", boot, binary,
+						     f.mem_track ? 1 : 0, f.lazy_pages ? 1 : 0);
 	cleanup_free char *dir = tern_strdup_printf("%s/" TERN_SNAPSHOT_DIR, root);
 	if (tern_mkdir_p(dir, 0700, &e) < 0 ||
 	    tern_write_file(cache, line, strlen(line), 0600, &e) < 0)
@@ -374,6 +384,7 @@ static int dump(snap_ctx *c, const tern_snapshot_opts *o, bool leave_frozen,
 	    .image_path = images,
 	    .parent_path = parent,
 	    .track_mem = c->track_mem,
+	    .criu_checked = c->criu_checked,
 	    .status_fd = -1,
 	    .leave_running = true,
 	    .leave_frozen = leave_frozen,
@@ -556,7 +567,9 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 		parent = read_head(&c.s);
 		if (parent)
 			c.prevfd = openat(c.s.fd, parent, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-		c.track_mem = criu_features(g->rt.root, criu).mem_track;
+		tern_criu_features f = criu_features(g->rt.root, criu);
+		c.track_mem = f.mem_track;
+		c.criu_checked = f.works;
 		tern_snapshot_info pi = {0};
 		if (c.track_mem && c.prevfd >= 0 && tern_snap_meta_read(c.prevfd, &pi, NULL) == 0 &&
 		    pi.mem_depth + 1 < MEM_DEPTH_MAX &&
@@ -884,7 +897,8 @@ int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *i
 	 * it without a page fault per page (criu-lazy-daemon.h); the daemon
 	 * meets the restore at lazy-pages.socket in the work directory */
 	tern_lazy_daemon d = TERN_LAZY_DAEMON_INIT;
-	bool lazy = criu_features(g->rt.root, criu).lazy_pages;
+	tern_criu_features features = criu_features(g->rt.root, criu);
+	bool lazy = features.lazy_pages;
 	/* criu's flags as the snapshot was taken with them (snapshot.txt,
 	 * beside the images) */
 	{
@@ -910,6 +924,7 @@ int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *i
 		}
 	}
 	co->work_path = work;
+	co->criu_checked = features.works;
 	if (lazy) {
 		co->lazy_pages = true;
 		co->lazy_ready_wait = d.ready_fd >= 0;
