@@ -11,6 +11,7 @@
 #include "container-cgroup.h"
 #include "hooks.h"
 #include "log.h"
+#include "memory-merge.h"
 #include "restore-mountpoints.h"
 #include "terminal.h"
 #include "utils.h"
@@ -1513,7 +1514,17 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		    "restore of `%s`: criu lazy-pages did not get ready (it "
 		    "exited, or not within 10 s; log: %s/lazy-pages.log)",
 		    r->c.id, images);
+	/* criu forks the restored processes from its own: they inherit */
+	if (o->merge_memory && tern_memory_merge_mark_self(true, err) < 0)
+		return tern_error_wrap(err, "restore of `%s`", r->c.id);
 	ret = criu_local_restore_child(r->s.opts);
+	if (o->merge_memory) {
+		tern_error *e = NULL;
+		if (tern_memory_merge_mark_self(false, &e) < 0) {
+			tern_debug("%s", e->msg);
+			tern_error_free(e);
+		}
+	}
 	if (r->in_scope) {
 		tern_cgroup_return_self();
 		r->in_scope = false;

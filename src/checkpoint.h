@@ -89,6 +89,9 @@ typedef struct {
 	 * starts criu, which connects to the daemon early. */
 	bool lazy_ready_wait;
 	int lazy_ready_fd;
+	/* restore: the restored processes' memory is marked for the kernel's
+	 * samepage merging (memory-merge.h; tern clone --share-memory) */
+	bool merge_memory;
 	/* dump (tern snapshot): the container's own network namespace stays
 	 * out of the images whatever it holds; a rollback restores into the
 	 * live one again, a clone gets a new one */

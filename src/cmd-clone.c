@@ -22,15 +22,21 @@ static const char usage[] =
     "                          not exist; default ROOT/@clones/NEW-ID.bundle)\n"
     "  --console-socket PATH   where to send the pty master (terminal)\n"
     "  -f, --format FORMAT     text (default: prints nothing) or json\n"
+    "  --share-memory          mark the clone's memory for the kernel's samepage\n"
+    "                          merging (KSM): ksmd, where it runs, maps the pages\n"
+    "                          clones still have in common once, copy-on-write.\n"
+    "                          Opt-in: merged pages let one container time\n"
+    "                          another's writes\n"
     "  -h, --help              this help\n";
 
 int tern_cmd_clone(tern_global_opts *g, int argc, char **argv)
 {
-	enum { OPT_CONSOLE = 256 };
+	enum { OPT_CONSOLE = 256, OPT_SHARE_MEMORY };
 	static const struct option longopts[] = {
 	    {"bundle", required_argument, NULL, 'b'},
 	    {"console-socket", required_argument, NULL, OPT_CONSOLE},
 	    {"format", required_argument, NULL, 'f'},
+	    {"share-memory", no_argument, NULL, OPT_SHARE_MEMORY},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -49,6 +55,8 @@ int tern_cmd_clone(tern_global_opts *g, int argc, char **argv)
 			o.console_socket = optarg;
 		else if (c == 'f')
 			format = optarg;
+		else if (c == OPT_SHARE_MEMORY)
+			o.share_memory = true;
 	}
 	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
 		fprintf(stderr, "tern clone: --format `%s`: want text or json\n", format);

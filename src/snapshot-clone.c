@@ -16,9 +16,12 @@
  * deleted meanwhile (its tree is the clone's lower layer).
  *
  * Memory: each clone gets its own copy, restored by criu from the
- * snapshot's images. */
+ * snapshot's images. With --share-memory the copies are marked for the
+ * kernel's samepage merging, and ksmd folds the pages that are still the
+ * same across the clones into one (memory-merge.h). */
 #include "checkpoint.h"
 #include "log.h"
+#include "memory-merge.h"
 #include "snapshot-store.h"
 #include "snapshot.h"
 #include "state.h"
@@ -249,6 +252,12 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 	ret = tern_snap_check_name(name, err);
 	if (ret == 0)
 		ret = tern_state_check_id(new_id, err);
+	if (ret == 0 && o->share_memory) {
+		ret = tern_memory_merge_check(err);
+		if (ret == 0 && !tern_memory_merge_ksmd_runs())
+			tern_warn("--share-memory: ksmd is off (/sys/kernel/mm/ksm/run is not 1): the "
+				  "clone's memory is marked, but nothing merges it until ksmd runs");
+	}
 	if (ret == 0) {
 		cleanup_free char *state = tern_strdup_printf("%s/%s", g->rt.root, new_id);
 		if (access(state, F_OK) == 0)
@@ -278,6 +287,7 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		tern_ckpt_opts co = {
 		    .image_path = images,
 		    .status_fd = -1,
+		    .merge_memory = o->share_memory,
 		};
 		struct gone_ctx gc = {.g = g, .id = new_id};
 		ret = tern_snap_restore(g, criu, new_id, &copts, &co, images, c.bundle, delete_clone,

@@ -59,6 +59,7 @@
 #include "cgroup.h"
 #include "checkpoint.h"
 #include "log.h"
+#include "memory-merge.h"
 #include "snapshot-store.h"
 #include "snapshot.h"
 #include "state.h"
@@ -285,6 +286,7 @@ typedef struct {
 	char *spare;
 	int netns_fd;
 	int stdio[3];
+	bool merge_memory; /* the live processes are marked (memory-merge.h) */
 } build_ctx;
 
 static void delete_spare_container(void *data)
@@ -334,6 +336,7 @@ static int take_from_live(build_ctx *b, const oci_config *config, const char *im
 	}
 	for (int i = 0; i < 3; i++)
 		b->stdio[i] = (int)syscall(SYS_pidfd_getfd, pidfd, i, 0);
+	b->merge_memory = tern_memory_merge_is_marked(st->pid);
 	if (tern_snap_own_netns(config) && tern_ckpt_netns_left_out(images)) {
 		cleanup_free char *ns = tern_strdup_printf("/proc/%d/ns/net", st->pid);
 		b->netns_fd = open(ns, O_RDONLY | O_CLOEXEC);
@@ -508,6 +511,7 @@ static int build(build_ctx *b, tern_error **err)
 	    .stdio_given = true,
 	    .stdio_fds = {b->stdio[0], b->stdio[1], b->stdio[2]},
 	    .freeze_at_resume = true,
+	    .merge_memory = b->merge_memory,
 	};
 	tern_snapshot_stats stats = {0};
 	if (ret == 0)

@@ -4,6 +4,7 @@
 #include "cgroup.h"
 #include "criu-lazy-daemon.h"
 #include "log.h"
+#include "memory-merge.h"
 #include "snapshot-fs.h"
 #include "snapshot-store.h"
 #include "state.h"
@@ -647,6 +648,7 @@ typedef struct {
 	int netns_fd;
 	int stdio[3];
 	const char *console_socket;
+	bool merge_memory; /* the processes replaced were marked (a clone's --share-memory) */
 } rollback_ctx;
 
 static int rollback_check(rollback_ctx *r, tern_error **err)
@@ -749,6 +751,7 @@ static int restore(rollback_ctx *r, const tern_rollback_opts *o, tern_snapshot_s
 	    .netns_fd = r->netns_fd,
 	    .stdio_given = true,
 	    .stdio_fds = {r->stdio[0], r->stdio[1], r->stdio[2]},
+	    .merge_memory = r->merge_memory,
 	};
 	int ret = tern_snap_restore(r->g, r->criu, r->id, &copts, &co, images, work,
 				    kill_restored, r, stats, err);
@@ -830,6 +833,7 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 	}
 	if (ret == 0 && !warm) {
 		take_stdio(r.st->pid, r.stdio);
+		r.merge_memory = tern_memory_merge_is_marked(r.st->pid);
 		t_kill = tern_now_ns();
 		ret = tern_snap_kill_all(r.st, id, err);
 		killed = true;

@@ -107,6 +107,7 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 typedef struct {
 	const char *bundle; /* --bundle: made by clone, must not exist */
 	const char *console_socket;
+	bool share_memory; /* --share-memory: KSM (memory-merge.h) */
 } tern_clone_opts;
 
 /* A new container `new_id` from snapshot `name` of `id` (snapshot-clone.c). */

@@ -366,6 +366,100 @@ clone_rootfs() {
 	check_nothing_left "$ID-y"
 }
 
+# ksm_fast: ksmd on, scanning fast, for a test; teardown puts back what
+# the host had (run=0 stops ksmd and leaves merged pages as they are).
+KSM=/sys/kernel/mm/ksm
+ksm_fast() {
+	KSM_SAVED="$(cat $KSM/run) $(cat $KSM/pages_to_scan) $(cat $KSM/sleep_millisecs)"
+	echo 4000 >$KSM/pages_to_scan
+	echo 10 >$KSM/sleep_millisecs
+	echo 1 >$KSM/run
+}
+
+teardown() {
+	if [ -n "${KSM_SAVED:-}" ]; then
+		read -r run pages ms <<<"$KSM_SAVED"
+		echo "$pages" >$KSM/pages_to_scan
+		echo "$ms" >$KSM/sleep_millisecs
+		echo "$run" >$KSM/run
+	fi
+	teardown_bundle
+}
+
+# memhash_pid ID: the host pid of the memhash in container ID.
+memhash_pid() {
+	pgrep -P "$(state_field "$1" pid)" -x memhash
+}
+
+# merged_at_least PID PAGES: ksmd has merged at least PAGES of PID's pages.
+merged_at_least() {
+	[ "$(awk '$1 == "ksm_merging_pages" {print $2}' "/proc/$1/ksm_stat")" -ge "$2" ]
+}
+
+# signal_memhash ID SIGNAL WANT: memhash in ID answers SIGNAL with a line
+# starting with WANT ("again", "new") in its /tmp/hash; prints the line.
+signal_memhash() {
+	local h
+	h="$(clone_rootfs "$1")/tmp/hash"
+	rm -f "$h"
+	kill "-$2" "$(memhash_pid "$1")"
+	wait_until 60 grep -q "^$3 " "$h"
+	cat "$h"
+}
+
+@test "clone --share-memory: ksmd maps the pages the clones have in common once; each still diverges on its own; a rollback keeps the mark" {
+	# (Linux 6.4 or later: PR_SET_MEMORY_MERGE. Not skipped where it is
+	# missing: tern says so, and this test fails.)
+	set_cmd "/bin/memhash 64 /tmp/hash & sleep $MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	wait_status "$ID" running
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	local first i pid
+	first=$(cut -d' ' -f2 "$BUNDLE/rootfs/tmp/hash")
+	tern snapshot "$ID" base
+	ksm_fast
+	for i in 0 1 2; do
+		run tern clone --share-memory "$ID" base "$ID-k$i"
+		[ "$status" -eq 0 ] || { echo "$output"; false; }
+	done
+	run tern clone "$ID" base "$ID-plain"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# marked: the restored processes, and only those of --share-memory
+	for i in 0 1 2; do
+		grep -qx "ksm_merge_any: yes" "/proc/$(state_field "$ID-k$i" pid)/ksm_stat"
+		grep -qx "ksm_merge_any: yes" "/proc/$(memhash_pid "$ID-k$i")/ksm_stat"
+	done
+	grep -qx "ksm_merge_any: no" "/proc/$(memhash_pid "$ID-plain")/ksm_stat"
+	grep -qx "ksm_merge_any: no" "/proc/$(memhash_pid "$ID")/ksm_stat"
+	# 64 MiB is 16384 pages; nearly all of them are the same in the three
+	for i in 0 1 2; do
+		wait_until 120 merged_at_least "$(memhash_pid "$ID-k$i")" 16000
+	done
+	[ "$(awk '$1 == "ksm_merging_pages" {print $2}' "/proc/$(memhash_pid "$ID-plain")/ksm_stat")" -eq 0 ]
+	# the shared pages read as the snapshot's; a write is the writer's own
+	[ "$(signal_memhash "$ID-k0" USR1 again)" = "again $first" ]
+	run signal_memhash "$ID-k1" USR2 new
+	[ "$status" -eq 0 ]
+	[ "$output" != "new $first" ]
+	[ "$(signal_memhash "$ID-k0" USR1 again)" = "again $first" ]
+	[ "$(signal_memhash "$ID-k2" USR1 again)" = "again $first" ]
+	[ "$(signal_memhash "$ID-k1" USR1 again)" = "again ${output#new }" ]
+	# a rollback of a marked clone restores it marked again
+	tern snapshot "$ID-k2" own
+	run tern rollback "$ID-k2" own
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	grep -qx "ksm_merge_any: yes" "/proc/$(memhash_pid "$ID-k2")/ksm_stat"
+	[ "$(signal_memhash "$ID-k2" USR1 again)" = "again $first" ]
+	for c in "$ID-k0" "$ID-k1" "$ID-k2" "$ID-plain"; do
+		tern delete --force "$c"
+		[ ! -e "$ROOT/$c" ]
+		[ ! -e "$ROOT/@clones/$c.bundle" ]
+	done
+	! grep -F "$ROOT/@clones" /proc/self/mountinfo || false
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
+
 @test "snapshot: a shell on a terminal is rolled back onto a new pty from --console-socket, and refused without one" {
 	update_config '.process.terminal = true | .process.args = ["/bin/sh"]'
 	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out" \
