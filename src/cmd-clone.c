@@ -16,6 +16,10 @@ static const char usage[] =
     "own (an overlay on the snapshot's files), its own cgroup and a new\n"
     "network namespace. CONTAINER-ID may have been deleted with\n"
     "--keep-snapshots. `tern delete NEW-ID` removes the clone's bundle.\n"
+    "It returns once NEW-ID runs; where the kernel has userfaultfd, its\n"
+    "memory is still coming in from the snapshot then (what it touches\n"
+    "first), filled by a background `tern-filler` process, which deletes\n"
+    "NEW-ID should the fill fail.\n"
     "\n"
     "Options:\n"
     "  -b, --bundle DIR        the clone's bundle, which clone makes (it must\n"
@@ -27,16 +31,18 @@ static const char usage[] =
     "                          clones still have in common once, copy-on-write.\n"
     "                          Opt-in: merged pages let one container time\n"
     "                          another's writes\n"
+    "  --wait-fill             return only once all of the memory is in\n"
     "  -h, --help              this help\n";
 
 int tern_cmd_clone(tern_global_opts *g, int argc, char **argv)
 {
-	enum { OPT_CONSOLE = 256, OPT_SHARE_MEMORY };
+	enum { OPT_CONSOLE = 256, OPT_SHARE_MEMORY, OPT_WAIT_FILL };
 	static const struct option longopts[] = {
 	    {"bundle", required_argument, NULL, 'b'},
 	    {"console-socket", required_argument, NULL, OPT_CONSOLE},
 	    {"format", required_argument, NULL, 'f'},
 	    {"share-memory", no_argument, NULL, OPT_SHARE_MEMORY},
+	    {"wait-fill", no_argument, NULL, OPT_WAIT_FILL},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -57,6 +63,8 @@ int tern_cmd_clone(tern_global_opts *g, int argc, char **argv)
 			format = optarg;
 		else if (c == OPT_SHARE_MEMORY)
 			o.share_memory = true;
+		else if (c == OPT_WAIT_FILL)
+			o.wait_fill = true;
 	}
 	if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
 		fprintf(stderr, "tern clone: --format `%s`: want text or json\n", format);

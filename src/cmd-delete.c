@@ -34,20 +34,11 @@ int tern_cmd_delete(tern_global_opts *g, int argc, char **argv)
 			keep = true;
 	}
 	tern_cli_require_args(argc, argv, 1, true, "delete", usage);
-	if (tern_container_delete(&g->rt, argv[optind], force, &err) < 0) {
+	if (tern_snapshot_container_delete(&g->rt, argv[optind], force, keep, &err) < 0) {
 		/* runc: deleting what does not exist is fine with --force */
 		if (force && err->errnum == ENOENT)
 			return 0;
 		return tern_error_report(err);
 	}
-	/* (its snapshots go even if its files could not all be copied back) */
-	cleanup_error tern_error *warm_err = NULL;
-	tern_snapshot_warm_cleanup(&g->rt, argv[optind], &warm_err);
-	if (!keep && tern_snapshot_delete_all(g->rt.root, argv[optind], &err) < 0)
-		return tern_error_report(err);
-	if (warm_err)
-		return tern_error_report(warm_err);
-	if (tern_snapshot_clone_cleanup(g->rt.root, argv[optind], &err) < 0)
-		return tern_error_report(err);
 	return 0;
 }

@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,15 +226,23 @@ static int write_record(clone_ctx *c, tern_error **err)
 struct gone_ctx {
 	const tern_global_opts *g;
 	const char *id;
+	pid_t clone_cmd; /* tern clone itself, not its background filler */
+	int host_mnt;
 };
 
-/* a clone restored whose memory could not be filled */
+/* a clone restored whose memory could not be filled: deleted as `tern
+ * delete` would, by tern clone or by its filler (criu-lazy-filler.h) */
 static void delete_clone(void *data)
 {
 	struct gone_ctx *gc = data;
 	tern_error *e = NULL;
 
-	if (tern_container_delete(&gc->g->rt, gc->id, true, &e) < 0) {
+	/* (the restore left tern clone in a mount namespace of its own) */
+	if (getpid() == gc->clone_cmd && gc->host_mnt >= 0 && setns(gc->host_mnt, CLONE_NEWNS) < 0)
+		tern_warn("clone `%s`: back to the host's mount namespace: %s", gc->id,
+			  strerror(errno));
+
+	if (tern_snapshot_container_delete(&gc->g->rt, gc->id, true, false, &e) < 0) {
 		tern_log(TERN_LOG_ERROR, "%s", e->msg);
 		tern_error_free(e);
 	}
@@ -247,6 +256,9 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		       .s = {.fd = -1}, .snapfd = -1};
 	uint64_t t0 = tern_now_ns();
 	int ret;
+	/* a restore leaves this process in a mount namespace of its own:
+	 * the clone's overlay, on a failure, is unmounted back in this one */
+	cleanup_close int host_mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 
 	memset(stats, 0, sizeof(*stats));
 	ret = tern_snap_check_name(name, err);
@@ -289,9 +301,10 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		    .status_fd = -1,
 		    .merge_memory = o->share_memory,
 		};
-		struct gone_ctx gc = {.g = g, .id = new_id};
+		struct gone_ctx gc = {
+		    .g = g, .id = new_id, .clone_cmd = getpid(), .host_mnt = host_mnt};
 		ret = tern_snap_restore(g, criu, new_id, &copts, &co, images, c.bundle, delete_clone,
-					&gc, stats, err);
+					&gc, !o->wait_fill, stats, err);
 	}
 	if (ret < 0) {
 		tern_error_wrap(err, "clone `%s` from snapshot `%s` of `%s`", new_id, name, id);
@@ -302,6 +315,9 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		}
 		if (c.record)
 			unlink(c.record);
+		if (host_mnt >= 0 && setns(host_mnt, CLONE_NEWNS) < 0)
+			tern_warn("clone `%s`: back to the host's mount namespace: %s", new_id,
+				  strerror(errno));
 		if (c.made_bundle)
 			tern_snap_overlay_undo(c.bundle);
 	}

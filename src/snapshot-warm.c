@@ -516,7 +516,7 @@ static int build(build_ctx *b, tern_error **err)
 	tern_snapshot_stats stats = {0};
 	if (ret == 0)
 		ret = tern_snap_restore(&g2, b->criu, b->id, &copts, &co, images, b->spare,
-					delete_spare_container, b, &stats, err);
+					delete_spare_container, b, false, &stats, err);
 	if (ret == 0)
 		ret = check_no_port(b, err);
 	free((char *)g2.rt.root);

@@ -3,6 +3,7 @@
 #include "checkpoint.h"
 #include "cgroup.h"
 #include "criu-lazy-daemon.h"
+#include "criu-lazy-filler.h"
 #include "log.h"
 #include "memory-merge.h"
 #include "snapshot-fs.h"
@@ -754,7 +755,7 @@ static int restore(rollback_ctx *r, const tern_rollback_opts *o, tern_snapshot_s
 	    .merge_memory = r->merge_memory,
 	};
 	int ret = tern_snap_restore(r->g, r->criu, r->id, &copts, &co, images, work,
-				    kill_restored, r, stats, err);
+				    kill_restored, r, false, stats, err);
 	return ret;
 }
 
@@ -895,12 +896,14 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *id,
 		      const tern_create_opts *copts, tern_ckpt_opts *co, const char *images,
 		      const char *work, void (*kill_it)(void *), void *data,
-		      tern_snapshot_stats *stats, tern_error **err)
+		      bool fill_behind, tern_snapshot_stats *stats, tern_error **err)
 {
 	/* the memory through `criu lazy-pages` from the images, which maps
 	 * it without a page fault per page (criu-lazy-daemon.h); the daemon
 	 * meets the restore at lazy-pages.socket in the work directory */
 	tern_lazy_daemon d = TERN_LAZY_DAEMON_INIT;
+	tern_lazy_filler filler = TERN_LAZY_FILLER_INIT;
+	cleanup_free char *sock = tern_strdup_printf("%s/lazy-pages.socket", work);
 	tern_criu_features features = criu_features(g->rt.root, criu);
 	bool lazy = features.lazy_pages;
 	/* criu's flags as the snapshot was taken with them (snapshot.txt,
@@ -921,7 +924,11 @@ int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *i
 
 	if (lazy) {
 		tern_error *e = NULL;
-		if (tern_lazy_daemon_start(criu, images, extra, &d, &e) < 0) {
+		tern_lazy_filler_target t = {
+		    .rt = &g->rt, .id = id, .socket = sock, .delete_it = kill_it, .data = data};
+		int r = fill_behind ? tern_lazy_filler_start(criu, images, extra, &t, &filler, &e)
+				    : tern_lazy_daemon_start(criu, images, extra, &d, &e);
+		if (r < 0) {
 			tern_debug("restore of `%s` without lazy pages: %s", id, e->msg);
 			tern_error_free(e);
 			lazy = false;
@@ -931,8 +938,8 @@ int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *i
 	co->criu_checked = features.works;
 	if (lazy) {
 		co->lazy_pages = true;
-		co->lazy_ready_wait = d.ready_fd >= 0;
-		co->lazy_ready_fd = d.ready_fd;
+		co->lazy_ready_fd = fill_behind ? filler.ready_fd : d.ready_fd;
+		co->lazy_ready_wait = co->lazy_ready_fd >= 0;
 	}
 	uint64_t t = tern_now_ns();
 	int ret = tern_container_restore(&g->rt, criu, id, copts, co, &exit_status, err);
@@ -941,7 +948,9 @@ int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *i
 	/* it runs; the daemon fills the rest behind it. Half-filled memory
 	 * would read as zeros once the daemon is gone: return when every page
 	 * is in, and kill the container if the fill fails. */
-	if (ret == 0 && lazy) {
+	if (fill_behind) {
+		tern_lazy_filler_release(&filler, ret == 0);
+	} else if (ret == 0 && lazy) {
 		ret = tern_lazy_daemon_wait(&d, err);
 		if (ret < 0) {
 			kill_it(data);
@@ -950,10 +959,9 @@ int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *i
 		stats->fill_ns = tern_now_ns() - t - stats->criu_ns;
 	}
 	tern_lazy_daemon_stop(&d);
-	if (lazy) {
-		cleanup_free char *sock = tern_strdup_printf("%s/lazy-pages.socket", work);
+	/* (the filler removes it once done) */
+	if (lazy && !(fill_behind && ret == 0))
 		unlink(sock);
-	}
 	return ret;
 }
 
@@ -1130,4 +1138,26 @@ int tern_snapshot_delete_all(const char *root, const char *id, tern_error **err)
 		rmdir(s.path);
 	tern_snap_store_close(&s);
 	return ret;
+}
+
+int tern_snapshot_container_delete(const tern_runtime *rt, const char *id, bool force,
+				   bool keep_snapshots, tern_error **err)
+{
+	int ret = tern_container_delete(rt, id, force, err);
+
+	if (ret < 0)
+		return ret;
+	/* (its snapshots go even if its files could not all be copied back) */
+	tern_error *warm_err = NULL;
+	tern_snapshot_warm_cleanup(rt, id, &warm_err);
+	if (!keep_snapshots && (ret = tern_snapshot_delete_all(rt->root, id, err)) < 0) {
+		tern_error_free(warm_err);
+		return ret;
+	}
+	if (warm_err) {
+		ret = warm_err->errnum ? -warm_err->errnum : -EINVAL;
+		*err = warm_err;
+		return ret;
+	}
+	return tern_snapshot_clone_cleanup(rt->root, id, err);
 }

@@ -108,6 +108,7 @@ typedef struct {
 	const char *bundle; /* --bundle: made by clone, must not exist */
 	const char *console_socket;
 	bool share_memory; /* --share-memory: KSM (memory-merge.h) */
+	bool wait_fill;	   /* --wait-fill: return once every page is in */
 } tern_clone_opts;
 
 /* A new container `new_id` from snapshot `name` of `id` (snapshot-clone.c). */
@@ -135,3 +136,8 @@ int tern_snapshot_delete(const char *root, const char *id, const char *name, ter
 
 /* Every snapshot of `id` (delete of the container); none is fine. */
 int tern_snapshot_delete_all(const char *root, const char *id, tern_error **err);
+
+/* `tern delete`: the container, then its warm spare, its snapshots (unless
+ * `keep_snapshots`) and, for a clone, its bundle. */
+int tern_snapshot_container_delete(const tern_runtime *rt, const char *id, bool force,
+				   bool keep_snapshots, tern_error **err);

@@ -366,6 +366,95 @@ clone_rootfs() {
 	check_nothing_left "$ID-y"
 }
 
+@test "clone: a restore that fails (damaged images) leaves no bundle, mount, state or cgroup; the source runs on" {
+	start_counter
+	tern snapshot "$ID" base
+	# (a copy: the images are hard links the store may share)
+	cp "$STORE/base/images/core-1.img" "$BATS_TEST_TMPDIR/core"
+	rm "$STORE/base/images/core-1.img"
+	head -c 4096 /dev/urandom >"$STORE/base/images/core-1.img"
+	run tern clone "$ID" base "$ID-x"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"clone \`$ID-x\`"*"criu restore failed"* ]] || { echo "$output"; false; }
+	run tern state "$ID-x"
+	[ "$status" -ne 0 ]
+	[ ! -e "$ROOT/$ID-x" ]
+	[ ! -e "$ROOT/@clones/$ID-x" ]
+	[ ! -e "$ROOT/@clones/$ID-x.bundle" ]
+	[ -z "$(ls -A "$STORE/base/clones" 2>/dev/null)" ]
+	! grep -F "$ROOT/@clones" /proc/self/mountinfo || false
+	[ -z "$(find /sys/fs/cgroup/ -maxdepth 7 -type d -name "*$ID-x*" 2>/dev/null || true)" ]
+	! pgrep -x tern-filler || false
+	! pgrep -f "lazy-pages.*$ID-x" || false
+	[ "$(state_field "$ID" status)" = running ]
+	# the snapshot mended, the same clone works
+	mv "$BATS_TEST_TMPDIR/core" "$STORE/base/images/core-1.img"
+	run tern clone "$ID" base "$ID-x"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	tern delete --force "$ID-x"
+	check_nothing_left "$ID-x"
+}
+
+# filling CLONE-ID: a `criu lazy-pages` still fills the clone's memory.
+filling() {
+	pgrep -f "lazy-pages.*$ROOT/@clones/$1.bundle" >/dev/null
+}
+
+@test "clone: returns while its memory is still filled behind it; every byte reads right; the filler goes once done" {
+	set_cmd "/bin/memhash 256 /tmp/hash & sleep $MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	wait_status "$ID" running
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	local first
+	first=$(cut -d' ' -f2 "$BUNDLE/rootfs/tmp/hash")
+	tern snapshot "$ID" base
+	run tern clone --format json "$ID" base "$ID-c"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# (no fill time: it was not waited for)
+	[ "$(jq -r '.fill_ms // "none"' <<<"$output")" = none ]
+	# the pages it reads first come first; the hash reads them all
+	[ "$(signal_memhash "$ID-c" USR1 again)" = "again $first" ]
+	wait_until 60 eval '! filling "$ID-c"'
+	wait_until 30 eval '! pgrep -x tern-filler'
+	[ ! -e "$ROOT/@clones/$ID-c.bundle/lazy-pages.socket" ]
+	[ "$(state_field "$ID-c" status)" = running ]
+	# --wait-fill returns with every page in, its fill time said
+	run tern clone --wait-fill --format json "$ID" base "$ID-w"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	jq -e '.fill_ms > 0' <<<"$output"
+	! filling "$ID-w"
+	# deleted while it fills: neither daemon nor filler stays
+	run tern clone "$ID" base "$ID-d"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	tern delete --force "$ID-d"
+	wait_until 30 eval '! filling "$ID-d"'
+	wait_until 30 eval '! pgrep -x tern-filler'
+	[ ! -e "$ROOT/@clones/$ID-d.bundle" ]
+	for c in "$ID-c" "$ID-w"; do
+		tern delete --force "$c"
+		[ ! -e "$ROOT/$c" ]
+		[ ! -e "$ROOT/@clones/$c.bundle" ]
+	done
+	! grep -F "$ROOT/@clones" /proc/self/mountinfo || false
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
+
+@test "clone: a fill that fails after the clone runs deletes the clone (its memory would read as zeros)" {
+	start_counter
+	tern snapshot "$ID" base
+	# TERN_FAULT=fill-fails: the filler takes the daemon's end as a failure
+	TERN_FAULT=fill-fails run tern clone "$ID" base "$ID-c"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	wait_until 30 eval '! tern state "$ID-c"'
+	wait_until 30 eval '! pgrep -x tern-filler'
+	[ ! -e "$ROOT/$ID-c" ]
+	[ ! -e "$ROOT/@clones/$ID-c.bundle" ]
+	[ -z "$(ls -A "$STORE/base/clones" 2>/dev/null)" ]
+	! grep -F "$ROOT/@clones" /proc/self/mountinfo || false
+	[ "$(state_field "$ID" status)" = running ]
+}
+
 # ksm_fast: ksmd on, scanning fast, for a test; teardown puts back what
 # the host had (run=0 stops ksmd and leaves merged pages as they are).
 KSM=/sys/kernel/mm/ksm
