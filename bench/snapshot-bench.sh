@@ -5,7 +5,10 @@
 #   tern:  snapshot a; write 1 MiB; snapshot b; rollback to a (a CRIU
 #          restore); snapshot --keep-warm w, wait for its spare, write
 #          1 MiB, rollback to w (the spare swapped in); clone 10
-#          containers from a, one after the other
+#          containers from a, one after the other (timed until the 10th
+#          runs, and until every clone's memory is filled behind them);
+#          10 more with --share-memory, ksmd on and fast: the MiB it
+#          merged once that stopped growing (ksmd's settings put back)
 #   runc, by hand (it has no such commands): checkpoint --leave-running as
 #          the snapshot (memory only: runc keeps no rootfs); delete -f and
 #          restore -d from those images as the rollback; 10 restores -d of
@@ -16,6 +19,8 @@
 # the medians and the ratios tern/runc.
 #
 #   sudo bench/snapshot-bench.sh [-n RUNS] [-w WARMUP] [-m "16 256"]
+#
+# Run it alone: "filled" waits for every tern-filler on the machine.
 #
 # TERN_BIN, RUNC_BIN and CRIU choose the binaries (default: ./tern, runc
 # from PATH, the criu scripts/install-criu.sh installs). The state roots are
@@ -135,10 +140,43 @@ wait_warm() {
 	return 1
 }
 
+# ksm_shared ID MIB: 10 clones of ID's snapshot a with --share-memory,
+# ksmd on and scanning fast; sets sh to the MiB ksmd merged (pages_sharing)
+# once it stops growing (or after 60 s), and puts ksmd's settings back.
+KSM=/sys/kernel/mm/ksm
+ksm_shared() {
+	local id=$1 mib=$2 saved i last=-1 now same=0
+	saved="$(cat $KSM/run) $(cat $KSM/pages_to_scan) $(cat $KSM/sleep_millisecs)"
+	echo 4000 >$KSM/pages_to_scan
+	echo 10 >$KSM/sleep_millisecs
+	echo 1 >$KSM/run
+	for i in $(seq 0 9); do
+		rt_cmd tern clone --share-memory "$id" a "$id-k$i" </dev/null >/dev/null 2>&1 || true
+	done
+	for _ in $(seq 120); do
+		sleep 0.5
+		now=$(cat $KSM/pages_sharing)
+		if [ "$now" -eq "$last" ] && [ "$now" -gt 0 ]; then
+			same=$((same + 1))
+			[ "$same" -ge 4 ] && break
+		else
+			same=0
+		fi
+		last=$now
+	done
+	sh=$(($(cat $KSM/pages_sharing) * 4 / 1024))
+	for i in $(seq 0 9); do rt_cmd tern delete -f "$id-k$i" >/dev/null 2>&1 || true; done
+	read -r i last now <<<"$saved"
+	echo "$last" >$KSM/pages_to_scan
+	echo "$now" >$KSM/sleep_millisecs
+	echo "$i" >$KSM/run
+}
+
 # one RUNTIME MIB N: appends "snapshot second-snapshot rollback
-# warm-rollback clone10" ms (warm-rollback 0 for runc, which has none).
+# warm-rollback clone10 clone10-filled" ms (warm-rollback 0 for runc, which
+# has none) and "shared" MiB (10 clones with --share-memory; 0 for runc).
 one() {
-	local r=$1 mib=$2 n=$3 id="sb-$1-$2-$3" hash=$BUNDLE/rootfs/tmp/hash h1 a b rb rw=0 cl i
+	local r=$1 mib=$2 n=$3 id="sb-$1-$2-$3" hash=$BUNDLE/rootfs/tmp/hash h1 a b rb rw=0 cl fl sh=0 i
 	rm -f "$hash" "$BUNDLE/rootfs/tmp/changing"
 	jq ".process.args = [\"/bin/sh\", \"-c\", \"/bin/memhash $mib /tmp/hash & exec sleep 100000\"]" \
 		"$BUNDLE/config.json" >"$WORK/c"
@@ -181,7 +219,12 @@ one() {
 		done
 		now_ms t1
 		cl=$((t1 - t0))
+		# (a clone returns running; its memory is filled behind it)
+		while pgrep -x tern-filler >/dev/null; do sleep 0.01; done
+		now_ms t1
+		fl=$((t1 - t0))
 		for i in $(seq 0 9); do rt_cmd tern delete -f "$id-c$i"; done
+		ksm_shared "$id" "$mib"
 	else
 		local img=$WORK/img-$id img2=$WORK/img2-$id
 		timed a rt_cmd runc checkpoint --leave-running --image-path "$img" "$id"
@@ -206,10 +249,11 @@ one() {
 		done
 		now_ms t1
 		cl=$((t1 - t0))
+		fl=$cl
 		for i in $(seq 0 9); do rt_cmd runc delete -f "$id-c$i"; done
 		rm -rf "$img" "$img2"
 	fi
-	echo "$a $b $rb $rw $cl" >>"$WORK/res-$r-$mib"
+	echo "$a $b $rb $rw $cl $fl $sh" >>"$WORK/res-$r-$mib"
 	rt_cmd "$r" delete -f "$id"
 }
 
@@ -230,8 +274,8 @@ for mib in $MIBS; do
 	done
 done
 
-printf '%-6s %8s %12s %14s %12s %12s %12s\n' runtime memory "snapshot ms" "2nd snap. ms" "rollback ms" \
-	"warm rb. ms" "10 clones ms"
+printf '%-6s %8s %12s %14s %12s %12s %12s %12s %12s\n' runtime memory "snapshot ms" "2nd snap. ms" \
+	"rollback ms" "warm rb. ms" "10 clones ms" "...filled ms" "shared MiB"
 for mib in $MIBS; do
 	for r in "${runtimes[@]}"; do
 		f=$WORK/res-$r-$mib
@@ -239,11 +283,11 @@ for mib in $MIBS; do
 			printf '%-6s %6s M %12s\n' "$r" "$mib" failed
 			continue
 		}
-		for k in 1 2 3 4 5; do
+		for k in 1 2 3 4 5 6 7; do
 			eval "v${k}_${r}=$(cut -d' ' -f$k "$f" | median)"
 		done
 		[ "$r" = tern ] || v4_runc=-
-		eval "printf '%-6s %6s M %12s %14s %12s %12s %12s\n' $r $mib \$v1_$r \$v2_$r \$v3_$r \$v4_$r \$v5_$r"
+		eval "printf '%-6s %6s M %12s %14s %12s %12s %12s %12s %12s\n' $r $mib \$v1_$r \$v2_$r \$v3_$r \$v4_$r \$v5_$r \$v6_$r \$v7_$r"
 	done
 	if [ -s "$WORK/res-tern-$mib" ] && [ -s "$WORK/res-runc-$mib" ]; then
 		echo "  $mib MiB tern/runc: snapshot $(awk -v a="$v1_tern" -v b="$v1_runc" 'BEGIN{printf "%.2f", a/b}')," \

@@ -17,10 +17,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
-
 #define TREE_MAX 64
 
 static pid_t parent_of(pid_t pid)

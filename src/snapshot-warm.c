@@ -86,13 +86,6 @@
 #define OVERLAYFS_SUPER_MAGIC 0x794c7630
 #endif
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
-
 #define WARM_LOCK  ".warm.lock"
 #define SPARE_DIR  ".spare"
 #define LIVE_DIR   ".live"

@@ -25,13 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
-
 #define META_FILE "snapshot.txt"
 #define HEAD_FILE "head"
 #define TMP_PREFIX ".tmp-"

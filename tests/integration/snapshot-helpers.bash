@@ -48,3 +48,27 @@ start_marked_counter() {
 	nsenter --net="/proc/$PID/ns/net" ip addr add 10.99.0.1/32 dev lo
 	MEM_CG=$(host_cgroup_dir "$PID" memory)
 }
+
+# start_memhash MIB: the container holds MIB MiB of pseudo-random memory
+# (tests/helpers/memhash.c) and sleeps; FIRST is the hash it wrote.
+start_memhash() {
+	set_cmd "/bin/memhash $1 /tmp/hash & sleep $MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	wait_status "$ID" running
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	FIRST=$(cut -d' ' -f2 "$BUNDLE/rootfs/tmp/hash")
+}
+
+# delete_clones_then_source CLONE-ID...: each clone is deleted with its
+# state, bundle and overlay, then $ID, and nothing of any is left.
+delete_clones_then_source() {
+	local c
+	for c in "$@"; do
+		tern delete --force "$c"
+		[ ! -e "$ROOT/$c" ]
+		[ ! -e "$ROOT/@clones/$c.bundle" ]
+	done
+	! grep -F "$ROOT/@clones" /proc/self/mountinfo || false
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}

@@ -64,12 +64,7 @@ one" ]
 }
 
 @test "snapshot: a 256 MiB process's memory comes back byte for byte after a rollback" {
-	set_cmd "/bin/memhash 256 /tmp/hash & sleep $MARK"
-	tern run -d -b "$BUNDLE" "$ID"
-	wait_status "$ID" running
-	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
-	local first
-	first=$(cut -d' ' -f2 "$BUNDLE/rootfs/tmp/hash")
+	start_memhash 256
 	run tern snapshot "$ID" big
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	run tern rollback "$ID" big
@@ -77,7 +72,7 @@ one" ]
 	run tern exec "$ID" sh -c 'kill -USR1 $(pidof memhash)'
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	wait_until 60 grep -q again "$BUNDLE/rootfs/tmp/hash"
-	[ "$(cat "$BUNDLE/rootfs/tmp/hash")" = "again $first" ]
+	[ "$(cat "$BUNDLE/rootfs/tmp/hash")" = "again $FIRST" ]
 }
 
 @test "snapshot: bad input fails clearly and leaves the container and the store as they were" {
@@ -366,6 +361,21 @@ clone_rootfs() {
 	check_nothing_left "$ID-y"
 }
 
+# filling CLONE-ID: a `criu lazy-pages` still fills the clone's memory.
+filling() {
+	pgrep -f "lazy-pages.*$ROOT/@clones/$1.bundle" >/dev/null
+}
+
+# a_filler: a tern-filler of this test's clones runs (an earlier test's
+# may still be ending).
+a_filler() {
+	local p
+	for p in $(pgrep -x tern-filler); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "--root $ROOT " && return 0
+	done
+	return 1
+}
+
 @test "clone: a restore that fails (damaged images) leaves no bundle, mount, state or cgroup; the source runs on" {
 	start_counter
 	tern snapshot "$ID" base
@@ -384,7 +394,7 @@ clone_rootfs() {
 	[ -z "$(ls -A "$STORE/base/clones" 2>/dev/null)" ]
 	! grep -F "$ROOT/@clones" /proc/self/mountinfo || false
 	[ -z "$(find /sys/fs/cgroup/ -maxdepth 7 -type d -name "*$ID-x*" 2>/dev/null || true)" ]
-	! pgrep -x tern-filler || false
+	! a_filler || false
 	! pgrep -f "lazy-pages.*$ID-x" || false
 	[ "$(state_field "$ID" status)" = running ]
 	# the snapshot mended, the same clone works
@@ -395,27 +405,18 @@ clone_rootfs() {
 	check_nothing_left "$ID-x"
 }
 
-# filling CLONE-ID: a `criu lazy-pages` still fills the clone's memory.
-filling() {
-	pgrep -f "lazy-pages.*$ROOT/@clones/$1.bundle" >/dev/null
-}
 
 @test "clone: returns while its memory is still filled behind it; every byte reads right; the filler goes once done" {
-	set_cmd "/bin/memhash 256 /tmp/hash & sleep $MARK"
-	tern run -d -b "$BUNDLE" "$ID"
-	wait_status "$ID" running
-	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
-	local first
-	first=$(cut -d' ' -f2 "$BUNDLE/rootfs/tmp/hash")
+	start_memhash 256
 	tern snapshot "$ID" base
 	run tern clone --format json "$ID" base "$ID-c"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	# (no fill time: it was not waited for)
 	[ "$(jq -r '.fill_ms // "none"' <<<"$output")" = none ]
 	# the pages it reads first come first; the hash reads them all
-	[ "$(signal_memhash "$ID-c" USR1 again)" = "again $first" ]
+	[ "$(signal_memhash "$ID-c" USR1 again)" = "again $FIRST" ]
 	wait_until 60 eval '! filling "$ID-c"'
-	wait_until 30 eval '! pgrep -x tern-filler'
+	wait_until 30 eval '! a_filler'
 	[ ! -e "$ROOT/@clones/$ID-c.bundle/lazy-pages.socket" ]
 	[ "$(state_field "$ID-c" status)" = running ]
 	# --wait-fill returns with every page in, its fill time said
@@ -428,16 +429,9 @@ filling() {
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	tern delete --force "$ID-d"
 	wait_until 30 eval '! filling "$ID-d"'
-	wait_until 30 eval '! pgrep -x tern-filler'
+	wait_until 30 eval '! a_filler'
 	[ ! -e "$ROOT/@clones/$ID-d.bundle" ]
-	for c in "$ID-c" "$ID-w"; do
-		tern delete --force "$c"
-		[ ! -e "$ROOT/$c" ]
-		[ ! -e "$ROOT/@clones/$c.bundle" ]
-	done
-	! grep -F "$ROOT/@clones" /proc/self/mountinfo || false
-	tern delete --force "$ID"
-	check_nothing_left "$ID"
+	delete_clones_then_source "$ID-c" "$ID-w"
 }
 
 @test "clone: a fill that fails after the clone runs deletes the clone (its memory would read as zeros)" {
@@ -447,7 +441,7 @@ filling() {
 	TERN_FAULT=fill-fails run tern clone "$ID" base "$ID-c"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	wait_until 30 eval '! tern state "$ID-c"'
-	wait_until 30 eval '! pgrep -x tern-filler'
+	wait_until 30 eval '! a_filler'
 	[ ! -e "$ROOT/$ID-c" ]
 	[ ! -e "$ROOT/@clones/$ID-c.bundle" ]
 	[ -z "$(ls -A "$STORE/base/clones" 2>/dev/null)" ]
@@ -499,12 +493,8 @@ signal_memhash() {
 @test "clone --share-memory: ksmd maps the pages the clones have in common once; each still diverges on its own; a rollback keeps the mark" {
 	# (Linux 6.4 or later: PR_SET_MEMORY_MERGE. Not skipped where it is
 	# missing: tern says so, and this test fails.)
-	set_cmd "/bin/memhash 64 /tmp/hash & sleep $MARK"
-	tern run -d -b "$BUNDLE" "$ID"
-	wait_status "$ID" running
-	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
-	local first i pid
-	first=$(cut -d' ' -f2 "$BUNDLE/rootfs/tmp/hash")
+	start_memhash 64
+	local i
 	tern snapshot "$ID" base
 	ksm_fast
 	for i in 0 1 2; do
@@ -526,27 +516,20 @@ signal_memhash() {
 	done
 	[ "$(awk '$1 == "ksm_merging_pages" {print $2}' "/proc/$(memhash_pid "$ID-plain")/ksm_stat")" -eq 0 ]
 	# the shared pages read as the snapshot's; a write is the writer's own
-	[ "$(signal_memhash "$ID-k0" USR1 again)" = "again $first" ]
+	[ "$(signal_memhash "$ID-k0" USR1 again)" = "again $FIRST" ]
 	run signal_memhash "$ID-k1" USR2 new
 	[ "$status" -eq 0 ]
-	[ "$output" != "new $first" ]
-	[ "$(signal_memhash "$ID-k0" USR1 again)" = "again $first" ]
-	[ "$(signal_memhash "$ID-k2" USR1 again)" = "again $first" ]
+	[ "$output" != "new $FIRST" ]
+	[ "$(signal_memhash "$ID-k0" USR1 again)" = "again $FIRST" ]
+	[ "$(signal_memhash "$ID-k2" USR1 again)" = "again $FIRST" ]
 	[ "$(signal_memhash "$ID-k1" USR1 again)" = "again ${output#new }" ]
 	# a rollback of a marked clone restores it marked again
 	tern snapshot "$ID-k2" own
 	run tern rollback "$ID-k2" own
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	grep -qx "ksm_merge_any: yes" "/proc/$(memhash_pid "$ID-k2")/ksm_stat"
-	[ "$(signal_memhash "$ID-k2" USR1 again)" = "again $first" ]
-	for c in "$ID-k0" "$ID-k1" "$ID-k2" "$ID-plain"; do
-		tern delete --force "$c"
-		[ ! -e "$ROOT/$c" ]
-		[ ! -e "$ROOT/@clones/$c.bundle" ]
-	done
-	! grep -F "$ROOT/@clones" /proc/self/mountinfo || false
-	tern delete --force "$ID"
-	check_nothing_left "$ID"
+	[ "$(signal_memhash "$ID-k2" USR1 again)" = "again $FIRST" ]
+	delete_clones_then_source "$ID-k0" "$ID-k1" "$ID-k2" "$ID-plain"
 }
 
 @test "snapshot: a shell on a terminal is rolled back onto a new pty from --console-socket, and refused without one" {
