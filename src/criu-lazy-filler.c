@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,12 +60,20 @@ static void filler_main(const char *criu, const char *images, char *const extra[
 		tern_log(TERN_LOG_ERROR, "%s", e->msg);
 		_exit(1);
 	}
-	/* the daemon's "listening" byte, passed on; EOF (it died) as EOF */
-	ssize_t r;
-	while ((r = read(d.ready_fd, &b, 1)) < 0 && errno == EINTR)
-		;
-	if (r == 1 && write(ready_out, &b, 1) != 1)
-		r = 0;
+	/* the daemon's "listening" byte, passed on (EOF, it died, as EOF);
+	 * unless tern's word comes first: it gave up waiting, or died */
+	struct pollfd p[2] = {{.fd = d.ready_fd, .events = POLLIN},
+			      {.fd = verdict_in, .events = POLLIN}};
+	while (poll(p, 2, -1) < 0)
+		if (errno != EINTR)
+			_exit(1);
+	if (p[0].revents && !p[1].revents) {
+		ssize_t r;
+		while ((r = read(d.ready_fd, &b, 1)) < 0 && errno == EINTR)
+			;
+		if (r == 1 && write(ready_out, &b, 1) != 1)
+			tern_debug("the memory filler: %s", strerror(errno));
+	}
 	close(ready_out);
 	if (!read_all(verdict_in, verdict, sizeof(verdict)) || strcmp(verdict, "ok") != 0) {
 		tern_lazy_daemon_stop(&d);
