@@ -2,6 +2,7 @@
 #include "cgroup-v2.h"
 #include "utils.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -114,13 +115,95 @@ int tern_systemd_unit_parse(const char *cgroups_path, const char *id, tern_syste
 	return 0;
 }
 
+/* ---- libsystemd, loaded on first use ----
+ *
+ * Linked, libsystemd and what it pulls in (libgcrypt, lz4, zstd, lzma)
+ * cost every tern command about 1.8 ms of dynamic loading here, and only
+ * the systemd cgroup driver needs it: it is opened when that driver first
+ * talks to systemd. */
+static struct {
+	__typeof__(sd_bus_call) *call;
+	__typeof__(sd_bus_call_method) *call_method;
+	__typeof__(sd_bus_error_free) *error_free;
+	__typeof__(sd_bus_error_get_errno) *error_get_errno;
+	__typeof__(sd_bus_error_has_name) *error_has_name;
+	__typeof__(sd_bus_error_is_set) *error_is_set;
+	__typeof__(sd_bus_flush_close_unref) *flush_close_unref;
+	__typeof__(sd_bus_match_signal) *match_signal;
+	__typeof__(sd_bus_message_append) *message_append;
+	__typeof__(sd_bus_message_close_container) *message_close_container;
+	__typeof__(sd_bus_message_new_method_call) *message_new_method_call;
+	__typeof__(sd_bus_message_open_container) *message_open_container;
+	__typeof__(sd_bus_message_read) *message_read;
+	__typeof__(sd_bus_new) *new;
+	__typeof__(sd_bus_open_system) *open_system;
+	__typeof__(sd_bus_process) *process;
+	__typeof__(sd_bus_set_address) *set_address;
+	__typeof__(sd_bus_slot_unref) *slot_unref;
+	__typeof__(sd_bus_start) *start;
+	__typeof__(sd_bus_unref) *unref;
+	__typeof__(sd_bus_wait) *wait;
+	__typeof__(sd_bus_message_unref) *message_unref;
+} sd;
+
+static int sd_load(tern_error **err)
+{
+	static void *lib;
+
+	if (lib)
+		return 0;
+	void *h = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	if (h == NULL)
+		return tern_error_make_quiet(err, ENOENT, "--systemd-cgroup: %s", dlerror());
+#define SYM(name) (*(void **)&sd.name = dlsym(h, "sd_bus_" #name)) != NULL
+	bool all =
+	    SYM(call) &&
+	    SYM(call_method) &&
+	    SYM(error_free) &&
+	    SYM(error_get_errno) &&
+	    SYM(error_has_name) &&
+	    SYM(error_is_set) &&
+	    SYM(flush_close_unref) &&
+	    SYM(match_signal) &&
+	    SYM(message_append) &&
+	    SYM(message_close_container) &&
+	    SYM(message_new_method_call) &&
+	    SYM(message_open_container) &&
+	    SYM(message_read) &&
+	    SYM(new) &&
+	    SYM(open_system) &&
+	    SYM(process) &&
+	    SYM(set_address) &&
+	    SYM(slot_unref) &&
+	    SYM(start) &&
+	    SYM(unref) &&
+	    SYM(wait) &&
+	    SYM(message_unref) &&
+	    true;
+#undef SYM
+	if (!all) {
+		const char *why = dlerror();
+		dlclose(h);
+		return tern_error_make_quiet(err, ENOENT, "--systemd-cgroup: libsystemd.so.0: %s",
+					     why ? why : "a symbol is missing");
+	}
+	lib = h;
+	return 0;
+}
+
+static void message_unrefp(sd_bus_message **m)
+{
+	if (*m)
+		sd.message_unref(*m);
+}
+
 /* ---- the bus ---- */
 
 static int bus_error(tern_error **err, int r, const sd_bus_error *e, const char *what,
 		     const char *unit)
 {
-	if (e && sd_bus_error_is_set(e))
-		return tern_error_make(err, sd_bus_error_get_errno(e), "systemd: %s `%s`: %s", what,
+	if (e && sd.error_is_set(e))
+		return tern_error_make(err, sd.error_get_errno(e), "systemd: %s `%s`: %s", what,
 				       unit, e->message ? e->message : e->name);
 	return tern_error_make(err, -r, "systemd: %s `%s`", what, unit);
 }
@@ -128,7 +211,7 @@ static int bus_error(tern_error **err, int r, const sd_bus_error *e, const char 
 static void bus_close(sd_bus **bus)
 {
 	if (*bus)
-		sd_bus_flush_close_unref(*bus);
+		sd.flush_close_unref(*bus);
 }
 #define cleanup_bus __attribute__((cleanup(bus_close)))
 
@@ -140,13 +223,15 @@ static int bus_open(sd_bus **bus, tern_error **err)
 	int r;
 
 	*bus = NULL;
-	if (geteuid() == 0 && sd_bus_new(bus) >= 0) {
-		if (sd_bus_set_address(*bus, "unix:path=/run/systemd/private") >= 0 &&
-		    sd_bus_start(*bus) >= 0)
+	if (sd_load(err) < 0)
+		return -1;
+	if (geteuid() == 0 && sd.new(bus) >= 0) {
+		if (sd.set_address(*bus, "unix:path=/run/systemd/private") >= 0 &&
+		    sd.start(*bus) >= 0)
 			return 0;
-		*bus = sd_bus_unref(*bus);
+		*bus = sd.unref(*bus);
 	}
-	r = sd_bus_open_system(bus);
+	r = sd.open_system(bus);
 	if (r < 0)
 		return tern_error_make(err, -r,
 				       "--systemd-cgroup: connect to systemd (its private "
@@ -179,7 +264,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 	const char *path, *unit, *result;
 
 	(void)ret_error;
-	if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0)
+	if (sd.message_read(m, "uoss", &id, &path, &unit, &result) < 0)
 		return 0;
 	l->paths = realloc(l->paths, (l->n + 1) * sizeof(char *));
 	l->results = realloc(l->results, (l->n + 1) * sizeof(char *));
@@ -215,7 +300,7 @@ static int wait_job(sd_bus *bus, job_log *l, const char *job, const char *what, 
 					       "`%s` (see `journalctl -u %s`)",
 					       what, unit, l->results[i], unit);
 		}
-		int r = sd_bus_process(bus, NULL);
+		int r = sd.process(bus, NULL);
 		if (r < 0)
 			return bus_error(err, r, NULL, what, unit);
 		if (r > 0)
@@ -225,7 +310,7 @@ static int wait_job(sd_bus *bus, job_log *l, const char *job, const char *what, 
 			return tern_error_make(
 			    err, ETIMEDOUT, "systemd: %s `%s`: no answer within %llu s", what, unit,
 			    (unsigned long long)(JOB_TIMEOUT_USEC / 1000000));
-		r = sd_bus_wait(bus, deadline - now);
+		r = sd.wait(bus, deadline - now);
 		if (r < 0)
 			return bus_error(err, r, NULL, what, unit);
 	}
@@ -235,7 +320,7 @@ static int wait_job(sd_bus *bus, job_log *l, const char *job, const char *what, 
 
 #define APPEND(m, name, type, value)                                                               \
 	do {                                                                                       \
-		int r_ = sd_bus_message_append(m, "(sv)", name, type, value);                      \
+		int r_ = sd.message_append(m, "(sv)", name, type, value);                      \
 		if (r_ < 0)                                                                        \
 			return r_;                                                                 \
 	} while (0)
@@ -321,7 +406,7 @@ static int append_scope_properties(sd_bus_message *m, const tern_systemd_unit *u
 	APPEND(m, "CPUAccounting", "b", 1);
 	APPEND(m, "TasksAccounting", "b", 1);
 	APPEND(m, v2 ? "IOAccounting" : "BlockIOAccounting", "b", 1);
-	ret = sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t)pid);
+	ret = sd.message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t)pid);
 	if (ret < 0)
 		return ret;
 	return append_limits(m, r, v2);
@@ -332,22 +417,22 @@ static int append_scope_properties(sd_bus_message *m, const tern_systemd_unit *u
 static int call_start(sd_bus *bus, const tern_systemd_unit *u, pid_t pid, const oci_resources *r,
 		      bool v2, sd_bus_error *e, sd_bus_message **reply)
 {
-	__attribute__((cleanup(sd_bus_message_unrefp))) sd_bus_message *m = NULL;
-	int ret = sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
+	__attribute__((cleanup(message_unrefp))) sd_bus_message *m = NULL;
+	int ret = sd.message_new_method_call(bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
 						 "StartTransientUnit");
 	if (ret >= 0)
-		ret = sd_bus_message_append(m, "ss", u->unit, "replace");
+		ret = sd.message_append(m, "ss", u->unit, "replace");
 	if (ret >= 0)
-		ret = sd_bus_message_open_container(m, 'a', "(sv)");
+		ret = sd.message_open_container(m, 'a', "(sv)");
 	if (ret >= 0)
 		ret = append_scope_properties(m, u, pid, r, v2);
 	if (ret >= 0)
-		ret = sd_bus_message_close_container(m);
+		ret = sd.message_close_container(m);
 	if (ret >= 0)
-		ret = sd_bus_message_append(m, "a(sa(sv))", 0); /* no auxiliary units */
+		ret = sd.message_append(m, "a(sa(sv))", 0); /* no auxiliary units */
 	if (ret < 0)
 		return ret;
-	return sd_bus_call(bus, m, JOB_TIMEOUT_USEC, e, reply);
+	return sd.call(bus, m, JOB_TIMEOUT_USEC, e, reply);
 }
 
 /* The reply of a method that queued a job names the job: wait for it. */
@@ -355,7 +440,7 @@ static int run_job(sd_bus *bus, job_log *l, sd_bus_message *reply, const char *w
 		   const char *unit, tern_error **err)
 {
 	const char *job = NULL;
-	int r = sd_bus_message_read(reply, "o", &job);
+	int r = sd.message_read(reply, "o", &job);
 	if (r < 0)
 		return bus_error(err, r, NULL, what, unit);
 	return wait_job(bus, l, job, what, unit, err);
@@ -363,13 +448,13 @@ static int run_job(sd_bus *bus, job_log *l, sd_bus_message *reply, const char *w
 
 static int subscribe(sd_bus *bus, job_log *l, sd_bus_slot **slot)
 {
-	int r = sd_bus_match_signal(bus, slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
+	int r = sd.match_signal(bus, slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
 				    on_job_removed, l);
 	if (r < 0)
 		return r;
 	/* Signals go to every direct (private socket) client; on the bus they
 	 * go only to subscribers. */
-	sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", NULL, NULL, "");
+	sd.call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", NULL, NULL, "");
 	return 0;
 }
 
@@ -384,10 +469,12 @@ typedef struct {
 
 static void job_session_close(job_session *s)
 {
-	s->slot = sd_bus_slot_unref(s->slot);
-	bus_close(&s->bus);
 	job_log_clear(&s->log);
-	sd_bus_error_free(&s->error);
+	if (sd.slot_unref == NULL)
+		return; /* libsystemd could not be loaded: nothing was opened */
+	s->slot = sd.slot_unref(s->slot);
+	bus_close(&s->bus);
+	sd.error_free(&s->error);
 }
 #define cleanup_job_session __attribute__((cleanup(job_session_close)))
 
@@ -406,21 +493,21 @@ int tern_systemd_start_scope(const tern_systemd_unit *u, pid_t pid, const oci_re
 			     tern_error **err)
 {
 	cleanup_job_session job_session s = {.error = SD_BUS_ERROR_NULL};
-	__attribute__((cleanup(sd_bus_message_unrefp))) sd_bus_message *reply = NULL;
+	__attribute__((cleanup(message_unrefp))) sd_bus_message *reply = NULL;
 	int ret = job_session_open(&s, u->unit, err);
 
 	if (ret < 0)
 		return ret;
 	ret = call_start(s.bus, u, pid, r, v2, &s.error, &reply);
-	if (ret < 0 && sd_bus_error_has_name(&s.error, "org.freedesktop.systemd1.UnitExists")) {
+	if (ret < 0 && sd.error_has_name(&s.error, "org.freedesktop.systemd1.UnitExists")) {
 		/* A failed unit of that name may linger: reset it and try once
 		 * more. An active one is another container's. */
-		sd_bus_error_free(&s.error);
-		sd_bus_call_method(s.bus, SD_DEST, SD_PATH, SD_MANAGER, "ResetFailedUnit", NULL,
+		sd.error_free(&s.error);
+		sd.call_method(s.bus, SD_DEST, SD_PATH, SD_MANAGER, "ResetFailedUnit", NULL,
 				   NULL, "s", u->unit);
 		ret = call_start(s.bus, u, pid, r, v2, &s.error, &reply);
 		if (ret < 0 &&
-		    sd_bus_error_has_name(&s.error, "org.freedesktop.systemd1.UnitExists"))
+		    sd.error_has_name(&s.error, "org.freedesktop.systemd1.UnitExists"))
 			return tern_error_make(err, EEXIST,
 					       "systemd: unit `%s` already exists: is another "
 					       "container using this linux.cgroupsPath?",
@@ -434,43 +521,43 @@ int tern_systemd_start_scope(const tern_systemd_unit *u, pid_t pid, const oci_re
 int tern_systemd_update_scope(const char *unit, const oci_resources *r, bool v2, tern_error **err)
 {
 	cleanup_bus sd_bus *bus = NULL;
-	__attribute__((cleanup(sd_bus_message_unrefp))) sd_bus_message *m = NULL;
+	__attribute__((cleanup(message_unrefp))) sd_bus_message *m = NULL;
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	int ret = bus_open(&bus, err);
 
 	if (ret < 0)
 		return ret;
-	ret = sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
+	ret = sd.message_new_method_call(bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
 					     "SetUnitProperties");
 	if (ret >= 0)
-		ret = sd_bus_message_append(m, "sb", unit, 1); /* runtime: not persisted */
+		ret = sd.message_append(m, "sb", unit, 1); /* runtime: not persisted */
 	if (ret >= 0)
-		ret = sd_bus_message_open_container(m, 'a', "(sv)");
+		ret = sd.message_open_container(m, 'a', "(sv)");
 	if (ret >= 0)
 		ret = append_limits(m, r, v2);
 	if (ret >= 0)
-		ret = sd_bus_message_close_container(m);
+		ret = sd.message_close_container(m);
 	if (ret >= 0)
-		ret = sd_bus_call(bus, m, JOB_TIMEOUT_USEC, &e, NULL);
+		ret = sd.call(bus, m, JOB_TIMEOUT_USEC, &e, NULL);
 	if (ret < 0)
 		ret = bus_error(err, ret, &e, "set properties of", unit);
-	sd_bus_error_free(&e);
+	sd.error_free(&e);
 	return ret;
 }
 
 int tern_systemd_stop_scope(const char *unit, tern_error **err)
 {
 	cleanup_job_session job_session s = {.error = SD_BUS_ERROR_NULL};
-	__attribute__((cleanup(sd_bus_message_unrefp))) sd_bus_message *reply = NULL;
+	__attribute__((cleanup(message_unrefp))) sd_bus_message *reply = NULL;
 	int ret = job_session_open(&s, unit, err);
 
 	if (ret < 0)
 		return ret;
-	ret = sd_bus_call_method(s.bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", &s.error, &reply,
+	ret = sd.call_method(s.bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", &s.error, &reply,
 				 "ss", unit, "replace");
 	if (ret < 0) {
 		/* already gone (an empty scope is collected by itself) */
-		if (sd_bus_error_has_name(&s.error, "org.freedesktop.systemd1.NoSuchUnit"))
+		if (sd.error_has_name(&s.error, "org.freedesktop.systemd1.NoSuchUnit"))
 			return 0;
 		return bus_error(err, ret, &s.error, "stop scope", unit);
 	}
