@@ -87,6 +87,11 @@ const char *tern_snap_warm_live_name(const char *store, char **buf);
  * was one. With the warm lock held. */
 int tern_snap_warm_discard(const tern_runtime *rt, const char *store, const char *id,
 			   const char *name);
+/* What a swap left for the reap (ROOT/@snapshots/ID/.reap: the old
+ * processes, killed and still frozen, and their cgroup; the old overlay):
+ * thawed, so that they die, and removed. */
+void tern_snap_warm_reap(const char *store);
+
 /* A new spare of `name`, made by a child in the background that inherits
  * the warm lock (`lockfd`, held by the caller) and holds it until the spare
  * is ready or failed; it enters the mount namespace `mntns_fd` first (-1:

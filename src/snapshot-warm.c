@@ -238,7 +238,7 @@ static void write_reap(const char *store, const oci_map *paths)
 /* What a swap left to do: its old processes dead and their cgroup gone
  * (destroy kills what is left and waits), then the overlay they ran on.
  * With the warm lock held. */
-static void reap(const char *store)
+void tern_snap_warm_reap(const char *store)
 {
 	cleanup_free char *text = read_small(store, REAP_FILE);
 	cleanup_free char *old = tern_strdup_printf("%s/" LIVE_OLD, store);
@@ -550,7 +550,7 @@ static void build_child(build_ctx *b, int lockfd, int mntns_fd)
 		close(null);
 	if (logfd > 2)
 		close(logfd);
-	reap(b->store);
+	tern_snap_warm_reap(b->store);
 	if (b->name == NULL)
 		_exit(0);
 	if (build(b, &e) < 0) {
@@ -651,7 +651,7 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 	int ret;
 
 	*killed = false;
-	reap(store); /* (left by a reaper that was killed) */
+	tern_snap_warm_reap(store); /* (left by a reaper that was killed) */
 	ret = tern_container_peek(&r, id, &sdir, &sst, err);
 	if (ret == 0 && (sst->pid <= 0 || tern_process_start_time(sst->pid) != sst->pid_start_time))
 		ret = tern_error_make_quiet(err, ESRCH, "the warm spare's init is gone");
@@ -693,9 +693,10 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 		goto out;
 	}
 	stats->warm = true;
-	/* the old processes, thawed, die; their cgroup and the overlay they
-	 * ran on go in the background, once they have (reap) */
-	tern_cgroup_thaw_all(&sst->cgroup_paths);
+	/* the old processes die once thawed, and with their cgroup and the
+	 * overlay they ran on that is the reap's, in the background (its
+	 * tern_cgroup_destroy thaws first): the thaw waits for the killed
+	 * to wake, milliseconds the rollback need not wait for */
 	write_reap(store, &sst->cgroup_paths);
 
 	/* the spare is the container now: its own state and cgroup go first,
@@ -800,7 +801,7 @@ int tern_snapshot_warm_cleanup(const tern_runtime *rt, const char *id, tern_erro
 	if (lockfd < 0)
 		return lockfd;
 	int ret = 0;
-	reap(store);
+	tern_snap_warm_reap(store);
 	tern_snap_warm_discard(rt, store, id, NULL);
 	cleanup_free char *live = tern_strdup_printf("%s/" LIVE_DIR, store);
 	if (access(live, F_OK) == 0) {

@@ -866,6 +866,9 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 					 warm_lock, host_mnt, &e) < 0) {
 			tern_warn("no warm spare of `%s` at `%s`: %s", id, name, e->msg);
 			tern_error_free(e);
+			/* the old processes are not to wait, frozen, for the next */
+			if (stats->warm)
+				tern_snap_warm_reap(r.s.path);
 		}
 	}
 	if (warm_lock >= 0)
