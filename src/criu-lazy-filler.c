@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -135,6 +136,11 @@ int tern_lazy_filler_start(const char *criu, const char *images, char *const ext
 		setsid();
 		signal(SIGPIPE, SIG_IGN);
 		prctl(PR_SET_NAME, "tern-filler", 0, 0, 0);
+		/* background work: the next clone's restore comes first (the
+		 * pages a clone faults on are still served at once, only the
+		 * rest waits for idle CPU) */
+		if (setpriority(PRIO_PROCESS, 0, 10) < 0)
+			tern_debug("the memory filler: nice 10: %s", strerror(errno));
 		if (chdir("/") < 0)
 			_exit(1);
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
