@@ -69,3 +69,32 @@ pages_kib() {
 	wait_until 120 grep -q again "$BUNDLE/rootfs/tmp/hash"
 	[ "$(cat "$BUNDLE/rootfs/tmp/hash")" = "again $first" ]
 }
+
+@test "clone --share-memory on a kernel without PR_SET_MEMORY_MERGE (Debian's 6.1 here): a clear error, nothing made, the source runs on" {
+	# (the host's 6.18 has it: snapshot.bats tests the merging there)
+	local major minor
+	IFS=. read -r major minor _ <<<"$(uname -r)"
+	if [ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 4 ]; }; then
+		echo "this test wants a kernel older than 6.4 (the guest's 6.1); this is $(uname -r)" >&2
+		false
+	fi
+	set_cmd "sleep $MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	wait_status "$ID" running
+	tern snapshot "$ID" base
+	run tern clone --share-memory "$ID" base "$ID-k"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--share-memory: this kernel cannot mark"*"Linux 6.4 or later"* ]] || {
+		echo "$output"
+		false
+	}
+	run tern state "$ID-k"
+	[ "$status" -ne 0 ]
+	[ ! -e "$ROOT/$ID-k" ]
+	[ ! -e "$ROOT/@clones/$ID-k" ]
+	[ ! -e "$ROOT/@clones/$ID-k.bundle" ]
+	[ -z "$(ls -A "$STORE/base/clones" 2>/dev/null)" ]
+	[ "$(state_field "$ID" status)" = running ]
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
