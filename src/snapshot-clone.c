@@ -223,6 +223,15 @@ static int write_record(clone_ctx *c, tern_error **err)
 	return tern_write_file(c->record, rec, strlen(rec), 0600, err);
 }
 
+/* A restore leaves tern clone in a mount namespace of its own; the
+ * clone's overlay is the host's, undone there. */
+static void back_to_host(int host_mnt, const char *id)
+{
+	if (host_mnt >= 0 && setns(host_mnt, CLONE_NEWNS) < 0)
+		tern_warn("clone `%s`: back to the host's mount namespace: %s", id,
+			  strerror(errno));
+}
+
 struct gone_ctx {
 	const tern_global_opts *g;
 	const char *id;
@@ -237,10 +246,9 @@ static void delete_clone(void *data)
 	struct gone_ctx *gc = data;
 	tern_error *e = NULL;
 
-	/* (the restore left tern clone in a mount namespace of its own) */
-	if (getpid() == gc->clone_cmd && gc->host_mnt >= 0 && setns(gc->host_mnt, CLONE_NEWNS) < 0)
-		tern_warn("clone `%s`: back to the host's mount namespace: %s", gc->id,
-			  strerror(errno));
+	/* (the filler never left the host's) */
+	if (getpid() == gc->clone_cmd)
+		back_to_host(gc->host_mnt, gc->id);
 
 	if (tern_snapshot_container_delete(&gc->g->rt, gc->id, true, false, &e) < 0) {
 		tern_log(TERN_LOG_ERROR, "%s", e->msg);
@@ -256,8 +264,7 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		       .s = {.fd = -1}, .snapfd = -1};
 	uint64_t t0 = tern_now_ns();
 	int ret;
-	/* a restore leaves this process in a mount namespace of its own:
-	 * the clone's overlay, on a failure, is unmounted back in this one */
+	/* (back_to_host) */
 	cleanup_close int host_mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 
 	memset(stats, 0, sizeof(*stats));
@@ -315,9 +322,7 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		}
 		if (c.record)
 			unlink(c.record);
-		if (host_mnt >= 0 && setns(host_mnt, CLONE_NEWNS) < 0)
-			tern_warn("clone `%s`: back to the host's mount namespace: %s", new_id,
-				  strerror(errno));
+		back_to_host(host_mnt, new_id);
 		if (c.made_bundle)
 			tern_snap_overlay_undo(c.bundle);
 	}

@@ -490,16 +490,26 @@ signal_memhash() {
 	cat "$h"
 }
 
-@test "clone --share-memory: ksmd maps the pages the clones have in common once; each still diverges on its own; a rollback keeps the mark" {
+@test "clone --share-memory: ksmd maps the pages the clones have in common once (a warning while it is off); each still diverges on its own; a rollback keeps the mark" {
 	# (Linux 6.4 or later: PR_SET_MEMORY_MERGE. Not skipped where it is
 	# missing: tern says so, and this test fails.)
 	start_memhash 64
 	local i
 	tern snapshot "$ID" base
 	ksm_fast
-	for i in 0 1 2; do
+	# ksmd off: marked all the same, and told
+	echo 0 >$KSM/run
+	run tern clone --share-memory "$ID" base "$ID-k0"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"ksmd is off"*"nothing merges it until ksmd runs"* ]] || {
+		echo "$output"
+		false
+	}
+	echo 1 >$KSM/run
+	for i in 1 2; do
 		run tern clone --share-memory "$ID" base "$ID-k$i"
 		[ "$status" -eq 0 ] || { echo "$output"; false; }
+		[[ "$output" != *"ksmd is off"* ]] || { echo "$output"; false; }
 	done
 	run tern clone "$ID" base "$ID-plain"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
