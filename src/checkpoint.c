@@ -320,6 +320,7 @@ typedef struct {
 	char **trees;	   /* cgroup v1 tmpfs trees: their descriptor lines (the same) */
 	char **devbinds;   /* "MOUNTPOINT ROOT": host devices (checkpoint-devbinds.h) */
 	char *stdio[3];	   /* CRIU's key of the init's fd 0-2 when it is outside */
+	unsigned stdio_mode[3]; /* the st_mode of a file[] one (criu checks it) */
 	char **veths;	   /* "INNER OUTER": veths whose peer was outside */
 	bool netns_external;
 	bool netns_fresh; /* not in the images: restore makes a new one */
@@ -370,6 +371,9 @@ static int descriptor_write(int dirfd, const descriptor *d, tern_error **err)
 	for (int i = 0; i < 3; i++)
 		if (d->stdio[i])
 			fprintf(f, "stdio%d %s\n", i, d->stdio[i]);
+	for (int i = 0; i < 3; i++)
+		if (d->stdio_mode[i])
+			fprintf(f, "stdiomode%d %o\n", i, d->stdio_mode[i]);
 	for (char **m = d->veths; m && *m; m++)
 		fprintf(f, "veth %s\n", *m);
 	fprintf(f, "netns-external %d\nnetns-fresh %d\nterminal %d\n", d->netns_external,
@@ -415,6 +419,8 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 			d->devbinds = tern_cli_strv_add(d->devbinds, tern_xstrdup(v));
 		else if (strncmp(l, "stdio", 5) == 0 && l[5] >= '0' && l[5] <= '2' && !l[6])
 			d->stdio[l[5] - '0'] = tern_xstrdup(v);
+		else if (strncmp(l, "stdiomode", 9) == 0 && l[9] >= '0' && l[9] <= '2' && !l[10])
+			d->stdio_mode[l[9] - '0'] = (unsigned)strtoul(v, NULL, 8);
 		else if (strcmp(l, "veth") == 0) {
 			/* the names become a device on this node (through
 			 * criu's veth[INNER]:OUTER): a migration's source
@@ -438,6 +444,25 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 	if (d->id == NULL)
 		return tern_error_make_quiet(err, EINVAL, "%s: corrupted (no id)", path);
 	return 0;
+}
+
+void tern_ckpt_outside_stdio(const char *images, char kinds[3], unsigned modes[3])
+{
+	descriptor d = {0};
+	tern_error *e = NULL;
+
+	memset(kinds, 0, 3);
+	memset(modes, 0, 3 * sizeof(*modes));
+	if (descriptor_read(images, &d, &e) == 0) {
+		for (int i = 0; i < 3; i++) {
+			if (d.stdio[i] == NULL)
+				continue;
+			kinds[i] = strncmp(d.stdio[i], "pipe:", 5) == 0 ? 'p' : 'f';
+			modes[i] = d.stdio_mode[i];
+		}
+	}
+	tern_error_free(e);
+	descriptor_clear(&d);
 }
 
 bool tern_ckpt_netns_left_out(const char *images)
@@ -590,6 +615,7 @@ static int external_stdio(criu_session *s, pid_t pid, descriptor *d)
 			continue;
 		d->stdio[fd] =
 		    tern_strdup_printf("file[%x:%lx]", (unsigned)mnt, (unsigned long)st.st_ino);
+		d->stdio_mode[fd] = st.st_mode;
 		bool seen = false;
 		for (int j = 0; j < fd; j++)
 			seen = seen || (d->stdio[j] && strcmp(d->stdio[j], d->stdio[fd]) == 0);

@@ -137,6 +137,10 @@ int tern_criu_features_check(const char *criu, tern_criu_features *f, tern_error
  * pipes (fs.pipe-max-size, unless CAP_SYS_RESOURCE). */
 int tern_criu_lazy_pipes_check(tern_error **err);
 
+/* The init's stdio that was outside the container in the checkpoint at
+ * `images`, per fd: kinds 0 (none), 'p' (a pipe) or 'f' (a file, whose
+ * st_mode is in modes, 0 if the checkpoint is older than that record). */
+void tern_ckpt_outside_stdio(const char *images, char kinds[3], unsigned modes[3]);
 /* Whether the checkpoint in `images` left the container's network
  * namespace out (tern_ckpt_opts.netns_fresh_if_plain): restore makes a new
  * one. */

@@ -96,6 +96,10 @@ void tern_snapshot_stats_json(const char *id, const char *name, const tern_snaps
 		yajl_gen_string(g, (const unsigned char *)"warm", 4);
 		yajl_gen_bool(g, 1);
 	}
+	if (s->spare) {
+		yajl_gen_string(g, (const unsigned char *)"spare", 5);
+		yajl_gen_bool(g, 1);
+	}
 	yajl_gen_map_close(g);
 	print_gen(g);
 }
@@ -130,6 +134,15 @@ static int list(const char *root, const char *id, bool json)
 			gen_str(g, "parent", v[i].parent ? v[i].parent : "");
 			if (v[i].warm)
 				gen_str(g, "warm", v[i].warm);
+			if (v[i].spares_wanted || v[i].spares_ready || v[i].spares_failed) {
+				yajl_gen_string(g, (const unsigned char *)"spares", 6);
+				yajl_gen_map_open(g);
+				gen_u64(g, "wanted", v[i].spares_wanted);
+				gen_u64(g, "ready", v[i].spares_ready);
+				yajl_gen_string(g, (const unsigned char *)"failed", 6);
+				yajl_gen_bool(g, v[i].spares_failed);
+				yajl_gen_map_close(g);
+			}
 			yajl_gen_map_close(g);
 		}
 		yajl_gen_array_close(g);

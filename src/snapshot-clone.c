@@ -292,6 +292,31 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 						    id, name);
 	}
 	cleanup_free char *images = tern_strdup_printf("%s/%s/images", c.s.path, name);
+	/* a spare restored ahead of time, where one is ready and the clone
+	 * asks for nothing a spare cannot have (snapshot-spares.c) */
+	if (ret == 0 && !o->bundle && !o->console_socket && !o->share_memory) {
+		cleanup_free char *clones = tern_strdup_printf("%s/" CLONES_DIR, c.root);
+		cleanup_free char *bundle = tern_strdup_printf("%s/%s.bundle", clones, new_id);
+		ret = tern_mkdir_p(clones, 0700, err);
+		if (ret == 0)
+			ret = tern_snap_spares_claim(g, criu, c.s.path, id, name, new_id, bundle,
+						     err);
+		if (ret > 0) {
+			stats->spare = true;
+			c.record = tern_strdup_printf("%s/%s", clones, new_id);
+			c.bundle = steal_pointer(&bundle);
+			ret = write_record(&c, err);
+			if (ret < 0) {
+				tern_error *e = NULL;
+				if (tern_snapshot_container_delete(&g->rt, new_id, true, false,
+								   &e) < 0) {
+					tern_warn("%s", e->msg);
+					tern_error_free(e);
+				}
+			}
+			goto done;
+		}
+	}
 	if (ret == 0)
 		ret = make_bundle(&c, o->bundle, err);
 	if (ret == 0) {
@@ -326,6 +351,7 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		if (c.made_bundle)
 			tern_snap_overlay_undo(c.bundle);
 	}
+done:
 	stats->total_ns = tern_now_ns() - t0;
 	if (c.snapfd >= 0)
 		close(c.snapfd);

@@ -108,3 +108,20 @@ int tern_snap_warm_spawn(const tern_global_opts *g, const char *criu, const char
 int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char *id,
 			tern_container_dir *dir, oci_state *st, tern_snapshot_stats *stats,
 			bool *killed, tern_error **err);
+
+/* ---- clone spares (snapshot-spares.c) ---- */
+
+/* A clone of snapshot `name` from a ready spare, under the store's lock:
+ * its bundle becomes `bundle` (which must not exist, on the same file
+ * system as the store), its state and cgroup those of `new_id`; then a
+ * builder makes the next spare in the background. 1: claimed; 0: no
+ * spare is ready (nothing changed: a cold clone instead); <0: the claim
+ * failed and left nothing behind. */
+int tern_snap_spares_claim(const tern_global_opts *g, const char *criu, const char *store,
+			   const char *id, const char *name, const char *new_id, const char *bundle,
+			   tern_error **err);
+/* The spares of `name` (NULL: of every snapshot) killed and removed, the
+ * builder stopped first. Under the store's lock. */
+void tern_snap_spares_discard(const char *root, const char *store, const char *name);
+/* spares_wanted, spares_ready and spares_failed of `i` */
+void tern_snap_spares_info(const char *store, const char *name, tern_snapshot_info *i);

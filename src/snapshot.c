@@ -1005,6 +1005,7 @@ int tern_snapshot_list(const char *root, const char *id, tern_snapshot_info **ou
 		}
 		i.bytes = own_bytes(snapfd);
 		i.warm = tern_snap_warm_status(s.path, i.name);
+		tern_snap_spares_info(s.path, i.name, &i);
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 8;
 			*out = realloc(*out, cap * sizeof(**out));
@@ -1080,8 +1081,10 @@ int tern_snapshot_delete(const char *root, const char *id, const char *name, ter
 						    "container",
 						    name, id, id);
 	}
-	if (ret == 0)
+	if (ret == 0) {
 		tern_snap_warm_discard(&(tern_runtime){.root = root}, s.path, id, name);
+		tern_snap_spares_discard(root, s.path, name);
+	}
 	if (warm_lock >= 0)
 		close(warm_lock);
 	if (ret == 0) {
@@ -1104,7 +1107,10 @@ int tern_snapshot_delete_all(const char *root, const char *id, tern_error **err)
 		tern_snap_store_close(&s);
 		return 0;
 	}
-	/* each snapshot but those that clones still stand on */
+	/* each snapshot but those that clones still stand on (the spares of
+	 * every one go: they are not clones yet) */
+	if (ret == 0)
+		tern_snap_spares_discard(root, s.path, NULL);
 	int fd = ret == 0 ? dup(s.fd) : -1;
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	bool kept = false;

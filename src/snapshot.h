@@ -55,6 +55,10 @@ typedef struct {
 	int mem_depth;
 	/* its warm spare: NULL (none), "building", "ready" or "failed" */
 	const char *warm;
+	/* its clone spares (snapshot-spares.c): as many as `clone --spares`
+	 * wants, how many are ready, whether the last could not be made */
+	unsigned spares_wanted, spares_ready;
+	bool spares_failed;
 } tern_snapshot_info;
 
 void tern_snapshot_info_clear(tern_snapshot_info *i);
@@ -80,6 +84,7 @@ typedef struct {
 	uint64_t files_copied, files_linked, bytes_copied, entries_removed;
 	uint64_t bytes; /* snapshot: its own size on disk */
 	bool warm;	/* rollback: a warm spare was swapped in (snapshot-warm.c) */
+	bool spare;	/* clone: a clone spare was claimed (snapshot-spares.c) */
 } tern_snapshot_stats;
 
 /* --format json of snapshot and rollback (cmd-snapshot.c): one line. */
@@ -110,6 +115,12 @@ typedef struct {
 	bool share_memory; /* --share-memory: KSM (memory-merge.h) */
 	bool wait_fill;	   /* --wait-fill: return once every page is in */
 } tern_clone_opts;
+
+/* `tern clone --spares N ID NAME`: keep N clones of snapshot NAME restored
+ * and frozen, ready for `tern clone` to claim (snapshot-spares.c); 0
+ * removes them. Returns once the builder runs in the background. */
+int tern_snapshot_clone_spares(const tern_global_opts *g, const char *criu, const char *id,
+			       const char *name, unsigned want, tern_error **err);
 
 /* A new container `new_id` from snapshot `name` of `id` (snapshot-clone.c). */
 int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char *id,

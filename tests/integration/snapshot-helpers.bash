@@ -72,3 +72,24 @@ delete_clones_then_source() {
 	tern delete --force "$ID"
 	check_nothing_left "$ID"
 }
+
+# clone_rootfs NEW-ID: where a clone's rootfs is (its default bundle).
+clone_rootfs() {
+	echo "$ROOT/@clones/$1.bundle/rootfs"
+}
+
+# memhash_pid ID: the host pid of the memhash in container ID.
+memhash_pid() {
+	pgrep -P "$(state_field "$1" pid)" -x memhash
+}
+
+# signal_memhash ID SIGNAL WANT: memhash in ID answers SIGNAL with a line
+# starting with WANT ("again", "new") in its /tmp/hash; prints the line.
+signal_memhash() {
+	local h
+	h="$(clone_rootfs "$1")/tmp/hash"
+	rm -f "$h"
+	kill "-$2" "$(memhash_pid "$1")"
+	wait_until 60 grep -q "^$3 " "$h"
+	cat "$h"
+}

@@ -266,11 +266,6 @@ one" ]
 	[ ! -e "$STORE" ]
 }
 
-# clone_rootfs NEW-ID: where a clone's rootfs is (its default bundle).
-clone_rootfs() {
-	echo "$ROOT/@clones/$1.bundle/rootfs"
-}
-
 @test "clone: 10 clones from one snapshot run, diverge, and each is snapshotted, rolled back and deleted on its own" {
 	start_counter
 	tern snapshot "$ID" base
@@ -469,25 +464,9 @@ teardown() {
 	teardown_bundle
 }
 
-# memhash_pid ID: the host pid of the memhash in container ID.
-memhash_pid() {
-	pgrep -P "$(state_field "$1" pid)" -x memhash
-}
-
 # merged_at_least PID PAGES: ksmd has merged at least PAGES of PID's pages.
 merged_at_least() {
 	[ "$(awk '$1 == "ksm_merging_pages" {print $2}' "/proc/$1/ksm_stat")" -ge "$2" ]
-}
-
-# signal_memhash ID SIGNAL WANT: memhash in ID answers SIGNAL with a line
-# starting with WANT ("again", "new") in its /tmp/hash; prints the line.
-signal_memhash() {
-	local h
-	h="$(clone_rootfs "$1")/tmp/hash"
-	rm -f "$h"
-	kill "-$2" "$(memhash_pid "$1")"
-	wait_until 60 grep -q "^$3 " "$h"
-	cat "$h"
 }
 
 @test "clone --share-memory: ksmd maps the pages the clones have in common once (a warning while it is off); each still diverges on its own; a rollback keeps the mark" {

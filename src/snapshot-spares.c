@@ -1,0 +1,645 @@
+/* Clone spares: "initialise once, claim many" in milliseconds
+ * (`tern clone --spares N ID NAME`, then `tern clone ID NAME NEW-ID`).
+ *
+ * A clone is a criu restore: about 100 ms of criu's own work however small
+ * the container, most of it starting two criu processes and building the
+ * namespaces and mounts. A spare is that restore done ahead of time, in
+ * the background: a clone of the snapshot, restored into a cgroup of its
+ * own, with a new network namespace and its own overlay, and frozen at
+ * criu's pre-resume point (checkpoint.h, freeze_at_resume), so that it
+ * never runs an instruction; its memory is filled before it counts as
+ * ready. A clone then claims one:
+ *
+ *   the spare's bundle renamed to the clone's; the clone's state directory
+ *   and its cgroup (named after NEW-ID, with the config's limits) made as a
+ *   cold clone's are; that cgroup frozen, the spare's processes moved in
+ *   (frozen they stay frozen), thawed; the spare's cgroup removed.
+ *
+ * and a builder in the background restores the next, up to N again.
+ *
+ * In the store (ROOT/@snapshots/ID/, snapshot.h), per snapshot NAME:
+ *   .clone-spares/NAME/want      N, as `--spares N` set it
+ *   .clone-spares/NAME/.lock     flock: held by the one builder at work
+ *   .clone-spares/NAME/error     why the last spare could not be made (the
+ *                                builder stops; `--spares N` again retries)
+ *   .clone-spares/NAME/build.log the builder's messages
+ *   .clone-spares/NAME/s-XXXXXX/ a spare: ready (once frozen and filled),
+ *                                bundle/ (config.json, rootfs/ = an overlay
+ *                                on NAME's tree, .upper/, .work/), root/
+ *                                (the --root its state is kept under, as
+ *                                container "spare"), criu's logs
+ * Claims, `--spares` and deletes run under the store's lock; the builder
+ * only adds spares, and marks one ready once it is.
+ *
+ * What differs from a cold clone: the spare's stdio is /dev/null (it is
+ * made in the background, for nobody's terminal or pipe); the memory its
+ * restore filled stays charged to the spare's memory cgroup (then to its
+ * parent) after the move, not to the clone's. A spare costs a full copy of
+ * the snapshot's memory while it waits. Not made: for a snapshot with a
+ * terminal (the pty would go nowhere) or with hooks (they would run when
+ * the spare is made, not when a clone is), with the systemd cgroup driver,
+ * or rootless. A clone with --bundle, --console-socket or --share-memory
+ * is always a cold one. */
+#include "cgroup.h"
+#include "checkpoint.h"
+#include "container-cgroup.h"
+#include "log.h"
+#include "snapshot-store.h"
+#include "snapshot.h"
+#include "state.h"
+#include "utils.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SPARES_DIR ".clone-spares"
+#define SPARE_ID   "spare"
+
+/* ---- small helpers ---- */
+
+static char *spares_dir(const char *store, const char *name)
+{
+	return tern_strdup_printf("%s/" SPARES_DIR "/%s", store, name);
+}
+
+static unsigned read_want(const char *dir)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/want", dir);
+	cleanup_free char *data = NULL;
+	size_t len;
+
+	if (tern_read_file(path, &data, &len, 64, NULL) < 0)
+		return 0;
+	return (unsigned)strtoul(data, NULL, 10);
+}
+
+static bool is_spare(const char *entry)
+{
+	return strncmp(entry, "s-", 2) == 0;
+}
+
+static bool spare_ready(const char *dir, const char *entry)
+{
+	cleanup_free char *ready = tern_strdup_printf("%s/%s/ready", dir, entry);
+	return access(ready, F_OK) == 0;
+}
+
+/* The spares in `dir` (being made or ready), and how many are ready. */
+static unsigned count_spares(const char *dir, unsigned *ready)
+{
+	DIR *d = opendir(dir);
+	unsigned n = 0;
+
+	*ready = 0;
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		if (!is_spare(e->d_name))
+			continue;
+		n++;
+		if (spare_ready(dir, e->d_name))
+			(*ready)++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static tern_runtime spare_runtime(const tern_runtime *rt, const char *spare)
+{
+	tern_runtime r = *rt;
+	r.root = tern_strdup_printf("%s/root", spare);
+	return r;
+}
+
+/* A spare's processes, cgroup, state, overlay and directory, gone. */
+static void remove_spare(const tern_runtime *rt, const char *spare)
+{
+	tern_runtime r = spare_runtime(rt, spare);
+	cleanup_free char *state = tern_strdup_printf("%s/" SPARE_ID, r.root);
+	tern_error *e = NULL;
+
+	if (access(state, F_OK) == 0 && tern_container_delete(&r, SPARE_ID, true, &e) < 0) {
+		tern_warn("clone spare `%s`: %s", spare, e->msg);
+		tern_error_free(e);
+	}
+	free((char *)r.root);
+	cleanup_free char *bundle = tern_strdup_printf("%s/bundle", spare);
+	if (access(bundle, F_OK) == 0)
+		tern_snap_overlay_undo(bundle);
+	tern_snap_remove_tree(spare);
+}
+
+/* ---- building ---- */
+
+typedef struct {
+	const tern_global_opts *g;
+	const char *criu;
+	const char *store;
+	const char *id;
+	const char *name;
+	char *dir;   /* .clone-spares/NAME */
+	char *spare; /* the one being made */
+	tern_runtime rt;
+} builder;
+
+static void delete_spare_container(void *data)
+{
+	builder *b = data;
+	tern_error *e = NULL;
+
+	if (tern_container_delete(&b->rt, SPARE_ID, true, &e) < 0) {
+		tern_log(TERN_LOG_ERROR, "%s", e->msg);
+		tern_error_free(e);
+	}
+}
+
+/* The spare's stdio, of the kind criu finds in the images (it checks a
+ * file's mode): /dev/null for a device (or what is not recorded), else
+ * BUNDLE/stdio.log, appended to, which is where a clone from the spare
+ * writes what a pipe or a file took before. One fd each: criu closes an
+ * inherited fd once it has it. */
+static int open_stdio(const char *images, const char *bundle, int *fd0, int *fd1, int *fd2,
+		      tern_error **err)
+{
+	int *fds[3] = {fd0, fd1, fd2};
+	char kinds[3];
+	unsigned modes[3];
+	cleanup_free char *log = tern_strdup_printf("%s/stdio.log", bundle);
+
+	tern_ckpt_outside_stdio(images, kinds, modes);
+	for (int i = 0; i < 3; i++) {
+		bool to_log = kinds[i] == 'p' || (kinds[i] == 'f' && S_ISREG(modes[i]));
+		*fds[i] = to_log ? open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+				 : open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (*fds[i] < 0)
+			return tern_error_make(err, errno, "`%s`", to_log ? log : "/dev/null");
+		if (to_log && kinds[i] == 'f' && fchmod(*fds[i], modes[i] & 07777) < 0)
+			return tern_error_make(err, errno, "chmod `%s`", log);
+	}
+	return 0;
+}
+
+static int build_one(builder *b, tern_error **err)
+{
+	cleanup_free char *images = tern_strdup_printf("%s/%s/images", b->store, b->name);
+	cleanup_free char *lower = tern_strdup_printf("%s/%s/tree", b->store, b->name);
+	cleanup_free char *tmpl = tern_strdup_printf("%s/s-XXXXXX", b->dir);
+	int ret;
+
+	if (mkdtemp(tmpl) == NULL)
+		return tern_error_make(err, errno, "`%s`", tmpl);
+	b->spare = tern_xstrdup(tmpl);
+	cleanup_free char *bundle = tern_strdup_printf("%s/bundle", b->spare);
+	if (mkdir(bundle, 0711) < 0)
+		return tern_error_make(err, errno, "`%s`", bundle);
+	ret = tern_snap_overlay_mount(lower, bundle, err);
+	if (ret < 0)
+		return ret;
+	/* a cgroup of its own until a clone takes the processes into its */
+	cleanup_free char *cg =
+	    tern_strdup_printf("tern-spare-%s-%s-%s", b->id, b->name, strrchr(b->spare, '-') + 1);
+	tern_snap_config_opts cfg = {.cgroups_path = cg, .drop_hooks = true};
+	ret = tern_snap_write_config(images, bundle, &cfg, err);
+	if (ret < 0)
+		return ret;
+	tern_global_opts g2 = *b->g;
+	b->rt = spare_runtime(&b->g->rt, b->spare);
+	g2.rt = b->rt;
+	ret = tern_mkdir_p(b->rt.root, 0700, err);
+	if (ret < 0)
+		return ret;
+	cleanup_close int fd0 = -1;
+	cleanup_close int fd1 = -1;
+	cleanup_close int fd2 = -1;
+	ret = open_stdio(images, bundle, &fd0, &fd1, &fd2, err);
+	if (ret < 0)
+		return ret;
+	tern_create_opts copts = {.bundle = bundle, .detach = true};
+	tern_ckpt_opts co = {
+	    .image_path = images,
+	    .status_fd = -1,
+	    .stdio_given = true,
+	    .stdio_fds = {fd0, fd1, fd2},
+	    .freeze_at_resume = true,
+	};
+	tern_snapshot_stats stats = {0};
+	ret = tern_snap_restore(&g2, b->criu, SPARE_ID, &copts, &co, images, b->spare,
+				delete_spare_container, b, false, &stats, err);
+	if (ret < 0)
+		return ret;
+	cleanup_free char *ready = tern_strdup_printf("%s/ready", b->spare);
+	return tern_write_file(ready, "", 0, 0600, err);
+}
+
+/* The builder: its own session, at nice 10, none of the caller's fds (the
+ * caller's stdout may be a pipe somebody reads to its end), its messages
+ * in build.log. One at a time (the lock); it makes spares until there are
+ * `want`, looks once more after letting go of the lock (a clone may have
+ * taken one meanwhile and found the lock held), and stops at the first
+ * spare that cannot be made. */
+static void builder_main(builder *b)
+{
+	cleanup_free char *lock = tern_strdup_printf("%s/.lock", b->dir);
+	cleanup_free char *log = tern_strdup_printf("%s/build.log", b->dir);
+	cleanup_free char *error = tern_strdup_printf("%s/error", b->dir);
+
+	setsid();
+	int host_mnt = open("/proc/self/ns/mnt", O_RDONLY);
+	int keep[] = {host_mnt};
+	tern_close_fds_from(3, keep, 1);
+	int null = open("/dev/null", O_RDWR);
+	int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	dup2(null, 0);
+	dup2(logfd >= 0 ? logfd : null, 1);
+	dup2(logfd >= 0 ? logfd : null, 2);
+	if (null > 2)
+		close(null);
+	if (logfd > 2)
+		close(logfd);
+	if (setpriority(PRIO_PROCESS, 0, 10) < 0)
+		tern_debug("clone spares: nice 10: %s", strerror(errno));
+	int lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0)
+		_exit(0);
+	for (;;) {
+		unsigned ready, n = count_spares(b->dir, &ready);
+		if (access(error, F_OK) == 0)
+			break;
+		if (n >= read_want(b->dir)) {
+			flock(lockfd, LOCK_UN);
+			if (count_spares(b->dir, &ready) >= read_want(b->dir) ||
+			    flock(lockfd, LOCK_EX | LOCK_NB) < 0)
+				_exit(0);
+			continue;
+		}
+		tern_error *e = NULL;
+		if (build_one(b, &e) < 0) {
+			/* the restore leaves this process in a mount namespace of
+			 * its own: the overlay is undone in the host's */
+			if (host_mnt >= 0 && setns(host_mnt, CLONE_NEWNS) < 0)
+				tern_warn("back to the host's mount namespace: %s",
+					  strerror(errno));
+			if (b->spare)
+				remove_spare(&b->g->rt, b->spare);
+			tern_write_file(error, e->msg, strlen(e->msg), 0600, NULL);
+			fprintf(stderr, "tern: clone spare of `%s` at `%s`: %s\n", b->id, b->name,
+				e->msg);
+			tern_error_free(e);
+			_exit(1);
+		}
+		if (host_mnt >= 0 && setns(host_mnt, CLONE_NEWNS) < 0) {
+			tern_warn("back to the host's mount namespace: %s", strerror(errno));
+			_exit(1);
+		}
+		free(b->spare);
+		b->spare = NULL;
+		free((char *)b->rt.root);
+		b->rt.root = NULL;
+	}
+	_exit(0);
+}
+
+static int spawn_builder(const tern_global_opts *g, const char *criu, const char *store,
+			 const char *id, const char *name, tern_error **err)
+{
+	builder b = {.g = g, .criu = criu, .store = store, .id = id, .name = name};
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return tern_error_make(err, errno, "fork the clone spares' builder");
+	if (pid == 0) {
+		b.dir = spares_dir(store, name);
+		builder_main(&b);
+	}
+	return 0;
+}
+
+/* ---- --spares N ---- */
+
+static int check_can_spare(const tern_global_opts *g, const char *store, const char *id,
+			   const char *name, tern_error **err)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/%s/images/" TERN_CKPT_CONFIG, store, name);
+	cleanup_free char *msg = NULL;
+	oci_config *config = NULL;
+	const char *why = NULL;
+
+	if (g->rt.systemd_cgroup)
+		why = "with the systemd cgroup driver (a spare needs a cgroup of its own, which "
+		      "tern does not make beside a scope)";
+	else if (geteuid() != 0)
+		why = "rootless (a spare's processes move into the clone's cgroup)";
+	if (why)
+		return tern_error_make_quiet(err, ENOTSUP, "--spares: no clone spares %s", why);
+	if (oci_config_parse_file(path, &config, &msg) < 0)
+		return tern_error_make_quiet(err, EINVAL, "`%s`: %s", path, msg);
+	if (config->process && config->process->terminal)
+		why = "has a terminal: a spare's pty would go nowhere";
+	else if (config->hooks)
+		why = "has hooks: they would run when the spare is made, not when a clone is";
+	oci_config_free(config);
+	if (why)
+		return tern_error_make_quiet(err, ENOTSUP, "--spares: snapshot `%s` of `%s` %s",
+					     name, id, why);
+	return 0;
+}
+
+/* Every spare in `dir` killed and removed (only the ready ones, and no
+ * more than `surplus` of them, with `trim`), then the directory itself if
+ * nothing is wanted. Without `trim`, the builder is stopped first. */
+static void discard_in(const char *root, const char *dir, bool trim, unsigned surplus)
+{
+	tern_runtime rt = {.root = root};
+	int lockfd = -1;
+
+	if (!trim) {
+		cleanup_free char *want = tern_strdup_printf("%s/want", dir);
+		cleanup_free char *lock = tern_strdup_printf("%s/.lock", dir);
+		tern_write_file(want, "0", 1, 0600, NULL);
+		/* a builder finishes the spare it is on (a restore is not to
+		 * be cut in half), then sees that none is wanted */
+		lockfd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		for (int waited = 0; lockfd >= 0 && flock(lockfd, LOCK_EX | LOCK_NB) < 0;
+		     waited += 10) {
+			if (errno != EWOULDBLOCK || waited >= 120000) {
+				tern_warn("`%s`: the clone spares' builder still holds it (%s): "
+					  "removing its spares all the same",
+					  lock, strerror(errno));
+				break;
+			}
+			struct timespec ts = {0, 10 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		if (!is_spare(e->d_name) ||
+		    (trim && (surplus == 0 || !spare_ready(dir, e->d_name))))
+			continue;
+		cleanup_free char *spare = tern_strdup_printf("%s/%s", dir, e->d_name);
+		remove_spare(&rt, spare);
+		if (trim)
+			surplus--;
+	}
+	if (d)
+		closedir(d);
+	if (!trim)
+		tern_snap_remove_tree(dir);
+	if (lockfd >= 0)
+		close(lockfd);
+}
+
+void tern_snap_spares_discard(const char *root, const char *store, const char *name)
+{
+	cleanup_free char *all = tern_strdup_printf("%s/" SPARES_DIR, store);
+
+	if (name) {
+		cleanup_free char *dir = spares_dir(store, name);
+		if (access(dir, F_OK) == 0)
+			discard_in(root, dir, false, 0);
+		rmdir(all);
+		return;
+	}
+	DIR *d = opendir(all);
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		if (e->d_name[0] == '.')
+			continue;
+		cleanup_free char *dir = tern_strdup_printf("%s/%s", all, e->d_name);
+		discard_in(root, dir, false, 0);
+	}
+	if (d)
+		closedir(d);
+	rmdir(all);
+}
+
+int tern_snapshot_clone_spares(const tern_global_opts *g, const char *criu, const char *id,
+			       const char *name, unsigned want, tern_error **err)
+{
+	tern_snap_store s = {.fd = -1};
+	int ret = tern_snap_check_name(name, err);
+
+	if (ret == 0)
+		ret = tern_snap_store_open(g->rt.root, id, false, &s, err);
+	if (ret == 0 && faccessat(s.fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		ret = -ENOENT;
+	if (ret == -ENOENT)
+		ret = tern_error_make_quiet(err, ENOENT, "container `%s` has no snapshot `%s`", id,
+					    name);
+	cleanup_free char *dir = ret == 0 ? spares_dir(s.path, name) : NULL;
+	if (ret == 0 && want == 0) {
+		tern_snap_spares_discard(g->rt.root, s.path, name);
+		goto out;
+	}
+	if (ret == 0)
+		ret = check_can_spare(g, s.path, id, name, err);
+	if (ret == 0)
+		ret = tern_mkdir_p(dir, 0700, err);
+	if (ret == 0) {
+		cleanup_free char *path = tern_strdup_printf("%s/want", dir);
+		cleanup_free char *text = tern_strdup_printf("%u", want);
+		cleanup_free char *error = tern_strdup_printf("%s/error", dir);
+		ret = tern_write_file(path, text, strlen(text), 0600, err);
+		unlink(error);
+	}
+	if (ret == 0) {
+		unsigned ready, n = count_spares(dir, &ready);
+		if (n > want)
+			discard_in(g->rt.root, dir, true, n - want);
+		ret = spawn_builder(g, criu, s.path, id, name, err);
+	}
+out:
+	if (ret < 0)
+		tern_error_wrap(err, "clone --spares of snapshot `%s` of `%s`", name, id);
+	tern_snap_store_close(&s);
+	return ret;
+}
+
+void tern_snap_spares_info(const char *store, const char *name, tern_snapshot_info *i)
+{
+	cleanup_free char *dir = spares_dir(store, name);
+	cleanup_free char *error = tern_strdup_printf("%s/error", dir);
+
+	if (access(dir, F_OK) < 0)
+		return;
+	i->spares_wanted = read_want(dir);
+	count_spares(dir, &i->spares_ready);
+	i->spares_failed = access(error, F_OK) == 0;
+}
+
+/* ---- the claim ---- */
+
+/* The first ready spare whose init is still the one restored, or NULL;
+ * those whose init is gone are removed. */
+static char *take_ready(const tern_runtime *rt, const char *dir, tern_container_dir **sdir,
+			oci_state **sst)
+{
+	DIR *d = opendir(dir);
+	char *found = NULL;
+
+	for (struct dirent *e; d && found == NULL && (e = readdir(d)) != NULL;) {
+		if (!is_spare(e->d_name) || !spare_ready(dir, e->d_name))
+			continue;
+		cleanup_free char *spare = tern_strdup_printf("%s/%s", dir, e->d_name);
+		tern_runtime r = spare_runtime(rt, spare);
+		tern_error *err = NULL;
+		int ret = tern_container_peek(&r, SPARE_ID, sdir, sst, &err);
+		free((char *)r.root);
+		if (ret == 0 && (*sst)->pid > 0 &&
+		    tern_process_start_time((*sst)->pid) == (*sst)->pid_start_time) {
+			found = steal_pointer(&spare);
+			break;
+		}
+		tern_debug("clone spare `%s` is no good: %s", spare,
+			   err ? err->msg : "its init is gone");
+		tern_error_free(err);
+		oci_state_free(*sst);
+		tern_state_dir_free(*sdir);
+		*sst = NULL;
+		*sdir = NULL;
+		remove_spare(rt, spare);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+int tern_snap_spares_claim(const tern_global_opts *g, const char *criu, const char *store,
+			   const char *id, const char *name, const char *new_id, const char *bundle,
+			   tern_error **err)
+{
+	cleanup_free char *dir = spares_dir(store, name);
+	cleanup_free char *images = tern_strdup_printf("%s/%s/images", store, name);
+	/* (every cleanup variable before the first goto) */
+	cleanup_free char *spare = NULL, *sbundle = NULL, *config_path = NULL, *msg = NULL;
+	cleanup_free char *rootfs = tern_strdup_printf("%s/rootfs", bundle);
+	cleanup_free char *created = NULL;
+	tern_container_dir *sdir = NULL, *cdir = NULL;
+	oci_state *sst = NULL;
+	oci_config *config = NULL;
+	tern_container c = {.rt = &g->rt, .id = new_id};
+	pid_t *pids = NULL;
+	size_t n = 0;
+	bool moved = false, made_cgroup = false, renamed = false;
+	int ret = 0;
+
+	if (access(dir, F_OK) < 0 || g->rt.systemd_cgroup)
+		return 0;
+	spare = take_ready(&g->rt, dir, &sdir, &sst);
+	if (spare == NULL)
+		return 0;
+	ret = tern_cgroup_pids(&sst->cgroup_paths, &pids, &n, err);
+	if (ret < 0)
+		goto fail;
+	/* from here the spare is the clone's, or gone */
+	sbundle = tern_strdup_printf("%s/bundle", spare);
+	if (rename(sbundle, bundle) < 0) {
+		ret = tern_error_make(err, errno, "rename `%s` to `%s`", sbundle, bundle);
+		goto fail;
+	}
+	renamed = true;
+	tern_snap_config_opts cfg = {0};
+	ret = tern_snap_write_config(images, bundle, &cfg, err);
+	if (ret < 0)
+		goto fail;
+	config_path = tern_strdup_printf("%s/config.json", bundle);
+	if (oci_config_parse_file(config_path, &config, &msg) < 0) {
+		ret = tern_error_make_quiet(err, EINVAL, "`%s`: %s", config_path, msg);
+		goto fail;
+	}
+	ret = tern_state_dir_create(g->rt.root, new_id, &cdir, err);
+	if (ret < 0)
+		goto fail;
+	ret = tern_snap_write_config(images, cdir->dir, &cfg, err);
+	if (ret < 0)
+		goto fail;
+	c.config = config;
+	c.dir = cdir;
+	ret = tern_container_cgroup_prepare(&c, err);
+	made_cgroup = ret == 0;
+	/* the clone's cgroup frozen, the spare's processes (frozen) moved in,
+	 * thawed: they run for the first time, in their own cgroup */
+	if (ret == 0)
+		ret = tern_cgroup_freeze(&c.cgroup_paths, true, err);
+	moved = ret == 0;
+	for (size_t i = 0; ret == 0 && i < n; i++)
+		ret = tern_cgroup_enter(&c.cgroup_paths, pids[i], err);
+	if (ret == 0)
+		ret = tern_cgroup_freeze(&c.cgroup_paths, false, err);
+	if (ret < 0)
+		goto fail;
+	tern_error *e = NULL;
+	if (tern_cgroup_destroy(&sst->cgroup_paths, &e) < 0) {
+		tern_warn("the cgroup of clone spare `%s`: %s", spare, e->msg);
+		tern_error_free(e);
+	}
+
+	created = tern_state_now_rfc3339();
+	oci_state s = {
+	    .oci_version = config->oci_version,
+	    .id = (char *)new_id,
+	    .status = "running",
+	    .pid = sst->pid,
+	    .bundle = (char *)bundle,
+	    .annotations = config->annotations,
+	    .rootfs = rootfs,
+	    .created = created,
+	    .owner = "",
+	    .pid_start_time = sst->pid_start_time,
+	    .cgroup_path = c.cgroup_path,
+	    .cgroup_paths = c.cgroup_paths,
+	    .own_cgroup = c.own_cgroup,
+	    .config_path = TERN_CONFIG_COPY,
+	};
+	ret = tern_state_write(cdir, &s, err);
+	if (ret < 0)
+		goto fail;
+	ret = 1;
+	tern_snap_remove_tree(spare);
+	goto out;
+
+fail:
+	/* the processes killed where they are (a thawed cgroup lets them
+	 * die), the clone's cgroup, state and bundle gone, and the spare */
+	for (size_t i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	if (moved)
+		tern_cgroup_thaw_all(&c.cgroup_paths);
+	if (made_cgroup)
+		tern_cgroup_destroy(&c.cgroup_paths, NULL);
+	if (cdir) {
+		tern_state_dir_remove(cdir, NULL);
+		cdir = NULL;
+	}
+	if (renamed)
+		tern_snap_overlay_undo(bundle);
+	remove_spare(&g->rt, spare);
+	tern_error_wrap(err, "clone spare `%s`", spare);
+out:
+	/* the next spare, behind the clone */
+	{
+		tern_error *e = NULL;
+		if (spawn_builder(g, criu, store, id, name, &e) < 0) {
+			tern_warn("%s", e->msg);
+			tern_error_free(e);
+		}
+	}
+	free(pids);
+	free(c.cgroup_path);
+	oci_map_clear(&c.cgroup_paths);
+	oci_config_free(config);
+	oci_state_free(sst);
+	tern_state_dir_free(sdir);
+	tern_state_dir_free(cdir);
+	return ret;
+}
