@@ -7,6 +7,8 @@
 #          1 MiB, rollback to w (the spare swapped in); clone 10
 #          containers from a, one after the other (timed until the 10th
 #          runs, and until every clone's memory is filled behind them);
+#          10 spares made with clone --spares 10 (not timed: the
+#          "initialise once"), then 10 clones that take them, timed;
 #          10 more with --share-memory, ksmd on and fast: the MiB it
 #          merged once that stopped growing (ksmd's settings put back)
 #   runc, by hand (it has no such commands): checkpoint --leave-running as
@@ -37,7 +39,7 @@ while getopts n:w:m:h opt; do
 	w) WARMUP=$OPTARG ;;
 	m) MIBS=$OPTARG ;;
 	*)
-		sed -n '2,22p' "$0"
+		sed -n '2,24p' "$0"
 		exit 2
 		;;
 	esac
@@ -127,6 +129,19 @@ check_hash() {
 	}
 }
 
+# wait_spares ID NAME N: N of tern's clone spares of NAME are ready.
+wait_spares() {
+	local j
+	for _ in $(seq 1200); do
+		j=$(rt_cmd tern snapshot --list --format json "$1" | jq -c --arg n "$2" '.[] | select(.name == $n) | .spares // {}')
+		[ "$(jq -r .ready <<<"$j")" = "$3" ] && return 0
+		[ "$(jq -r .failed <<<"$j")" = true ] && break
+		sleep 0.05
+	done
+	echo "snapshot-bench.sh: the clone spares of $2 are $j" >&2
+	return 1
+}
+
 # wait_warm ID NAME: tern's warm spare of NAME is ready.
 wait_warm() {
 	local st
@@ -174,9 +189,10 @@ ksm_shared() {
 
 # one RUNTIME MIB N: appends "snapshot second-snapshot rollback
 # warm-rollback clone10 clone10-filled" ms (warm-rollback 0 for runc, which
-# has none) and "shared" MiB (10 clones with --share-memory; 0 for runc).
+# has none), "shared" MiB (10 clones with --share-memory; 0 for runc) and
+# "spares" ms (10 clones from 10 clone spares; 0 for runc).
 one() {
-	local r=$1 mib=$2 n=$3 id="sb-$1-$2-$3" hash=$BUNDLE/rootfs/tmp/hash h1 a b rb rw=0 cl fl sh=0 i
+	local r=$1 mib=$2 n=$3 id="sb-$1-$2-$3" hash=$BUNDLE/rootfs/tmp/hash h1 a b rb rw=0 cl fl sh=0 sp=0 i
 	rm -f "$hash" "$BUNDLE/rootfs/tmp/changing"
 	jq ".process.args = [\"/bin/sh\", \"-c\", \"/bin/memhash $mib /tmp/hash & exec sleep 100000\"]" \
 		"$BUNDLE/config.json" >"$WORK/c"
@@ -224,6 +240,25 @@ one() {
 		now_ms t1
 		fl=$((t1 - t0))
 		for i in $(seq 0 9); do rt_cmd tern delete -f "$id-c$i"; done
+		rt_cmd tern clone --spares 10 "$id" a </dev/null >/dev/null
+		wait_spares "$id" a 10
+		now_ms t0
+		for i in $(seq 0 9); do
+			rt_cmd tern clone --format json "$id" a "$id-s$i" </dev/null >"$WORK/out" 2>&1 || {
+				cat "$WORK/out" >&2
+				return 1
+			}
+			jq -e '.spare == true' "$WORK/out" >/dev/null || {
+				echo "snapshot-bench.sh: tern: the clone took no spare: $(cat "$WORK/out")" >&2
+				return 1
+			}
+		done
+		now_ms t1
+		sp=$((t1 - t0))
+		# (a clone from a spare has the snapshot's memory too)
+		check_hash tern "$id-s0" "$h1" "$RUNROOT/tern/@clones/$id-s0.bundle/rootfs/tmp/hash"
+		for i in $(seq 0 9); do rt_cmd tern delete -f "$id-s$i"; done
+		rt_cmd tern clone --spares 0 "$id" a </dev/null >/dev/null
 		ksm_shared "$id" "$mib"
 	else
 		local img=$WORK/img-$id img2=$WORK/img2-$id
@@ -253,7 +288,7 @@ one() {
 		for i in $(seq 0 9); do rt_cmd runc delete -f "$id-c$i"; done
 		rm -rf "$img" "$img2"
 	fi
-	echo "$a $b $rb $rw $cl $fl $sh" >>"$WORK/res-$r-$mib"
+	echo "$a $b $rb $rw $cl $fl $sh $sp" >>"$WORK/res-$r-$mib"
 	rt_cmd "$r" delete -f "$id"
 }
 
@@ -274,8 +309,8 @@ for mib in $MIBS; do
 	done
 done
 
-printf '%-6s %8s %12s %14s %12s %12s %12s %12s %12s\n' runtime memory "snapshot ms" "2nd snap. ms" \
-	"rollback ms" "warm rb. ms" "10 clones ms" "...filled ms" "shared MiB"
+printf '%-6s %8s %12s %14s %12s %12s %12s %12s %12s %12s\n' runtime memory "snapshot ms" "2nd snap. ms" \
+	"rollback ms" "warm rb. ms" "10 clones ms" "...filled ms" "shared MiB" "10 spares ms"
 for mib in $MIBS; do
 	for r in "${runtimes[@]}"; do
 		f=$WORK/res-$r-$mib
@@ -283,17 +318,18 @@ for mib in $MIBS; do
 			printf '%-6s %6s M %12s\n' "$r" "$mib" failed
 			continue
 		}
-		for k in 1 2 3 4 5 6 7; do
+		for k in 1 2 3 4 5 6 7 8; do
 			eval "v${k}_${r}=$(cut -d' ' -f$k "$f" | median)"
 		done
-		[ "$r" = tern ] || v4_runc=-
-		eval "printf '%-6s %6s M %12s %14s %12s %12s %12s %12s %12s\n' $r $mib \$v1_$r \$v2_$r \$v3_$r \$v4_$r \$v5_$r \$v6_$r \$v7_$r"
+		[ "$r" = tern ] || { v4_runc=-; v8_runc=-; }
+		eval "printf '%-6s %6s M %12s %14s %12s %12s %12s %12s %12s %12s\n' $r $mib \$v1_$r \$v2_$r \$v3_$r \$v4_$r \$v5_$r \$v6_$r \$v7_$r \$v8_$r"
 	done
 	if [ -s "$WORK/res-tern-$mib" ] && [ -s "$WORK/res-runc-$mib" ]; then
 		echo "  $mib MiB tern/runc: snapshot $(awk -v a="$v1_tern" -v b="$v1_runc" 'BEGIN{printf "%.2f", a/b}')," \
 			"2nd $(awk -v a="$v2_tern" -v b="$v2_runc" 'BEGIN{printf "%.2f", a/b}')," \
 			"rollback $(awk -v a="$v3_tern" -v b="$v3_runc" 'BEGIN{printf "%.2f", a/b}')," \
 			"warm rollback $(awk -v a="$v4_tern" -v b="$v3_runc" 'BEGIN{printf "%.3f", a/b}') (of runc's restore)," \
-			"10 clones $(awk -v a="$v5_tern" -v b="$v5_runc" 'BEGIN{printf "%.2f", a/b}')"
+			"10 clones $(awk -v a="$v5_tern" -v b="$v5_runc" 'BEGIN{printf "%.2f", a/b}')," \
+			"10 from spares $(awk -v a="$v8_tern" -v b="$v5_runc" 'BEGIN{printf "%.3f", a/b}') (of runc's 10 restores)"
 	fi
 done

@@ -102,8 +102,9 @@ echo "== checkpoint/restore in a qemu guest (incremental dumps need soft-dirty t
 # This machine's kernel has no CONFIG_MEM_SOFT_DIRTY, so CRIU's pre-dump and
 # incremental dumps run in the guest, on Debian's kernel; checkpoint.bats runs
 # there too, on pure cgroup v2, and snapshot-warm.bats (a spare frozen by the
-# v2 freezer while CRIU holds it, on Debian's 6.1 kernel). The private criu
-# in /opt is visible there.
+# v2 freezer while CRIU holds it, on Debian's 6.1 kernel), and the guest's own
+# files (snapshot-spares-v2.bats: a clone spare moved between v2 cgroups).
+# The private criu in /opt is visible there.
 TAPCR=$LOGDIR/criu-guest.tap
 BATS_TEST_TIMEOUT=600 tests/vm/run-in-guest.sh --timeout 2400 -- \
 	env TERN_BIN="$REPO/tern" bats --tap tests/integration-criu-guest \

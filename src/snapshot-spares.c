@@ -241,6 +241,21 @@ static int build_one(builder *b, tern_error **err)
 	return tern_write_file(ready, "", 0, 0600, err);
 }
 
+static void remove_unready(const tern_runtime *rt, const char *dir)
+{
+	DIR *d = opendir(dir);
+
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		if (!is_spare(e->d_name) || spare_ready(dir, e->d_name))
+			continue;
+		cleanup_free char *spare = tern_strdup_printf("%s/%s", dir, e->d_name);
+		tern_warn("clone spare `%s` was left half-made: removed", spare);
+		remove_spare(rt, spare);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* The builder: its own session, at nice 10, none of the caller's fds (the
  * caller's stdout may be a pipe somebody reads to its end), its messages
  * in build.log. One at a time (the lock); it makes spares until there are
@@ -271,6 +286,8 @@ static void builder_main(builder *b)
 	int lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0)
 		_exit(0);
+	/* with the lock, a spare that is not ready is a dead builder's */
+	remove_unready(&b->g->rt, b->dir);
 	for (;;) {
 		unsigned ready, n = count_spares(b->dir, &ready);
 		if (access(error, F_OK) == 0)
