@@ -114,31 +114,6 @@ static unsigned count_spares(const char *dir, unsigned *ready)
 	return n;
 }
 
-static tern_runtime spare_runtime(const tern_runtime *rt, const char *spare)
-{
-	tern_runtime r = *rt;
-	r.root = tern_strdup_printf("%s/root", spare);
-	return r;
-}
-
-/* A spare's processes, cgroup, state, overlay and directory, gone. */
-static void remove_spare(const tern_runtime *rt, const char *spare)
-{
-	tern_runtime r = spare_runtime(rt, spare);
-	cleanup_free char *state = tern_strdup_printf("%s/" SPARE_ID, r.root);
-	tern_error *e = NULL;
-
-	if (access(state, F_OK) == 0 && tern_container_delete(&r, SPARE_ID, true, &e) < 0) {
-		tern_warn("clone spare `%s`: %s", spare, e->msg);
-		tern_error_free(e);
-	}
-	free((char *)r.root);
-	cleanup_free char *bundle = tern_strdup_printf("%s/bundle", spare);
-	if (access(bundle, F_OK) == 0)
-		tern_snap_overlay_undo(bundle);
-	tern_snap_remove_tree(spare);
-}
-
 /* ---- building ---- */
 
 typedef struct {
@@ -213,7 +188,7 @@ static int build_one(builder *b, tern_error **err)
 	if (ret < 0)
 		return ret;
 	tern_global_opts g2 = *b->g;
-	b->rt = spare_runtime(&b->g->rt, b->spare);
+	b->rt = tern_snap_spare_runtime(&b->g->rt, b->spare);
 	g2.rt = b->rt;
 	ret = tern_mkdir_p(b->rt.root, 0700, err);
 	if (ret < 0)
@@ -250,7 +225,7 @@ static void remove_unready(const tern_runtime *rt, const char *dir)
 			continue;
 		cleanup_free char *spare = tern_strdup_printf("%s/%s", dir, e->d_name);
 		tern_warn("clone spare `%s` was left half-made: removed", spare);
-		remove_spare(rt, spare);
+		tern_snap_spare_remove(rt, SPARE_ID, spare);
 	}
 	if (d)
 		closedir(d);
@@ -272,15 +247,7 @@ static void builder_main(builder *b)
 	int host_mnt = open("/proc/self/ns/mnt", O_RDONLY);
 	int keep[] = {host_mnt};
 	tern_close_fds_from(3, keep, 1);
-	int null = open("/dev/null", O_RDWR);
-	int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	dup2(null, 0);
-	dup2(logfd >= 0 ? logfd : null, 1);
-	dup2(logfd >= 0 ? logfd : null, 2);
-	if (null > 2)
-		close(null);
-	if (logfd > 2)
-		close(logfd);
+	tern_stdio_to_log(log);
 	if (setpriority(PRIO_PROCESS, 0, 10) < 0)
 		tern_debug("clone spares: nice 10: %s", strerror(errno));
 	int lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -307,7 +274,7 @@ static void builder_main(builder *b)
 				tern_warn("back to the host's mount namespace: %s",
 					  strerror(errno));
 			if (b->spare)
-				remove_spare(&b->g->rt, b->spare);
+				tern_snap_spare_remove(&b->g->rt, SPARE_ID, b->spare);
 			tern_write_file(error, e->msg, strlen(e->msg), 0600, NULL);
 			fprintf(stderr, "tern: clone spare of `%s` at `%s`: %s\n", b->id, b->name,
 				e->msg);
@@ -405,7 +372,7 @@ static void discard_in(const char *root, const char *dir, bool trim, unsigned su
 		    (trim && (surplus == 0 || !spare_ready(dir, e->d_name))))
 			continue;
 		cleanup_free char *spare = tern_strdup_printf("%s/%s", dir, e->d_name);
-		remove_spare(&rt, spare);
+		tern_snap_spare_remove(&rt, SPARE_ID, spare);
 		if (trim)
 			surplus--;
 	}
@@ -508,7 +475,7 @@ static char *take_ready(const tern_runtime *rt, const char *dir, tern_container_
 		if (!is_spare(e->d_name) || !spare_ready(dir, e->d_name))
 			continue;
 		cleanup_free char *spare = tern_strdup_printf("%s/%s", dir, e->d_name);
-		tern_runtime r = spare_runtime(rt, spare);
+		tern_runtime r = tern_snap_spare_runtime(rt, spare);
 		tern_error *err = NULL;
 		int ret = tern_container_peek(&r, SPARE_ID, sdir, sst, &err);
 		free((char *)r.root);
@@ -524,7 +491,7 @@ static char *take_ready(const tern_runtime *rt, const char *dir, tern_container_
 		tern_state_dir_free(*sdir);
 		*sst = NULL;
 		*sdir = NULL;
-		remove_spare(rt, spare);
+		tern_snap_spare_remove(rt, SPARE_ID, spare);
 	}
 	if (d)
 		closedir(d);
@@ -640,7 +607,7 @@ fail:
 	}
 	if (renamed)
 		tern_snap_overlay_undo(bundle);
-	remove_spare(&g->rt, spare);
+	tern_snap_spare_remove(&g->rt, SPARE_ID, spare);
 	tern_error_wrap(err, "clone spare `%s`", spare);
 out:
 	/* the next spare, behind the clone */

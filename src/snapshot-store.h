@@ -73,6 +73,12 @@ int tern_snap_kill_all(const oci_state *st, const char *id, tern_error **err);
 
 /* ---- warm spares (snapshot-warm.c) ---- */
 
+/* A spare (warm or clone spare) is a container of its own under a private
+ * --root, SPARE/root, with its bundle in SPARE/bundle. */
+tern_runtime tern_snap_spare_runtime(const tern_runtime *rt, const char *spare);
+/* Its processes, cgroup, state, overlay and directory, gone. */
+void tern_snap_spare_remove(const tern_runtime *rt, const char *id, const char *spare);
+
 /* flock of the store's .warm.lock, waited for up to timeout_ms: the fd.
  * Without `create`, -ENOENT (*err untouched) where there is none: no spare
  * was ever made there. */

@@ -147,23 +147,21 @@ static void write_small(const char *dir, const char *name, const char *text)
 	}
 }
 
-/* The runtime whose --root holds a spare's state. */
-static tern_runtime spare_runtime(const tern_runtime *rt, const char *spare)
+tern_runtime tern_snap_spare_runtime(const tern_runtime *rt, const char *spare)
 {
 	tern_runtime r = *rt;
 	r.root = tern_strdup_printf("%s/root", spare);
 	return r;
 }
 
-/* A spare's processes, cgroup, state, overlay and directory, gone. */
-static void remove_spare(const tern_runtime *rt, const char *id, const char *spare)
+void tern_snap_spare_remove(const tern_runtime *rt, const char *id, const char *spare)
 {
-	tern_runtime r = spare_runtime(rt, spare);
+	tern_runtime r = tern_snap_spare_runtime(rt, spare);
 	cleanup_free char *state = tern_strdup_printf("%s/%s", r.root, id);
 	tern_error *e = NULL;
 
 	if (access(state, F_OK) == 0 && tern_container_delete(&r, id, true, &e) < 0) {
-		tern_warn("warm spare of `%s`: %s", id, e->msg);
+		tern_warn("spare `%s`: %s", spare, e->msg);
 		tern_error_free(e);
 	}
 	free((char *)r.root);
@@ -215,7 +213,7 @@ int tern_snap_warm_discard(const tern_runtime *rt, const char *store, const char
 
 	if (access(spare, F_OK) < 0 || (name && (of == NULL || strcmp(of, name) != 0)))
 		return 0;
-	remove_spare(rt, id, spare);
+	tern_snap_spare_remove(rt, id, spare);
 	return 1;
 }
 
@@ -285,7 +283,7 @@ typedef struct {
 static void delete_spare_container(void *data)
 {
 	build_ctx *b = data;
-	tern_runtime r = spare_runtime(&b->g->rt, b->spare);
+	tern_runtime r = tern_snap_spare_runtime(&b->g->rt, b->spare);
 	tern_error *e = NULL;
 
 	if (tern_container_delete(&r, b->id, true, &e) < 0) {
@@ -414,7 +412,7 @@ static unsigned port_in_use(pid_t pid, const unsigned long *set, size_t n, const
  * connections. Such a spare is refused. */
 static int check_no_port(build_ctx *b, tern_error **err)
 {
-	tern_runtime r = spare_runtime(&b->g->rt, b->spare);
+	tern_runtime r = tern_snap_spare_runtime(&b->g->rt, b->spare);
 	tern_container_dir *dir = NULL;
 	oci_state *st = NULL;
 	unsigned long *set = NULL;
@@ -493,7 +491,7 @@ static int build(build_ctx *b, tern_error **err)
 		goto out;
 
 	tern_global_opts g2 = *b->g;
-	g2.rt = spare_runtime(&b->g->rt, b->spare);
+	g2.rt = tern_snap_spare_runtime(&b->g->rt, b->spare);
 	ret = tern_mkdir_p(g2.rt.root, 0700, err);
 	tern_create_opts copts = {.bundle = bundle, .detach = true};
 	tern_ckpt_opts co = {
@@ -539,17 +537,8 @@ static void build_child(build_ctx *b, int lockfd, int mntns_fd)
 	int host_mnt = open("/proc/self/ns/mnt", O_RDONLY);
 	int keep[] = {lockfd, host_mnt};
 	tern_close_fds_from(3, keep, 2);
-	int null = open("/dev/null", O_RDWR);
-	cleanup_free char *log =
-	    b->name ? tern_strdup_printf("%s/build.log", b->spare) : tern_xstrdup("/dev/null");
-	int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	dup2(null, 0);
-	dup2(logfd >= 0 ? logfd : null, 1);
-	dup2(logfd >= 0 ? logfd : null, 2);
-	if (null > 2)
-		close(null);
-	if (logfd > 2)
-		close(logfd);
+	cleanup_free char *log = b->name ? tern_strdup_printf("%s/build.log", b->spare) : NULL;
+	tern_stdio_to_log(log);
 	tern_snap_warm_reap(b->store);
 	if (b->name == NULL)
 		_exit(0);
@@ -643,7 +632,7 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 	cleanup_free char *live = tern_strdup_printf("%s/" LIVE_DIR, store);
 	/* (every cleanup variable before the first goto) */
 	cleanup_free char *sroot = NULL, *ready = NULL, *old = NULL;
-	tern_runtime r = spare_runtime(&g->rt, spare);
+	tern_runtime r = tern_snap_spare_runtime(&g->rt, spare);
 	tern_container_dir *sdir = NULL;
 	oci_state *sst = NULL;
 	pid_t *pids = NULL;
@@ -689,7 +678,7 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 		tern_cgroup_thaw_all(&st->cgroup_paths);
 		for (size_t i = 0; i < n; i++)
 			kill(pids[i], SIGKILL);
-		remove_spare(&g->rt, id, spare);
+		tern_snap_spare_remove(&g->rt, id, spare);
 		goto out;
 	}
 	stats->warm = true;

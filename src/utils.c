@@ -467,3 +467,20 @@ bool tern_fault(const char *point)
 			return true;
 	return false;
 }
+
+void tern_stdio_to_log(const char *log)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int logfd = log ? open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
+
+	if (null >= 0)
+		dup2(null, 0);
+	if (logfd >= 0 || null >= 0) {
+		dup2(logfd >= 0 ? logfd : null, 1);
+		dup2(logfd >= 0 ? logfd : null, 2);
+	}
+	if (null > 2)
+		close(null);
+	if (logfd > 2)
+		close(logfd);
+}

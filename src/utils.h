@@ -69,6 +69,10 @@ bool tern_process_is_zombie(pid_t pid);
  * close_range where possible. */
 int tern_close_fds_from(int first, const int *keep, size_t nkeep);
 
+/* A background helper's stdio: stdin from /dev/null, stdout and stderr
+ * appended to `log` (/dev/null when NULL or when it cannot be opened). */
+void tern_stdio_to_log(const char *log);
+
 /* In a child just forked from parent: be sent SIGKILL when the parent
  * dies. False if it died already (between the fork and this call the
  * death signal could not be armed): the child must exit. */

@@ -41,7 +41,7 @@ spares_ready() {
 	spare_pid=$(jq -r .pid "$STORE"/.clone-spares/base/s-*/root/spare/state.json)
 	spare_cg=$(host_cgroup_dir "$spare_pid" freezer)
 	[[ "$spare_cg" == */tern-spare-$ID-base-* ]]
-	grep -qx 'frozen 1' "$spare_cg/cgroup.events"
+	cgroup_is_frozen "$spare_cg"
 	run tern clone --format json "$ID" base "$ID-c"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	jq -e '.spare == true' <<<"$output"
@@ -50,7 +50,7 @@ spares_ready() {
 	[ "$pid" = "$spare_pid" ]
 	cg=$(host_cgroup_dir "$pid" freezer)
 	[[ "$cg" == */"$ID-c" ]]
-	grep -qx 'frozen 0' "$cg/cgroup.events"
+	! cgroup_is_frozen "$cg"
 	[ ! -e "$spare_cg" ]
 	wait_until 120 lines_at_least "$(clone_rootfs "$ID-c")/tmp/log" $((s + 2))
 	head -n $((s + 2)) "$(clone_rootfs "$ID-c")/tmp/log" | diff <(seq 1 $((s + 2))) -

@@ -93,3 +93,12 @@ signal_memhash() {
 	wait_until 60 grep -q "^$3 " "$h"
 	cat "$h"
 }
+
+# cgroup_is_frozen DIR: the cgroup (v1 freezer or v2) is frozen.
+cgroup_is_frozen() {
+	if [ -e "$1/freezer.state" ]; then
+		[ "$(cat "$1/freezer.state")" = FROZEN ]
+	else
+		grep -qx 'frozen 1' "$1/cgroup.events"
+	fi
+}

@@ -38,15 +38,6 @@ no_spares_left() {
 	[ ! -e "$STORE/$SPARES" ]
 }
 
-# cgroup_is_frozen DIR: the cgroup (v1 freezer or v2) is frozen.
-cgroup_is_frozen() {
-	if [ -e "$1/freezer.state" ]; then
-		[ "$(cat "$1/freezer.state")" = FROZEN ]
-	else
-		grep -qx 'frozen 1' "$1/cgroup.events"
-	fi
-}
-
 @test "clone --spares: spares are frozen and never run; a clone takes one, runs on from the snapshot in its own cgroup and netns, and the next spare is made" {
 	start_marked_counter
 	local src_cg=$MEM_CG src_net=$NET_INO

@@ -29,15 +29,6 @@ spare_gone() {
 	[ -z "$(find /sys/fs/cgroup/ -maxdepth 7 -type d -name "$ID.warm" 2>/dev/null || true)" ]
 }
 
-# cgroup_is_frozen DIR: the cgroup (v1 freezer or v2) is frozen.
-cgroup_is_frozen() {
-	if [ -e "$1/freezer.state" ]; then
-		[ "$(cat "$1/freezer.state")" = FROZEN ]
-	else
-		grep -qx 'frozen 1' "$1/cgroup.events"
-	fi
-}
-
 @test "snapshot-warm: the spare is frozen and never runs; rollback swaps it in with the netns, cgroup, limits and stdio kept" {
 	start_marked_counter
 	local out=$OUT pid=$PID ino=$NET_INO cg=$MEM_CG
