@@ -1,9 +1,15 @@
-/* What criu says this kernel can do, for tern migrate's choice of mode. */
+/* What criu says this kernel can do: for tern migrate's choice of mode,
+ * and, cached per boot and criu binary, for every checkpoint, restore,
+ * snapshot and clone (which then skip asking criu its version). */
 #include "checkpoint.h"
+#include "snapshot.h"
 #include "utils.h"
 
 #include <criu/criu.h>
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 int tern_criu_features_check(const char *criu, tern_criu_features *f, tern_error **err)
 {
@@ -38,4 +44,58 @@ int tern_criu_features_check(const char *criu, tern_criu_features *f, tern_error
 		f->lazy_pages = want.lazy_pages;
 	}
 	return 0;
+}
+
+/* What criu can do here (track dirty pages, restore lazily), asked once
+ * per boot and criu binary (a check starts criu twice, ~40 ms each: every
+ * snapshot, rollback and clone would pay it) and kept in
+ * ROOT/@snapshots/@features (beside the snapshots, where it began) as "BOOT-ID CRIU-ID MEM-TRACK LAZY" (CRIU-ID:
+ * the binary's device, inode and mtime; '@' is never in a container id).
+ * Only a criu that answered is cached, so `works` is true when it is. */
+tern_criu_features tern_criu_features_cached(const char *root, const char *criu)
+{
+	cleanup_free char *cache = tern_strdup_printf("%s/" TERN_SNAPSHOT_DIR "/@features", root);
+	cleanup_free char *boot = NULL, *cached = NULL;
+	tern_criu_features f = {0};
+	struct stat st;
+	size_t len;
+
+	if (stat(criu, &st) < 0 ||
+	    tern_read_file("/proc/sys/kernel/random/boot_id", &boot, &len, 64, NULL) < 0)
+		return f;
+	boot[strcspn(boot, "\n")] = '\0';
+	cleanup_free char *binary = tern_strdup_printf(
+	    "%llx:%llx:%lld.%09ld", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+	    (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	if (tern_read_file(cache, &cached, &len, 256, NULL) == 0) {
+		char id[64], bin[96];
+		int m, l;
+		if (sscanf(cached, "%63s %95s %d %d", id, bin, &m, &l) == 4 &&
+		    strcmp(id, boot) == 0 && strcmp(bin, binary) == 0) {
+			f.mem_track = m == 1;
+			f.lazy_pages = l == 1;
+			f.works = true;
+			return f;
+		}
+	}
+	tern_error *e = NULL;
+	if (tern_criu_features_check(criu, &f, &e) < 0) {
+		tern_error_free(e);
+		return f;
+	}
+	cleanup_free char *line = tern_strdup_printf("%s %s %d %d\n", boot, binary,
+						     f.mem_track ? 1 : 0, f.lazy_pages ? 1 : 0);
+	cleanup_free char *dir = tern_strdup_printf("%s/" TERN_SNAPSHOT_DIR, root);
+	if (tern_mkdir_p(dir, 0700, &e) < 0 ||
+	    tern_write_file(cache, line, strlen(line), 0600, &e) < 0)
+		tern_error_free(e);
+	return f;
+}
+
+void tern_ckpt_skip_known_checks(const char *root, const char *criu, tern_ckpt_opts *o)
+{
+	tern_criu_features f = tern_criu_features_cached(root, criu);
+
+	o->criu_checked = f.works && (!o->lazy_pages || f.lazy_pages) &&
+			  (!o->pre_dump || f.mem_track);
 }

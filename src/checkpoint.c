@@ -488,6 +488,31 @@ static const oci_namespace *config_ns(const oci_config *c, oci_namespace_type t)
 	return NULL;
 }
 
+bool tern_ckpt_own_userns(const char *images)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/" TERN_CKPT_CONFIG, images);
+	cleanup_free char *msg = NULL;
+	oci_config *c = NULL;
+
+	if (oci_config_parse_file(path, &c, &msg) < 0)
+		return false;
+	const oci_namespace *ns = config_ns(c, OCI_NS_USER);
+	bool own = ns && ns->path == NULL;
+	oci_config_free(c);
+	return own;
+}
+
+bool tern_ckpt_uffd_usable(const char *images)
+{
+	cleanup_free char *knob = NULL;
+	size_t len;
+
+	if (!tern_ckpt_own_userns(images))
+		return true;
+	return tern_read_file("/proc/sys/vm/unprivileged_userfaultfd", &knob, &len, 16, NULL) == 0 &&
+	       knob[0] == '1';
+}
+
 static const char *freezer_dir(const oci_map *paths, char **out)
 {
 	for (size_t i = 0; i < paths->len; i++) {

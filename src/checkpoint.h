@@ -132,6 +132,13 @@ typedef struct {
 } tern_criu_features;
 
 int tern_criu_features_check(const char *criu, tern_criu_features *f, tern_error **err);
+/* The same, asked once per boot and criu binary and cached under `root`
+ * (a check starts criu twice, ~20 ms each); `works` is false when criu did
+ * not answer (nothing is cached then). */
+tern_criu_features tern_criu_features_cached(const char *root, const char *criu);
+/* o->criu_checked where the cache says criu works and can do what `o`
+ * asks (lazy pages, dirty tracking): criu is not asked again. */
+void tern_ckpt_skip_known_checks(const char *root, const char *criu, tern_ckpt_opts *o);
 
 /* Whether criu can serve memory lazily here: its page server needs 4 MiB
  * pipes (fs.pipe-max-size, unless CAP_SYS_RESOURCE). */
@@ -141,6 +148,12 @@ int tern_criu_lazy_pipes_check(tern_error **err);
  * `images`, per fd: kinds 0 (none), 'p' (a pipe) or 'f' (a file, whose
  * st_mode is in modes, 0 if the checkpoint is older than that record). */
 void tern_ckpt_outside_stdio(const char *images, char kinds[3], unsigned modes[3]);
+/* Whether the processes of the checkpoint in `images` may open a
+ * userfaultfd once restored (lazy pages): not in a user namespace of their
+ * own unless vm.unprivileged_userfaultfd is 1. */
+bool tern_ckpt_uffd_usable(const char *images);
+/* The checkpoint's config gives it a user namespace of its own. */
+bool tern_ckpt_own_userns(const char *images);
 /* Whether the checkpoint in `images` left the container's network
  * namespace out (tern_ckpt_opts.netns_fresh_if_plain): restore makes a new
  * one. */

@@ -87,10 +87,11 @@ int tern_cmd_checkpoint(tern_global_opts *g, int argc, char **argv)
 	}
 	tern_cli_require_args(argc, argv, 1, true, "checkpoint", usage);
 	ret = tern_criu_find(g->criu, &criu, &err);
-	if (ret == 0)
+	if (ret == 0) {
 		tern_criu_kdat_prepare(criu);
-	if (ret == 0)
+		tern_ckpt_skip_known_checks(g->rt.root, criu, &o);
 		ret = tern_container_checkpoint(&g->rt, criu, argv[optind], &o, &err);
+	}
 	free(o.empty_ns);
 	if (ret < 0)
 		return tern_error_report(err);

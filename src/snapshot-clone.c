@@ -292,6 +292,14 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 						    id, name);
 	}
 	cleanup_free char *images = tern_strdup_printf("%s/%s/images", c.s.path, name);
+	/* the clone's new network namespace is made by tern, in the host's
+	 * user namespace: criu cannot put processes of another one into it */
+	if (ret == 0 && tern_ckpt_own_userns(images))
+		ret = tern_error_make_quiet(err, ENOTSUP,
+					    "snapshot `%s` of `%s` is of a container with a user "
+					    "namespace of its own: a clone's new network namespace "
+					    "would not belong to it (not supported yet)",
+					    name, id);
 	/* a spare restored ahead of time, where one is ready and the clone
 	 * asks for nothing a spare cannot have (snapshot-spares.c) */
 	if (ret == 0 && !o->bundle && !o->console_socket && !o->share_memory) {

@@ -314,7 +314,8 @@ static int spawn_builder(const tern_global_opts *g, const char *criu, const char
 static int check_can_spare(const tern_global_opts *g, const char *store, const char *id,
 			   const char *name, tern_error **err)
 {
-	cleanup_free char *path = tern_strdup_printf("%s/%s/images/" TERN_CKPT_CONFIG, store, name);
+	cleanup_free char *images = tern_strdup_printf("%s/%s/images", store, name);
+	cleanup_free char *path = tern_strdup_printf("%s/" TERN_CKPT_CONFIG, images);
 	cleanup_free char *msg = NULL;
 	oci_config *config = NULL;
 	const char *why = NULL;
@@ -332,6 +333,8 @@ static int check_can_spare(const tern_global_opts *g, const char *store, const c
 		why = "has a terminal: a spare's pty would go nowhere";
 	else if (config->hooks)
 		why = "has hooks: they would run when the spare is made, not when a clone is";
+	else if (tern_ckpt_own_userns(images))
+		why = "has a user namespace of its own (its clones are not supported yet)";
 	oci_config_free(config);
 	if (why)
 		return tern_error_make_quiet(err, ENOTSUP, "--spares: snapshot `%s` of `%s` %s",

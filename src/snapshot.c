@@ -245,58 +245,12 @@ typedef struct {
 	int prevfd;
 	bool frozen;
 	bool track_mem;		/* the kernel tracks dirty pages (soft-dirty) */
-	bool criu_checked;	/* criu_features() knows this criu works */
+	bool criu_checked;	/* tern_criu_features_cached() knows this criu works */
 	const char *mem_parent; /* the snapshot whose images hold our unchanged pages */
 	int mem_depth;
 } snap_ctx;
 
 /* ---- incremental memory ---- */
-
-/* What criu can do here (track dirty pages, restore lazily), asked once
- * per boot and criu binary (a check starts criu twice, ~40 ms each: every
- * snapshot, rollback and clone would pay it) and kept in
- * ROOT/@snapshots/@features as "BOOT-ID CRIU-ID MEM-TRACK LAZY" (CRIU-ID:
- * the binary's device, inode and mtime; '@' is never in a container id).
- * Only a criu that answered is cached, so `works` is true when it is. */
-static tern_criu_features criu_features(const char *root, const char *criu)
-{
-	cleanup_free char *cache = tern_strdup_printf("%s/" TERN_SNAPSHOT_DIR "/@features", root);
-	cleanup_free char *boot = NULL, *cached = NULL;
-	tern_criu_features f = {0};
-	struct stat st;
-	size_t len;
-
-	if (stat(criu, &st) < 0 ||
-	    tern_read_file("/proc/sys/kernel/random/boot_id", &boot, &len, 64, NULL) < 0)
-		return f;
-	boot[strcspn(boot, "\n")] = '\0';
-	cleanup_free char *binary = tern_strdup_printf(
-	    "%llx:%llx:%lld.%09ld", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-	    (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-	if (tern_read_file(cache, &cached, &len, 256, NULL) == 0) {
-		char id[64], bin[96];
-		int m, l;
-		if (sscanf(cached, "%63s %95s %d %d", id, bin, &m, &l) == 4 &&
-		    strcmp(id, boot) == 0 && strcmp(bin, binary) == 0) {
-			f.mem_track = m == 1;
-			f.lazy_pages = l == 1;
-			f.works = true;
-			return f;
-		}
-	}
-	tern_error *e = NULL;
-	if (tern_criu_features_check(criu, &f, &e) < 0) {
-		tern_error_free(e);
-		return f;
-	}
-	cleanup_free char *line = tern_strdup_printf("%s %s %d %d\n", boot, binary,
-						     f.mem_track ? 1 : 0, f.lazy_pages ? 1 : 0);
-	cleanup_free char *dir = tern_strdup_printf("%s/" TERN_SNAPSHOT_DIR, root);
-	if (tern_mkdir_p(dir, 0700, &e) < 0 ||
-	    tern_write_file(cache, line, strlen(line), 0600, &e) < 0)
-		tern_error_free(e);
-	return f;
-}
 
 /* Hard links of every file in `src` (and of its own parent/, the same
  * way) in the new directory `name` of `dstfd`: a snapshot's parent images
@@ -562,7 +516,7 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 		parent = read_head(&c.s);
 		if (parent)
 			c.prevfd = openat(c.s.fd, parent, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-		tern_criu_features f = criu_features(g->rt.root, criu);
+		tern_criu_features f = tern_criu_features_cached(g->rt.root, criu);
 		c.track_mem = f.mem_track;
 		c.criu_checked = f.works;
 		tern_snapshot_info pi = {0};
@@ -645,6 +599,17 @@ typedef struct {
 	bool merge_memory; /* the processes replaced were marked (a clone's --share-memory) */
 } rollback_ctx;
 
+/* The config makes a namespace of type `t` of its own (no path). */
+static bool own_ns(const oci_config *c, oci_namespace_type t)
+{
+	if (c->linux_ == NULL)
+		return false;
+	for (size_t i = 0; i < c->linux_->namespaces_len; i++)
+		if (c->linux_->namespaces[i].type == t)
+			return c->linux_->namespaces[i].path == NULL;
+	return false;
+}
+
 static int rollback_check(rollback_ctx *r, tern_error **err)
 {
 	int ret = check_running(r->st, "roll back", r->id, err);
@@ -660,6 +625,17 @@ static int rollback_check(rollback_ctx *r, tern_error **err)
 		return tern_error_make_quiet(err, EINVAL,
 					     "container `%s` has a terminal: rollback needs "
 					     "--console-socket to send the new pty master to",
+					     r->id);
+	/* the kept network namespace belongs to the container's user
+	 * namespace, which goes with the old processes: criu cannot put the
+	 * new ones into it (EPERM), and would find out after the kill */
+	if (own_ns(r->config, OCI_NS_USER) && tern_snap_own_netns(r->config))
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "container `%s` has a user namespace of its own: a "
+					     "rollback keeps its network namespace, which belongs to "
+					     "that user namespace, and cannot restore new processes "
+					     "into it (not supported yet); `tern clone` the snapshot "
+					     "instead",
 					     r->id);
 	ret = tern_snap_store_open(r->g->rt.root, r->id, false, &r->s, err);
 	if (ret == -ENOENT)
@@ -682,12 +658,7 @@ static int rollback_check(rollback_ctx *r, tern_error **err)
 
 bool tern_snap_own_netns(const oci_config *c)
 {
-	if (c->linux_ == NULL)
-		return false;
-	for (size_t i = 0; i < c->linux_->namespaces_len; i++)
-		if (c->linux_->namespaces[i].type == OCI_NS_NETWORK)
-			return c->linux_->namespaces[i].path == NULL;
-	return false;
+	return own_ns(c, OCI_NS_NETWORK);
 }
 
 static int put_back_fs(rollback_ctx *r, tern_snapshot_stats *stats, tern_error **err)
@@ -900,8 +871,8 @@ int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *i
 	tern_lazy_daemon d = TERN_LAZY_DAEMON_INIT;
 	tern_lazy_filler filler = TERN_LAZY_FILLER_INIT;
 	cleanup_free char *sock = tern_strdup_printf("%s/lazy-pages.socket", work);
-	tern_criu_features features = criu_features(g->rt.root, criu);
-	bool lazy = features.lazy_pages;
+	tern_criu_features features = tern_criu_features_cached(g->rt.root, criu);
+	bool lazy = features.lazy_pages && tern_ckpt_uffd_usable(images);
 	/* criu's flags as the snapshot was taken with them (snapshot.txt,
 	 * beside the images) */
 	{

@@ -546,3 +546,29 @@ merged_at_least() {
 	[ "$(state_field "$ID" status)" = running ]
 	wait_until 10 grep -q remembered-42 "$BATS_TEST_TMPDIR/tty2.out"
 }
+
+@test "snapshot: a container in a user namespace is snapshotted; its rollback and clone are refused before anything is touched (not supported yet)" {
+	# (ids mapped to the host's own: criu opens the images from inside)
+	add_namespace user
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]'
+	start_counter
+	tern snapshot "$ID" base
+	local pid
+	pid=$(state_field "$ID" pid)
+	run tern rollback "$ID" base
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"user namespace of its own"*"not supported yet"* ]] || { echo "$output"; false; }
+	[ "$(state_field "$ID" pid)" = "$pid" ]
+	[ "$(state_field "$ID" status)" = running ]
+	run tern clone "$ID" base "$ID-c"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"user namespace of its own"*"not supported yet"* ]] || { echo "$output"; false; }
+	[ ! -e "$ROOT/$ID-c" ]
+	[ ! -e "$ROOT/@clones/$ID-c.bundle" ]
+	run tern clone --spares 1 "$ID" base
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"user namespace"* ]] || { echo "$output"; false; }
+	[ "$(state_field "$ID" pid)" = "$pid" ]
+	delete_clones_then_source
+}
