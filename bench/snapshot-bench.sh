@@ -26,7 +26,8 @@
 #
 # TERN_BIN, RUNC_BIN and CRIU choose the binaries (default: ./tern, runc
 # from PATH, the criu scripts/install-criu.sh installs). The state roots are
-# in /run (tmpfs), as tern's and runc's defaults are.
+# in /run, as tern's and runc's defaults are (a tmpfs on a stock Debian
+# host; on the development machine /run is on the root ext4).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -296,7 +297,7 @@ one() {
 
 runtimes=(tern)
 [ -n "$RUNC_BIN" ] && runtimes+=(runc)
-echo "criu: $CRIU ($("$CRIU" --version | head -1)); runs: $RUNS; $(nproc) cpus; state in /run (tmpfs)"
+echo "criu: $CRIU ($("$CRIU" --version | head -1)); runs: $RUNS; $(nproc) cpus; state in /run ($(stat -f -c %T /run))"
 for n in $(seq "$WARMUP"); do
 	for r in "${runtimes[@]}"; do
 		one "$r" 16 "w$n" || echo "snapshot-bench.sh: $r warm-up failed" >&2
