@@ -2,7 +2,6 @@
  * and, cached per boot and criu binary, for every checkpoint, restore,
  * snapshot and clone (which then skip asking criu its version). */
 #include "checkpoint.h"
-#include "snapshot.h"
 #include "utils.h"
 
 #include <criu/criu.h>
@@ -48,13 +47,14 @@ int tern_criu_features_check(const char *criu, tern_criu_features *f, tern_error
 
 /* What criu can do here (track dirty pages, restore lazily), asked once
  * per boot and criu binary (a check starts criu twice, ~40 ms each: every
- * snapshot, rollback and clone would pay it) and kept in
- * ROOT/@snapshots/@features (beside the snapshots, where it began) as "BOOT-ID CRIU-ID MEM-TRACK LAZY" (CRIU-ID:
- * the binary's device, inode and mtime; '@' is never in a container id).
- * Only a criu that answered is cached, so `works` is true when it is. */
+ * checkpoint, restore, snapshot, rollback and clone would pay it) and kept
+ * in ROOT/.criu:features (':' is never in a container id, so it is no
+ * container's state; beside the seccomp cache) as "BOOT-ID CRIU-ID
+ * MEM-TRACK LAZY" (CRIU-ID: the binary's device, inode and mtime). Only a
+ * criu that answered is cached, so `works` is true when it is. */
 tern_criu_features tern_criu_features_cached(const char *root, const char *criu)
 {
-	cleanup_free char *cache = tern_strdup_printf("%s/" TERN_SNAPSHOT_DIR "/@features", root);
+	cleanup_free char *cache = tern_strdup_printf("%s/.criu:features", root);
 	cleanup_free char *boot = NULL, *cached = NULL;
 	tern_criu_features f = {0};
 	struct stat st;
@@ -85,8 +85,7 @@ tern_criu_features tern_criu_features_cached(const char *root, const char *criu)
 	}
 	cleanup_free char *line = tern_strdup_printf("%s %s %d %d\n", boot, binary,
 						     f.mem_track ? 1 : 0, f.lazy_pages ? 1 : 0);
-	cleanup_free char *dir = tern_strdup_printf("%s/" TERN_SNAPSHOT_DIR, root);
-	if (tern_mkdir_p(dir, 0700, &e) < 0 ||
+	if (tern_mkdir_p(root, 0700, &e) < 0 ||
 	    tern_write_file(cache, line, strlen(line), 0600, &e) < 0)
 		tern_error_free(e);
 	return f;
