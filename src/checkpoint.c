@@ -31,6 +31,7 @@
 #include <sys/mount.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -595,6 +596,80 @@ static int fd_mnt_id(pid_t pid, int fd)
 		return -1;
 	p = strstr(data, "mnt_id:");
 	return p ? atoi(p + 7) : -1;
+}
+
+/* criu's key for `fd` of `pid` as external_stdio records an outside one
+ * (a pipe's, or a file's by mount and inode), or NULL. */
+static char *stdio_key(pid_t pid, int fd)
+{
+	cleanup_free char *link = tern_strdup_printf("/proc/%d/fd/%d", pid, fd);
+	char target[PATH_MAX];
+	struct stat st;
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+
+	if (n < 0 || stat(link, &st) < 0)
+		return NULL;
+	target[n] = '\0';
+	if (strncmp(target, "pipe:", 5) == 0)
+		return tern_xstrdup(target);
+	int mnt = target[0] == '/' ? fd_mnt_id(pid, fd) : -1;
+	return mnt < 0 ? NULL
+		       : tern_strdup_printf("file[%x:%lx]", (unsigned)mnt, (unsigned long)st.st_ino);
+}
+
+/* The fd of `pid` (through `pidfd`) that holds `want`: `fd` itself, or,
+ * while it points elsewhere, the copy the process keeps (a shell keeps
+ * its stdout above fd 9 while a builtin writes to a redirected file). */
+static int take_matching(int pidfd, pid_t pid, int fd, const char *want)
+{
+	cleanup_free char *dir = tern_strdup_printf("/proc/%d/fd", pid);
+
+	for (int attempt = 0; attempt < 20; attempt++) {
+		int from = fd;
+		cleanup_free char *now = stdio_key(pid, fd);
+		if (now == NULL || strcmp(now, want) != 0) {
+			from = -1;
+			DIR *d = opendir(dir);
+			for (struct dirent *e; d && from < 0 && (e = readdir(d)) != NULL;) {
+				int n = atoi(e->d_name);
+				cleanup_free char *k = e->d_name[0] == '.' ? NULL : stdio_key(pid, n);
+				if (k && strcmp(k, want) == 0)
+					from = n;
+			}
+			if (d)
+				closedir(d);
+		}
+		if (from < 0)
+			return -1;
+		int got = (int)syscall(SYS_pidfd_getfd, pidfd, from, 0);
+		if (got < 0)
+			return -1;
+		/* (it may have changed between the look and the take) */
+		cleanup_free char *mine = stdio_key(getpid(), got);
+		if (mine && strcmp(mine, want) == 0)
+			return got;
+		close(got);
+	}
+	return -1;
+}
+
+void tern_ckpt_take_stdio(const char *images, int pidfd, pid_t pid, int fds[3])
+{
+	descriptor d = {0};
+	tern_error *e = NULL;
+
+	if (descriptor_read(images, &d, &e) < 0)
+		tern_error_free(e);
+	for (int i = 0; i < 3; i++) {
+		fds[i] = -1;
+		if (pidfd < 0)
+			continue;
+		if (d.stdio[i])
+			fds[i] = take_matching(pidfd, pid, i, d.stdio[i]);
+		if (fds[i] < 0)
+			fds[i] = (int)syscall(SYS_pidfd_getfd, pidfd, i, 0);
+	}
+	descriptor_clear(&d);
 }
 
 static bool mount_in(const char *mountinfo, int mnt_id)

@@ -26,6 +26,7 @@
 #include "container.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define TERN_CRIU_PRIVATE    "/opt/tern-criu/bin/criu"
 #define TERN_CKPT_CONFIG     "tern-config.json"
@@ -143,6 +144,26 @@ void tern_ckpt_skip_known_checks(const char *root, const char *criu, tern_ckpt_o
 /* Whether criu can serve memory lazily here: its page server needs 4 MiB
  * pipes (fs.pipe-max-size, unless CAP_SYS_RESOURCE). */
 int tern_criu_lazy_pipes_check(tern_error **err);
+
+/* tern_container_restore of `images` (co->work_path becomes `work`), the
+ * memory filled through `criu lazy-pages` where the kernel can, which is
+ * much faster than criu's own reading (restore-filled.c); returns once
+ * every page is in, or with `fill_behind` as soon as the container runs,
+ * the rest filled by a background filler (criu-lazy-filler.h). A fill that
+ * fails after the restore calls kill_it(data) (the container runs with
+ * memory missing). *criu_ns: the restore; *fill_ns: the wait for the fill
+ * after it (left alone when filled behind or not lazily). */
+int tern_restore_filled(const tern_runtime *rt, const char *criu, const char *id,
+			const tern_create_opts *copts, tern_ckpt_opts *co, const char *images,
+			const char *work, void (*kill_it)(void *), void *data, bool fill_behind,
+			int *exit_status, uint64_t *criu_ns, uint64_t *fill_ns, tern_error **err);
+
+/* The live init's (`pid`, `pidfd`) stdio for a restore of the checkpoint
+ * at `images` in its place (rollback, warm spare): per fd 0-2, the fd that
+ * holds what the checkpoint recorded there, which is fd N itself unless
+ * the process has it elsewhere just now (a shell's redirection); else fd N
+ * as it is. -1 where there is none. */
+void tern_ckpt_take_stdio(const char *images, int pidfd, pid_t pid, int fds[3]);
 
 /* The init's stdio that was outside the container in the checkpoint at
  * `images`, per fd: kinds 0 (none), 'p' (a pipe) or 'f' (a file, whose

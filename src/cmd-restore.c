@@ -2,7 +2,6 @@
 #include "checkpoint.h"
 #include "container.h"
 #include "criu-kdat.h"
-#include "criu-lazy-daemon.h"
 #include "cli.h"
 #include "cmd-criu-opts.h"
 #include "log.h"
@@ -47,47 +46,39 @@ static const char usage[] =
     "  --lsm-mount-context CTX      LSM mount context for the restored mounts\n"
     "  -h, --help                   this help\n";
 
-/* A detached restore whose images are all here takes its memory through
- * `criu lazy-pages` reading them, which maps the pages without a fault
- * each (criu-lazy-daemon.h): 256 MiB in about a third of the time. It
- * returns once every page is in; a fill that fails kills the container
- * (its memory would read as zeros). Where userfaultfd does not work, or
- * the caller asked for lazy pages or dedup itself, criu restores as it
- * does. */
-static int restore_filled(const tern_global_opts *g, const char *criu, const char *id,
-			  const tern_create_opts *copts, tern_ckpt_opts *o, int *status,
-			  tern_error **err)
+/* A detached restore takes its memory through `criu lazy-pages` reading
+ * the images, as rollback and clone do (tern_restore_filled): 256 MiB in
+ * about a third of the time. It returns once every page is in; a fill that
+ * fails deletes the container (its memory would read as zeros). Not when
+ * the caller asked for lazy pages or dedup itself. */
+struct restored {
+	const tern_runtime *rt;
+	const char *id;
+};
+
+static void delete_restored(void *data)
 {
-	tern_criu_features f = tern_criu_features_cached(g->rt.root, criu);
-	tern_lazy_daemon d = TERN_LAZY_DAEMON_INIT;
-	const char *images = o->image_path ? o->image_path : "checkpoint";
-	const char *work = o->work_path ? o->work_path : images;
-	char *extra[] = {"--work-dir", (char *)work, NULL};
+	struct restored *r = data;
 	tern_error *e = NULL;
 
-	if (!copts->detach || o->lazy_pages || o->auto_dedup || !f.lazy_pages ||
-	    !tern_ckpt_uffd_usable(images) || tern_lazy_daemon_start(criu, images, extra, &d, &e) < 0) {
-		if (e)
-			tern_debug("restore of `%s` without lazy pages: %s", id, e->msg);
+	if (tern_container_delete(r->rt, r->id, true, &e) < 0) {
+		tern_warn("%s", e->msg);
 		tern_error_free(e);
+	}
+}
+
+static int restore(const tern_global_opts *g, const char *criu, const char *id,
+		   const tern_create_opts *copts, tern_ckpt_opts *o, int *status, tern_error **err)
+{
+	const char *images = o->image_path ? o->image_path : "checkpoint";
+	struct restored r = {.rt = &g->rt, .id = id};
+	uint64_t criu_ns, fill_ns;
+
+	if (!copts->detach || o->lazy_pages || o->auto_dedup)
 		return tern_container_restore(&g->rt, criu, id, copts, o, status, err);
-	}
-	o->lazy_pages = true;
-	o->lazy_ready_fd = d.ready_fd;
-	o->lazy_ready_wait = true;
-	int ret = tern_container_restore(&g->rt, criu, id, copts, o, status, err);
-	if (ret == 0 && tern_lazy_daemon_wait(&d, err) < 0) {
-		tern_error_wrap(err, "restore of `%s`: filling its memory from the images", id);
-		if (tern_container_delete(&g->rt, id, true, &e) < 0) {
-			tern_warn("%s", e->msg);
-			tern_error_free(e);
-		}
-		ret = -EIO;
-	}
-	tern_lazy_daemon_stop(&d);
-	cleanup_free char *sock = tern_strdup_printf("%s/lazy-pages.socket", work);
-	unlink(sock);
-	return ret;
+	return tern_restore_filled(&g->rt, criu, id, copts, o, images,
+				   o->work_path ? o->work_path : images, delete_restored, &r, false,
+				   status, &criu_ns, &fill_ns, err);
 }
 
 int tern_cmd_restore(tern_global_opts *g, int argc, char **argv)
@@ -160,7 +151,7 @@ int tern_cmd_restore(tern_global_opts *g, int argc, char **argv)
 	if (ret == 0) {
 		tern_criu_kdat_prepare(criu);
 		tern_ckpt_skip_known_checks(g->rt.root, criu, &o);
-		ret = restore_filled(g, criu, argv[optind], &copts, &o, &status, &err);
+		ret = restore(g, criu, argv[optind], &copts, &o, &status, &err);
 	}
 	free(o.empty_ns);
 	if (ret < 0)

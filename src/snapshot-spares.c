@@ -510,7 +510,8 @@ int tern_snap_spares_claim(const tern_global_opts *g, const char *criu, const ch
 	/* (every cleanup variable before the first goto) */
 	cleanup_free char *spare = NULL, *sbundle = NULL, *config_path = NULL, *msg = NULL;
 	cleanup_free char *rootfs = tern_strdup_printf("%s/rootfs", bundle);
-	cleanup_free char *created = NULL;
+	cleanup_free char *created = NULL, *config_text = NULL;
+	size_t config_len = 0;
 	tern_container_dir *sdir = NULL, *cdir = NULL;
 	oci_state *sst = NULL;
 	oci_config *config = NULL;
@@ -547,7 +548,12 @@ int tern_snap_spares_claim(const tern_global_opts *g, const char *criu, const ch
 	ret = tern_state_dir_create(g->rt.root, new_id, &cdir, err);
 	if (ret < 0)
 		goto fail;
-	ret = tern_snap_write_config(images, cdir->dir, &cfg, err);
+	/* the state's copy of the config: the bundle's, as written above */
+	ret = tern_read_file(config_path, &config_text, &config_len, 0, err);
+	if (ret == 0) {
+		cleanup_free char *copy = tern_strdup_printf("%s/" TERN_CONFIG_COPY, cdir->dir);
+		ret = tern_write_file(copy, config_text, config_len, 0600, err);
+	}
 	if (ret < 0)
 		goto fail;
 	c.config = config;

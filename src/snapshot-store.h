@@ -30,13 +30,9 @@ int tern_snap_meta_read(int snapfd, tern_snapshot_info *info, tern_snapshot_opts
 /* rm -r of tern's own files (never a container's rootfs) */
 void tern_snap_remove_tree(const char *path);
 
-/* tern_container_restore of `images` (co->work_path becomes `work`), the
- * memory filled through `criu lazy-pages` where the kernel can, which is
- * much faster than criu's own reading; returns once every page is in, or
- * with `fill_behind` as soon as the container runs, the rest filled by a
- * background filler (criu-lazy-filler.h). A fill that fails after the
- * restore calls kill_it(data) (the container runs with memory missing).
- * stats: criu_ns, fill_ns (0 when filled behind). */
+/* tern_restore_filled (checkpoint.h) with criu's flags as the snapshot at
+ * `images`/.. was taken with them. stats: criu_ns, fill_ns (0 when filled
+ * behind). */
 int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *id,
 		      const tern_create_opts *copts, tern_ckpt_opts *co, const char *images,
 		      const char *work, void (*kill_it)(void *), void *data, bool fill_behind,

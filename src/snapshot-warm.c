@@ -325,8 +325,7 @@ static int take_from_live(build_ctx *b, const oci_config *config, const char *im
 			close(pidfd);
 		goto out;
 	}
-	for (int i = 0; i < 3; i++)
-		b->stdio[i] = (int)syscall(SYS_pidfd_getfd, pidfd, i, 0);
+	tern_ckpt_take_stdio(images, pidfd, st->pid, b->stdio);
 	b->merge_memory = tern_memory_merge_is_marked(st->pid);
 	if (tern_snap_own_netns(config) && tern_ckpt_netns_left_out(images)) {
 		cleanup_free char *ns = tern_strdup_printf("/proc/%d/ns/net", st->pid);

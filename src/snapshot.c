@@ -2,8 +2,6 @@
 #include "snapshot.h"
 #include "checkpoint.h"
 #include "cgroup.h"
-#include "criu-lazy-daemon.h"
-#include "criu-lazy-filler.h"
 #include "log.h"
 #include "memory-merge.h"
 #include "snapshot-fs.h"
@@ -575,12 +573,11 @@ int tern_snap_kill_all(const oci_state *st, const char *id, tern_error **err)
 }
 
 /* The old init's fds 0-2, as the restored init's outside stdio. */
-static void take_stdio(pid_t pid, int fds[3])
+static void take_stdio(const char *images, pid_t pid, int fds[3])
 {
 	cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 
-	for (int i = 0; i < 3; i++)
-		fds[i] = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, i, 0) : -1;
+	tern_ckpt_take_stdio(images, pidfd, pid, fds);
 }
 
 typedef struct {
@@ -797,7 +794,8 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 		}
 	}
 	if (ret == 0 && !warm) {
-		take_stdio(r.st->pid, r.stdio);
+		cleanup_free char *images = tern_strdup_printf("%s/%s/images", r.s.path, name);
+		take_stdio(images, r.st->pid, r.stdio);
 		r.merge_memory = tern_memory_merge_is_marked(r.st->pid);
 		t_kill = tern_now_ns();
 		ret = tern_snap_kill_all(r.st, id, err);
@@ -865,71 +863,21 @@ int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *i
 		      const char *work, void (*kill_it)(void *), void *data,
 		      bool fill_behind, tern_snapshot_stats *stats, tern_error **err)
 {
-	/* the memory through `criu lazy-pages` from the images, which maps
-	 * it without a page fault per page (criu-lazy-daemon.h); the daemon
-	 * meets the restore at lazy-pages.socket in the work directory */
-	tern_lazy_daemon d = TERN_LAZY_DAEMON_INIT;
-	tern_lazy_filler filler = TERN_LAZY_FILLER_INIT;
-	cleanup_free char *sock = tern_strdup_printf("%s/lazy-pages.socket", work);
-	tern_criu_features features = tern_criu_features_cached(g->rt.root, criu);
-	bool lazy = features.lazy_pages && tern_ckpt_uffd_usable(images);
 	/* criu's flags as the snapshot was taken with them (snapshot.txt,
 	 * beside the images) */
-	{
-		cleanup_free char *snap = tern_strdup_printf("%s/..", images);
-		cleanup_close int fd = open(snap, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-		tern_snapshot_opts f = {0};
-		if (fd >= 0)
-			tern_snap_meta_read(fd, NULL, &f);
-		co->tcp_established = f.tcp_established;
-		co->ext_unix_sk = f.ext_unix_sk;
-		co->shell_job = f.shell_job;
-		co->file_locks = f.file_locks;
-	}
-	char *extra[] = {"--work-dir", (char *)work, NULL};
+	cleanup_free char *snap = tern_strdup_printf("%s/..", images);
+	cleanup_close int fd = open(snap, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	tern_snapshot_opts f = {0};
 	int exit_status;
 
-	if (lazy) {
-		tern_error *e = NULL;
-		tern_lazy_filler_target t = {
-		    .rt = &g->rt, .id = id, .socket = sock, .delete_it = kill_it, .data = data};
-		int r = fill_behind ? tern_lazy_filler_start(criu, images, extra, &t, &filler, &e)
-				    : tern_lazy_daemon_start(criu, images, extra, &d, &e);
-		if (r < 0) {
-			tern_debug("restore of `%s` without lazy pages: %s", id, e->msg);
-			tern_error_free(e);
-			lazy = false;
-		}
-	}
-	co->work_path = work;
-	co->criu_checked = features.works;
-	if (lazy) {
-		co->lazy_pages = true;
-		co->lazy_ready_fd = fill_behind ? filler.ready_fd : d.ready_fd;
-		co->lazy_ready_wait = co->lazy_ready_fd >= 0;
-	}
-	uint64_t t = tern_now_ns();
-	int ret = tern_container_restore(&g->rt, criu, id, copts, co, &exit_status, err);
-
-	stats->criu_ns = tern_now_ns() - t;
-	/* it runs; the daemon fills the rest behind it. Half-filled memory
-	 * would read as zeros once the daemon is gone: return when every page
-	 * is in, and kill the container if the fill fails. */
-	if (fill_behind) {
-		tern_lazy_filler_release(&filler, ret == 0);
-	} else if (ret == 0 && lazy) {
-		ret = tern_lazy_daemon_wait(&d, err);
-		if (ret < 0) {
-			kill_it(data);
-			tern_error_wrap(err, "filling the memory from the images");
-		}
-		stats->fill_ns = tern_now_ns() - t - stats->criu_ns;
-	}
-	tern_lazy_daemon_stop(&d);
-	/* (the filler removes it once done) */
-	if (lazy && !(fill_behind && ret == 0))
-		unlink(sock);
-	return ret;
+	if (fd >= 0)
+		tern_snap_meta_read(fd, NULL, &f);
+	co->tcp_established = f.tcp_established;
+	co->ext_unix_sk = f.ext_unix_sk;
+	co->shell_job = f.shell_job;
+	co->file_locks = f.file_locks;
+	return tern_restore_filled(&g->rt, criu, id, copts, co, images, work, kill_it, data,
+				   fill_behind, &exit_status, &stats->criu_ns, &stats->fill_ns, err);
 }
 
 /* ---- list, delete ---- */
