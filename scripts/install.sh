@@ -24,7 +24,8 @@ echo "== building"
 ./autogen.sh
 ./configure
 make -j"$(nproc)"
-# stripped: create/run/exec copy the binary into a sealed memfd every time
+# stripped: create/run/exec start the installed binary twice (the second
+# time from a read-only overlay), so its size is paid at every start
 make install-strip
 
 TERN=$(command -v tern || echo /usr/local/bin/tern)
