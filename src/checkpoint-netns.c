@@ -8,11 +8,15 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/capability.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netlink.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 static const oci_namespace *find_ns(const oci_config *c, oci_namespace_type t)
@@ -53,6 +57,137 @@ static bool only_loopback(pid_t pid, char **why)
 	}
 	fclose(f);
 	return ok;
+}
+
+/* What the host (not the container: it cannot, see tern_netns_is_plain)
+ * may have put into the namespace from outside, with ip or nsenter, and a
+ * fresh namespace would not have: a main-table IPv4 route, an address on
+ * lo other than 127.0.0.1 and ::1, an iptables table (legacy: listed in
+ * /proc; nft: asked over netlink below). */
+static bool no_routes_or_addresses(pid_t pid, char **why)
+{
+	char path[64];
+	char line[512];
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/net/route", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (f == NULL) {
+		*why = tern_strdup_printf("%s: %s", path, strerror(errno));
+		return false;
+	}
+	while (fgets(line, sizeof(line), f))
+		n++;
+	fclose(f);
+	if (n > 1) {
+		*why = tern_xstrdup("it has IPv4 routes");
+		return false;
+	}
+	/* fib_trie: each local address is a "|-- ADDR" line followed by
+	 * "/32 host LOCAL" */
+	snprintf(path, sizeof(path), "/proc/%d/net/fib_trie", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL) {
+		*why = tern_strdup_printf("%s: %s", path, strerror(errno));
+		return false;
+	}
+	char addr[64] = "";
+	while (*why == NULL && fgets(line, sizeof(line), f)) {
+		char *p = line + strspn(line, " |+-");
+		if (p != line && strncmp(line + strspn(line, " "), "|--", 3) == 0)
+			snprintf(addr, sizeof(addr), "%.*s", (int)strcspn(p, " \n"), p);
+		else if (strstr(line, "/32 host LOCAL") && strcmp(addr, "127.0.0.1") != 0)
+			*why = tern_strdup_printf("it has the local address %s", addr);
+	}
+	fclose(f);
+	if (*why)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/net/if_inet6", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return errno == ENOENT; /* IPv6 is off */
+	while (*why == NULL && fgets(line, sizeof(line), f))
+		if (strncmp(line, "00000000000000000000000000000001 ", 33) != 0)
+			*why = tern_xstrdup("it has an IPv6 address other than ::1");
+	fclose(f);
+	return *why == NULL;
+}
+
+static bool proc_list_empty(pid_t pid, const char *name)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid, name);
+	cleanup_free char *data = NULL;
+	size_t len = 0;
+	/* absent: the module was never loaded, so no table anywhere */
+	int ret = tern_read_file(path, &data, &len, 4096, NULL);
+	return ret < 0 ? ret == -ENOENT : len == 0;
+}
+
+/* Whether the namespace of `pid` holds an nftables table (where
+ * iptables-nft keeps its rules): 1 yes, 0 no, -1 unknown. */
+static int has_nft_tables(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	cleanup_close int target = open(path, O_RDONLY | O_CLOEXEC);
+	cleanup_close int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (target < 0 || self < 0 || setns(target, CLONE_NEWNET) < 0)
+		return -1;
+	/* a netlink socket belongs to the namespace it was made in */
+	cleanup_close int sk = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+	int sk_errno = errno;
+	if (setns(self, CLONE_NEWNET) < 0) {
+		perror("tern: back to this thread's network namespace");
+		abort();
+	}
+	if (sk < 0)
+		return sk_errno == EPROTONOSUPPORT ? 0 : -1;
+	struct {
+		struct nlmsghdr nh;
+		struct nfgenmsg nf;
+	} req = {
+	    .nh = {.nlmsg_len = sizeof(req),
+		   .nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETTABLE,
+		   .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+		   .nlmsg_seq = 1},
+	    .nf = {.nfgen_family = AF_UNSPEC, .version = NFNETLINK_V0},
+	};
+	if (send(sk, &req, sizeof(req), 0) < 0)
+		return -1;
+	for (;;) {
+		char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+		ssize_t n = recv(sk, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+		     h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(h);
+				/* no nf_tables in this kernel: no table */
+				return e->error == 0 || e->error == -EOPNOTSUPP ? 0 : -1;
+			}
+			if ((h->nlmsg_type & 0xff) == NFT_MSG_NEWTABLE)
+				return 1;
+		}
+	}
+}
+
+static bool no_firewall(pid_t pid, char **why)
+{
+	if (!proc_list_empty(pid, "ip_tables_names") || !proc_list_empty(pid, "ip6_tables_names")) {
+		*why = tern_xstrdup("it has legacy iptables tables");
+		return false;
+	}
+	int nft = has_nft_tables(pid);
+	if (nft != 0)
+		*why = tern_xstrdup(nft > 0 ? "it has nftables tables"
+					    : "its nftables tables could not be listed");
+	return nft == 0;
 }
 
 /* One process: *changes_net if its bounding set lets it (or a child)
@@ -141,7 +276,7 @@ bool tern_netns_is_plain(const oci_config *config, const oci_map *cgroup_paths, 
 		*why = tern_xstrdup("a process was exec'd with CAP_NET_ADMIN or CAP_SYS_ADMIN");
 		return false;
 	}
-	if (!only_loopback(pid, why))
+	if (!only_loopback(pid, why) || !no_routes_or_addresses(pid, why) || !no_firewall(pid, why))
 		return false;
 
 	pid_t *pids = NULL;

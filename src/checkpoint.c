@@ -1050,6 +1050,52 @@ int tern_criu_lazy_pipes_check(tern_error **err)
 	    max, CRIU_LAZY_PIPE_BYTES);
 }
 
+/* criu waits for a v1 freezer in 100 ms steps, and a cgroup is hardly
+ * ever FROZEN at its first look, so every dump it freezes lasts 100 ms
+ * longer than it needs. Frozen here first (tern's freeze looks every
+ * millisecond), criu dumps the cgroup as it finds it and leaves it frozen:
+ * *thaw says to thaw it after the dump. Not when it is frozen already (a
+ * paused container, or tern snapshot's freeze: they stay as they were),
+ * stays frozen (--leave-frozen), or the dump is lazy (criu holds the
+ * tasks until the restore has every page; it freezes them itself). v2:
+ * criu stops the tasks itself (see snapshot.c's take_frozen). */
+static int freeze_before_dump(const oci_state *st, const tern_ckpt_opts *o, bool *thaw,
+			      tern_error **err)
+{
+	cleanup_free char *freezer = NULL;
+
+	*thaw = false;
+	if (o->lazy_pages || o->leave_frozen || !freezer_dir(&st->cgroup_paths, &freezer) ||
+	    tern_cgroup_is_frozen(&st->cgroup_paths))
+		return 0;
+	int ret = tern_cgroup_freeze(&st->cgroup_paths, true, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "checkpoint: freeze `%s`", st->id);
+	*thaw = true;
+	return 0;
+}
+
+/* After a dump that stopped the container, criu has killed its frozen
+ * tasks, which die when thawed: wait for the init to be gone, so that the
+ * container reads stopped once checkpoint returns. */
+static void thaw_after_dump(const oci_state *st, const tern_ckpt_opts *o, bool dumped)
+{
+	tern_error *e = NULL;
+
+	if (tern_cgroup_freeze(&st->cgroup_paths, false, &e) < 0) {
+		tern_warn("thaw `%s` after the dump: %s", st->id, e->msg);
+		tern_error_free(e);
+		return;
+	}
+	if (!dumped || o->leave_running || o->pre_dump)
+		return;
+	cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+	struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+	if (pidfd >= 0 && poll(&pfd, 1, 5000) == 0)
+		tern_warn("container `%s`: its init %d is still there 5 s after the dump", st->id,
+			  (int)st->pid);
+}
+
 int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const char *id,
 			      const tern_ckpt_opts *o, tern_error **err)
 {
@@ -1059,7 +1105,7 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	const char *images = o->image_path ? o->image_path : "checkpoint";
 	oci_state *st = NULL;
 	oci_config *config = NULL;
-	bool created_images = false;
+	bool created_images = false, thaw_after = false;
 	int ret;
 
 	/* (tern snapshot holds the lock already) */
@@ -1117,7 +1163,12 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	}
 	if (o->lazy_pages || dump_freeze_paths || dump_lock_pid)
 		criu_local_set_notify_cb(s.opts, dump_notify);
+	ret = freeze_before_dump(st, o, &thaw_after, err);
+	if (ret < 0)
+		goto out;
 	ret = o->pre_dump ? criu_local_pre_dump(s.opts) : criu_local_dump(s.opts);
+	if (thaw_after)
+		thaw_after_dump(st, o, ret == 0);
 	if (ret < 0) {
 		/* the image directory tern made goes; the log stays with the
 		 * container's state (delete removes it) */

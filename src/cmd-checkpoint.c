@@ -17,6 +17,12 @@ static const char usage[] =
     "the container's config, so it can be restored under another --root and\n"
     "from another bundle path.\n"
     "\n"
+    "A network namespace of the container's own that a new one would equal\n"
+    "(only lo, its usual addresses, no routes or firewall tables, and no\n"
+    "process that could have changed it: none with CAP_NET_ADMIN or\n"
+    "CAP_SYS_ADMIN, no root with /proc/sys writable) is not dumped: the\n"
+    "restore makes a new one, as create did.\n"
+    "\n"
     "Options:\n"
     "  --image-path DIR             where to write the images (default ./checkpoint)\n"
     "  --work-path DIR              where criu writes its log (default: the image path)\n"
@@ -58,7 +64,10 @@ int tern_cmd_checkpoint(tern_global_opts *g, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	tern_ckpt_opts o = {.status_fd = -1};
+	/* a network namespace a fresh one would equal is left out of the
+	 * images (criu's own dump of it runs ip and iptables a dozen times):
+	 * the restore makes a fresh one, as create did */
+	tern_ckpt_opts o = {.status_fd = -1, .netns_fresh_if_plain = true};
 	cleanup_error tern_error *err = NULL;
 	cleanup_free char *criu = NULL;
 	int c, ret;
