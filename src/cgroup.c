@@ -232,6 +232,8 @@ int tern_cgroup_resolve(const char *cgroups_path, const char *id, oci_map *paths
 	return 0;
 }
 
+static bool v2_active(const hierarchy *h);
+
 static char *dir_of(const oci_kv *kv)
 {
 	return tern_strdup_printf("%s%s", kv->key, kv->value);
@@ -350,6 +352,18 @@ int tern_cgroup_enter(const oci_map *paths, pid_t pid, tern_error **err)
 			return tern_error_wrap(err, "join cgroup `%s`", dir);
 	}
 	return 0;
+}
+
+int tern_cgroup_open_v2_only(const oci_map *paths)
+{
+	load_hierarchies();
+	if (paths->len != 1)
+		return -1;
+	const hierarchy *h = hierarchy_at(paths->items[0].key);
+	if (h == NULL || !v2_active(h))
+		return -1;
+	cleanup_free char *dir = dir_of(&paths->items[0]);
+	return open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
 static int read_pids(const char *dir, pid_t **pids, size_t *n)

@@ -30,6 +30,12 @@ int tern_cgroup_create(const oci_map *paths, bool *created, tern_error **err);
 
 /* Move `pid` into it in every hierarchy. */
 int tern_cgroup_enter(const oci_map *paths, pid_t pid, tern_error **err);
+/* A directory fd for clone3's CLONE_INTO_CGROUP, which starts a child in a
+ * v2 cgroup without the attach a cgroup.procs write costs (the kernel
+ * waits for an RCU grace period there, 1-2 ms): only when the container's
+ * one cgroup is a v2 one (the flag covers a single hierarchy). -1
+ * otherwise. */
+int tern_cgroup_open_v2_only(const oci_map *paths);
 /* Move the calling process back to the cgroups it was in when tern first
  * looked at its hierarchies (errors only logged: best effort). */
 void tern_cgroup_return_self(void);

@@ -1,4 +1,5 @@
 #include "spawn.h"
+#include "cgroup.h"
 #include "container-cgroup.h"
 #include "hooks.h"
 #include "init.h"
@@ -11,6 +12,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -23,6 +25,39 @@
 static pid_t clone_child(int flags)
 {
 	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/* clone3's arguments up to `cgroup` (CLONE_ARGS_SIZE_VER2); glibc 2.36
+ * does not declare them */
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+	    set_tid_size, cgroup;
+};
+
+/* clone_child, started in the cgroup `cgroup_fd` (-1: none) when the
+ * kernel can (5.7 and later, v2): *joined then says no attach is needed. */
+static pid_t clone_child_into(int flags, int cgroup_fd, bool *joined)
+{
+	*joined = false;
+	if (cgroup_fd >= 0) {
+		struct clone3_args args = {
+		    .flags = (uint64_t)(unsigned)flags | CLONE_INTO_CGROUP,
+		    .exit_signal = SIGCHLD,
+		    .cgroup = (uint64_t)cgroup_fd,
+		};
+		long pid = syscall(SYS_clone3, &args, sizeof(args));
+		if (pid >= 0) {
+			*joined = true;
+			return (pid_t)pid;
+		}
+		/* an older kernel, or a cgroup it would not start us in:
+		 * the usual attach says why, if it fails too */
+	}
+	return clone_child(flags);
 }
 
 static int run_parent_hooks(tern_container *c, tern_error **err)
@@ -105,7 +140,13 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 		return tern_error_make(err, errno, "socketpair");
 
 	int flags = c->ns.two_stage ? 0 : c->ns.clone_flags;
-	child = clone_child(flags);
+	bool joined = false;
+	if (c->ns.two_stage || c->rt->systemd_cgroup) {
+		child = clone_child(flags);
+	} else {
+		cleanup_close int cgroup_fd = tern_cgroup_open_v2_only(&c->cgroup_paths);
+		child = clone_child_into(flags, cgroup_fd, &joined);
+	}
 	if (child < 0)
 		return tern_error_make(err, errno, "clone the container process");
 	if (child == 0) {
@@ -141,7 +182,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	 * cgroup namespace, a cgroup mount, hooks) and before it can ever
 	 * exec. */
 	if (!c->ns.two_stage) {
-		ret = tern_container_cgroup_join(c, child, err);
+		ret = joined ? 0 : tern_container_cgroup_join(c, child, err);
 		if (ret < 0)
 			return ret;
 		/* A child that failed meanwhile has closed its end: then its
