@@ -687,6 +687,68 @@ in_ct() {
 	[ "$output" = lo ]
 }
 
+@test "checkpoint: a network namespace a new one equals stays out of the images; one the host changed from outside goes in and comes back changed" {
+	set_cmd "sleep $MARK"
+	# untouched: lo only, nothing in it could change it (no CAP_NET_ADMIN)
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	grep -qx 'netns-fresh 1' "$IMG/tern-checkpoint.txt"
+	! ls "$IMG"/netdev-*.img || false
+	tern delete "$ID"
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	run tern exec "$ID" ls /sys/class/net
+	[ "$output" = lo ]
+	run tern exec "$ID" ip addr show lo
+	[[ "$output" == *"inet 127.0.0.1/8"* ]]
+	[[ "$output" == *UP* ]]
+	tern delete -f "$ID"
+	rm -rf "$IMG"
+
+	# an address, a route and an iptables (nft) rule put in from outside
+	# each make it go into the images, and criu brings them back
+	local change
+	for change in "ip addr add 10.99.0.1/32 dev lo" "ip route add 10.98.0.0/16 dev lo" \
+		"iptables -A INPUT -s 10.97.0.1 -j DROP"; do
+		start_detached "$ID"
+		nsenter -t "$(state_field "$ID" pid)" -n $change
+		tern checkpoint --image-path "$IMG" "$ID"
+		grep -qx 'netns-fresh 0' "$IMG/tern-checkpoint.txt"
+		tern delete "$ID"
+		tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+		local pid
+		pid=$(state_field "$ID" pid)
+		case $change in
+		"ip addr"*) nsenter -t "$pid" -n ip addr show lo | grep -q 10.99.0.1/32 ;;
+		"ip route"*) nsenter -t "$pid" -n ip route show | grep -q 10.98.0.0/16 ;;
+		iptables*) nsenter -t "$pid" -n iptables -S INPUT | grep -q 10.97.0.1 ;;
+		esac
+		tern delete -f "$ID"
+		rm -rf "$IMG"
+	done
+	check_nothing_left "$ID"
+}
+
+@test "checkpoint: --leave-running thaws what it froze and leaves a paused container paused" {
+	set_cmd "$(counter count)"
+	start_detached "$ID"
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 0
+	tern checkpoint --leave-running --image-path "$IMG" "$ID"
+	[ "$(state_field "$ID" status)" = running ]
+	a=$(cat "$BUNDLE/rootfs/tmp/count")
+	wait_count_above "$BUNDLE/rootfs/tmp/count" "$a"
+	tern pause "$ID"
+	tern checkpoint --leave-running --image-path "$IMG.2" "$ID"
+	[ "$(state_field "$ID" status)" = paused ]
+	tern resume "$ID"
+	a=$(cat "$BUNDLE/rootfs/tmp/count")
+	wait_count_above "$BUNDLE/rootfs/tmp/count" "$a"
+	# and a plain checkpoint stops it: no process of it is left
+	tern checkpoint --image-path "$IMG.3" "$ID"
+	[ "$(state_field "$ID" status)" = stopped ]
+	tern delete "$ID"
+	check_nothing_left "$ID"
+}
+
 # ---- restore into a fresh rootfs (podman's restore --import) ----
 
 # fresh_rootfs: the bundle's rootfs as the image was before create made
