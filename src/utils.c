@@ -215,6 +215,12 @@ int tern_write_file_at(int dirfd, const char *path, const char *data, size_t len
 
 int tern_mkdir_p(const char *path, mode_t mode, tern_error **err)
 {
+	/* most often only the last component is missing: one mkdir */
+	if (mkdir(path, mode) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return tern_error_make(err, errno, "mkdir `%s`", path);
+
 	cleanup_free char *copy = tern_xstrdup(path);
 	size_t len = strlen(copy);
 
