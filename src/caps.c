@@ -128,11 +128,11 @@ int tern_caps_drop_bounding(const oci_capabilities *caps, tern_error **err)
 	for (int cap = 0; cap <= last; cap++) {
 		if (keep[cap])
 			continue;
-		int in = prctl(PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0);
-		if (in == 0)
-			continue;
-		if (in < 0 || cap_drop_bound((cap_value_t)cap) < 0) {
+		/* dropping one already out succeeds: read only on failure */
+		if (cap_drop_bound((cap_value_t)cap) < 0) {
 			int e = errno;
+			if (prctl(PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0) == 0)
+				continue;
 			cleanup_free char *name = cap_name(cap);
 			return tern_error_make(err, e,
 					       "dropping %s from the "
@@ -210,7 +210,9 @@ int tern_caps_apply(const oci_capabilities *caps, tern_error **err)
 	/* Ambient last: the kernel only lets a capability in when it is both
 	 * permitted and inheritable. Clear first so that nothing inherited
 	 * from tern's own environment survives. */
-	if (cap_reset_ambient() < 0 && errno != EINVAL)
+	/* (one prctl: libcap's cap_reset_ambient asks for every capability
+	 * first) */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return tern_error_make(err, errno, "ambient: clearing");
 	for (int cap = 0; cap < MAX_CAPS; cap++) {
 		if (!amb[cap])
