@@ -311,6 +311,18 @@ static int join_threaded_subtree(const hierarchy *h, const char *path, tern_erro
 	}
 }
 
+bool tern_cgroup_missing(const oci_map *paths)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < paths->len; i++) {
+		cleanup_free char *dir = dir_of(&paths->items[i]);
+		if (stat(dir, &st) < 0)
+			return true;
+	}
+	return false;
+}
+
 int tern_cgroup_create(const oci_map *paths, bool *created, tern_error **err)
 {
 	load_hierarchies();
@@ -354,13 +366,18 @@ int tern_cgroup_enter(const oci_map *paths, pid_t pid, tern_error **err)
 	return 0;
 }
 
-int tern_cgroup_open_v2_only(const oci_map *paths)
+bool tern_cgroup_is_v2_only(const oci_map *paths)
 {
 	load_hierarchies();
 	if (paths->len != 1)
-		return -1;
+		return false;
 	const hierarchy *h = hierarchy_at(paths->items[0].key);
-	if (h == NULL || !v2_active(h))
+	return h != NULL && v2_active(h);
+}
+
+int tern_cgroup_open_v2_only(const oci_map *paths)
+{
+	if (!tern_cgroup_is_v2_only(paths))
 		return -1;
 	cleanup_free char *dir = dir_of(&paths->items[0]);
 	return open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -24,6 +24,9 @@
 int tern_cgroup_resolve(const char *cgroups_path, const char *id, oci_map *paths, char **display,
 			tern_error **err);
 
+/* Whether a hierarchy lacks the cgroup: tern_cgroup_create would make
+ * one (and set *created). */
+bool tern_cgroup_missing(const oci_map *paths);
 /* Create it in every hierarchy. *created tells whether tern made it (so
  * delete removes only what tern made). */
 int tern_cgroup_create(const oci_map *paths, bool *created, tern_error **err);
@@ -36,6 +39,8 @@ int tern_cgroup_enter(const oci_map *paths, pid_t pid, tern_error **err);
  * one cgroup is a v2 one (the flag covers a single hierarchy). -1
  * otherwise. */
 int tern_cgroup_open_v2_only(const oci_map *paths);
+/* Whether the container's one cgroup is a v2 one (a pure v2 host). */
+bool tern_cgroup_is_v2_only(const oci_map *paths);
 /* Move the calling process back to the cgroups it was in when tern first
  * looked at its hierarchies (errors only logged: best effort). */
 void tern_cgroup_return_self(void);

@@ -174,7 +174,7 @@ static int prepare_rootless(tern_container *c, const char *configured, tern_erro
 	return tern_cgroup_apply_resources(paths, config_resources(c), false, err);
 }
 
-int tern_container_cgroup_prepare(tern_container *c, tern_error **err)
+int tern_container_cgroup_resolve(tern_container *c, tern_error **err)
 {
 	const char *configured = c->config->linux_ ? c->config->linux_->cgroups_path : NULL;
 	int ret;
@@ -195,15 +195,33 @@ int tern_container_cgroup_prepare(tern_container *c, tern_error **err)
 		c->own_cgroup = false;
 		return ret;
 	}
-	ret = tern_cgroup_resolve(configured, c->id, &c->cgroup_paths, &c->cgroup_path, err);
-	if (ret < 0)
-		return ret;
-	if (rootless(c))
+	return tern_cgroup_resolve(configured, c->id, &c->cgroup_paths, &c->cgroup_path, err);
+}
+
+int tern_container_cgroup_make(tern_container *c, tern_error **err)
+{
+	if (c->rt->systemd_cgroup)
+		return 0; /* systemd makes it at join */
+	if (rootless(c)) {
+		const char *configured = c->config->linux_ ? c->config->linux_->cgroups_path : NULL;
 		return prepare_rootless(c, configured, err);
-	ret = tern_cgroup_create(&c->cgroup_paths, &c->own_cgroup, err);
+	}
+	int ret = tern_cgroup_create(&c->cgroup_paths, &c->own_cgroup, err);
 	if (ret < 0)
 		return ret;
 	return tern_cgroup_apply_resources(&c->cgroup_paths, config_resources(c), false, err);
+}
+
+int tern_container_cgroup_prepare(tern_container *c, tern_error **err)
+{
+	int ret = tern_container_cgroup_resolve(c, err);
+	return ret < 0 ? ret : tern_container_cgroup_make(c, err);
+}
+
+bool tern_container_cgroup_make_after_clone(const tern_container *c)
+{
+	return !c->ns.two_stage && !c->rt->systemd_cgroup && !rootless(c) &&
+	       !tern_cgroup_is_v2_only(&c->cgroup_paths);
 }
 
 int tern_container_cgroup_join(tern_container *c, pid_t pid, tern_error **err)

@@ -10,6 +10,17 @@
  * it is moved in. systemd driver: only work out the scope and its paths;
  * systemd creates a scope only with a process in it. */
 int tern_container_cgroup_prepare(tern_container *c, tern_error **err);
+/* The two halves of prepare: work out the paths (and the systemd scope),
+ * then make the cgroup with its limits (cgroupfs; rootless: what can be). */
+int tern_container_cgroup_resolve(tern_container *c, tern_error **err);
+int tern_container_cgroup_make(tern_container *c, tern_error **err);
+/* Whether create makes the cgroup after the clone, while the child sets up
+ * its first mounts (it waits for the cgroup before anything that needs it,
+ * and before it can exec: see spawn.c), rather than before: the cgroupfs
+ * driver on cgroup v1 or hybrid, as root, with a one-stage spawn. On a v2
+ * host the child is cloned straight into the cgroup, which must exist
+ * first; rootless and the slow path keep the older order. */
+bool tern_container_cgroup_make_after_clone(const tern_container *c);
 
 /* Move the (not yet exec'd) container process into its cgroup; with the
  * systemd driver, start the scope around it and write the limits. */

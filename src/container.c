@@ -1,5 +1,6 @@
 #include "container.h"
 #include "cgroup-systemd.h"
+#include "cgroup.h"
 #include "container-cgroup.h"
 #include "hooks.h"
 #include "host-mounts.h"
@@ -263,8 +264,16 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 	ret = copy_config(c, err);
 	if (ret < 0)
 		goto fail;
-	/* limits first: the process must never run unconstrained */
-	ret = tern_container_cgroup_prepare(c, err);
+	/* Limits before the process can ever run: the cgroup is made now, or
+	 * by spawn while the child sets up its first mounts (it cannot exec
+	 * before it is in the cgroup). */
+	ret = tern_container_cgroup_resolve(c, err);
+	if (ret == 0 && !tern_container_cgroup_make_after_clone(c))
+		ret = tern_container_cgroup_make(c, err);
+	else if (ret == 0)
+		/* recorded below as ours if spawn is to make it, so that a
+		 * create killed before or during that leaves nothing */
+		c->own_cgroup = tern_cgroup_missing(&c->cgroup_paths);
 	if (ret < 0)
 		goto fail;
 	/* Recorded now, so that if this tern is killed mid-create, `delete`

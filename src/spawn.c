@@ -177,11 +177,17 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 		if (ret < 0)
 			return ret;
 	}
-	/* The fast path moves the child while it sets up its mounts; it waits
-	 * for SYNC_CGROUP_DONE before anything that must see the cgroup (the
+	/* The fast path makes the cgroup (on v1: container-cgroup.h) and
+	 * moves the child while the child sets up its mounts; it waits for
+	 * SYNC_CGROUP_DONE before anything that must see the cgroup (the
 	 * cgroup namespace, a cgroup mount, hooks) and before it can ever
 	 * exec. */
 	if (!c->ns.two_stage) {
+		if (tern_container_cgroup_make_after_clone(c)) {
+			ret = tern_container_cgroup_make(c, err);
+			if (ret < 0)
+				return ret;
+		}
 		ret = joined ? 0 : tern_container_cgroup_join(c, child, err);
 		if (ret < 0)
 			return ret;
