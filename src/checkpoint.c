@@ -1120,6 +1120,18 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 		    st->status);
 		goto out;
 	}
+	/* criu dumps a v1 cgroup frozen as it is; without one it stops the
+	 * tasks itself, and tasks the v2 freezer holds never stop for it: it
+	 * would wait for them until its timeout */
+	cleanup_free char *v1_freezer = NULL;
+	if (strcmp(st->status, "paused") == 0 && !freezer_dir(&st->cgroup_paths, &v1_freezer)) {
+		ret = tern_error_make_quiet(
+		    err, EINVAL,
+		    "cannot checkpoint container `%s`: it is paused, and criu cannot dump "
+		    "processes the cgroup v2 freezer holds; resume it first",
+		    id);
+		goto out;
+	}
 	if (config == NULL) {
 		ret = tern_error_make_quiet(err, EINVAL,
 					    "cannot checkpoint container `%s`: its config copy in "

@@ -728,7 +728,7 @@ in_ct() {
 	check_nothing_left "$ID"
 }
 
-@test "checkpoint: --leave-running thaws what it froze and leaves a paused container paused" {
+@test "checkpoint: --leave-running thaws what it froze and leaves a paused container paused (v2: refuses it at once)" {
 	set_cmd "$(counter count)"
 	start_detached "$ID"
 	wait_count_above "$BUNDLE/rootfs/tmp/count" 0
@@ -737,7 +737,16 @@ in_ct() {
 	a=$(cat "$BUNDLE/rootfs/tmp/count")
 	wait_count_above "$BUNDLE/rootfs/tmp/count" "$a"
 	tern pause "$ID"
-	tern checkpoint --leave-running --image-path "$IMG.2" "$ID"
+	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+		# v2 (the qemu guest): criu cannot dump what the v2 freezer
+		# holds; refused at once, the container left paused
+		run tern checkpoint --leave-running --image-path "$IMG.2" "$ID"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"it is paused"*"resume it first"* ]]
+		[ ! -e "$IMG.2" ]
+	else
+		tern checkpoint --leave-running --image-path "$IMG.2" "$ID"
+	fi
 	[ "$(state_field "$ID" status)" = paused ]
 	tern resume "$ID"
 	a=$(cat "$BUNDLE/rootfs/tmp/count")
