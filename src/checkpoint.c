@@ -1105,6 +1105,7 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	const char *images = o->image_path ? o->image_path : "checkpoint";
 	oci_state *st = NULL;
 	oci_config *config = NULL;
+	cleanup_free char *v1_freezer = NULL; /* (before the first goto out) */
 	bool created_images = false, thaw_after = false;
 	int ret;
 
@@ -1123,7 +1124,6 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	/* criu dumps a v1 cgroup frozen as it is; without one it stops the
 	 * tasks itself, and tasks the v2 freezer holds never stop for it: it
 	 * would wait for them until its timeout */
-	cleanup_free char *v1_freezer = NULL;
 	if (strcmp(st->status, "paused") == 0 && !freezer_dir(&st->cgroup_paths, &v1_freezer)) {
 		ret = tern_error_make_quiet(
 		    err, EINVAL,
