@@ -1122,8 +1122,8 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 		goto out;
 	}
 	/* criu dumps a v1 cgroup frozen as it is; without one it stops the
-	 * tasks itself, and tasks the v2 freezer holds never stop for it: it
-	 * would wait for them until its timeout */
+	 * tasks itself, and tasks the v2 freezer holds never stop for it (such
+	 * a checkpoint had not returned after 5 minutes in the v2 guest) */
 	if (strcmp(st->status, "paused") == 0 && !freezer_dir(&st->cgroup_paths, &v1_freezer)) {
 		ret = tern_error_make_quiet(
 		    err, EINVAL,
