@@ -728,14 +728,12 @@ in_ct() {
 	check_nothing_left "$ID"
 }
 
-@test "checkpoint: --leave-running thaws what it froze and leaves a paused container paused (v2: refuses it at once)" {
+# (that --leave-running thaws the cgroup tern froze for criu is the
+# counter going on in "--leave-running keeps it running" above)
+@test "checkpoint: --leave-running leaves a paused container paused (v2: refuses it at once); a plain checkpoint reads stopped" {
 	set_cmd "$(counter count)"
 	start_detached "$ID"
 	wait_count_above "$BUNDLE/rootfs/tmp/count" 0
-	tern checkpoint --leave-running --image-path "$IMG" "$ID"
-	[ "$(state_field "$ID" status)" = running ]
-	a=$(cat "$BUNDLE/rootfs/tmp/count")
-	wait_count_above "$BUNDLE/rootfs/tmp/count" "$a"
 	tern pause "$ID"
 	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
 		# v2 (the qemu guest): criu cannot dump what the v2 freezer
