@@ -84,46 +84,6 @@ migrate_status() {
 	return "$(cat "$BATS_TEST_TMPDIR/src.rc")"
 }
 
-# kill_receiver: SIGKILL to migrate-receive itself (the oldest process with
-# its command line: not its watchdog, restore or criu, which it forked).
-kill_receiver() {
-	pkill -9 -o -f -- "tern-migrate --root $RB migrate-receive"
-}
-
-# kill_source: SIGKILL to tern migrate itself.
-kill_source() {
-	pkill -9 -o -f -- "tern-migrate --root $ROOT migrate"
-}
-
-# hold_restore: the target's own config.json holds criu in the middle of
-# the restore (a prestart hook, which runs once criu has set up the
-# namespaces, criu waiting for it): it creates $HOLD.in, then waits for
-# $HOLD.go. A kill at $HOLD.in lands during the restore, never after.
-hold_restore() {
-	HOLD=$BATS_TEST_TMPDIR/hold
-	update_config ".hooks.prestart = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\",
-		\"touch $HOLD.in; while [ ! -e $HOLD.go ]; do sleep 0.05; done\"]}]" "$BUNDLE_B"
-}
-
-# hold_dump pre-dump|post-dump: the source's criu holds at the start of
-# its dump (after the rootfs rounds, before any image) or at its end (the
-# pages sent, criu yet to exit, so the images are not all there): a criu
-# action script (named by the config file in CRIU_CONFIG_FILE, which criu
-# reads when it serves tern too) creates $HOLD.in, then waits for $HOLD.go
-# or for its criu to go. Run the tern migrate to hold with
-# CRIU_CONFIG_FILE=$HOLD.conf.
-hold_dump() {
-	HOLD=$BATS_TEST_TMPDIR/hold
-	cat >"$HOLD.sh" <<EOF
-#!/bin/sh
-[ "\$CRTOOLS_SCRIPT_ACTION" = $1 ] || exit 0
-touch $HOLD.in
-while [ ! -e $HOLD.go ] && kill -0 \$PPID 2>/dev/null; do sleep 0.05; done
-EOF
-	chmod 0755 "$HOLD.sh"
-	echo "action-script $HOLD.sh" >"$HOLD.conf"
-}
-
 # receiving_file DIR: a regular file is being received in DIR (the
 # applier's temporary name).
 receiving_file() {

@@ -49,8 +49,11 @@ migrate_setup() {
 }
 
 migrate_teardown() {
-	# background migrations of this test: their arguments hold its dir
+	# background migrations of this test: their arguments hold its dir;
+	# a criu action script held by a failed test (see hold_dump): its criu
+	# gives up once it dies
 	pkill -9 -f -- "--token-file $BATS_TEST_TMPDIR/" 2>/dev/null
+	pkill -9 -f -- "$BATS_TEST_TMPDIR/hold" 2>/dev/null
 	if [ -d "${RB:-/nonexistent}" ]; then
 		for id in $(timeout -s KILL 10 "$TERN_BIN" --root "$RB" list -q 2>/dev/null); do
 			timeout -s KILL 10 "$TERN_BIN" --root "$RB" delete --force "$id" >/dev/null 2>&1
@@ -169,4 +172,57 @@ still_runs() {
 	local now
 	now=$(cat "$BUNDLE/rootfs/tmp/count")
 	wait_until 10 count_above "$BUNDLE/rootfs/tmp/count" "$now"
+}
+
+# kill_receiver: SIGKILL to migrate-receive itself (the oldest process with
+# its command line: not its watchdog, restore or criu, which it forked).
+kill_receiver() {
+	pkill -9 -o -f -- "tern-migrate --root $RB migrate-receive"
+}
+
+# kill_source: SIGKILL to tern migrate itself.
+kill_source() {
+	pkill -9 -o -f -- "tern-migrate --root $ROOT migrate"
+}
+
+# hold_restore: the target's own config.json holds criu in the middle of
+# the restore (a prestart hook, which runs once criu has set up the
+# namespaces, criu waiting for it): it creates $HOLD.in, then waits for
+# $HOLD.go. A kill at $HOLD.in lands during the restore, never after.
+hold_restore() {
+	HOLD=$BATS_TEST_TMPDIR/hold
+	update_config ".hooks.prestart = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\",
+		\"touch $HOLD.in; while [ ! -e $HOLD.go ]; do sleep 0.05; done\"]}]" "$BUNDLE_B"
+}
+
+# hold_dump pre-dump|post-dump: the source's criu holds at the start of
+# its dump (after the rootfs rounds, before any image) or at its end (the
+# pages sent, criu yet to exit, so the images are not all there): a criu
+# action script (named by the config file in CRIU_CONFIG_FILE, which criu
+# reads when it serves tern too) creates $HOLD.in, then waits for $HOLD.go
+# or for its criu to go. Run the tern migrate to hold with
+# CRIU_CONFIG_FILE=$HOLD.conf.
+hold_dump() {
+	HOLD=$BATS_TEST_TMPDIR/hold
+	cat >"$HOLD.sh" <<EOF
+#!/bin/sh
+[ "\$CRTOOLS_SCRIPT_ACTION" = $1 ] || exit 0
+touch $HOLD.in
+while [ ! -e $HOLD.go ] && kill -0 \$PPID 2>/dev/null; do sleep 0.05; done
+EOF
+	chmod 0755 "$HOLD.sh"
+	echo "action-script $HOLD.sh" >"$HOLD.conf"
+}
+
+# no_process_like PATTERN: no live process has PATTERN in its command line.
+no_process_like() {
+	! pgrep -f -- "$1" >/dev/null
+}
+
+# process_gone PID: PID has exited (gone, or a zombie its parent has yet
+# to reap).
+process_gone() {
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ "${st%% *}" = Z ]
 }

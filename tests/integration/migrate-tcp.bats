@@ -162,14 +162,22 @@ move_conversation() {
 
 @test "migrate --tcp-established: a migration that fails after the dump rolls back: the source's lock goes, the same conversation goes on on node A" {
 	start_conversation
+	# the receiver dies with kill -9 in the middle of its restore (see
+	# hold_restore): the source was dumped (and its network locked) by
+	# then, and has not read RUNNING; the receiver's watchdog undoes the
+	# restore
+	hold_restore
 	receive --token-file "$TOKEN"
-	# kill -9 the receiver once it has the images: the source was dumped
-	# (and its network locked) by then
 	(
-		wait_until 60 grep -q '"phase":"images"' "$BATS_TEST_TMPDIR/recv.out" &&
-			pkill -9 -f -- "--listen 10.231.0.2:$PORT --bundle $BUNDLE_B"
+		local r
+		wait_until 60 test -e "$HOLD.in" &&
+			r=$(pgrep -o -f -- "tern-migrate --root $RB migrate-receive") &&
+			kill -9 "$r" &&
+			wait_until 60 process_gone "$r"
+		touch "$HOLD.go"
 	) 3>&- &
 	migrate --token-file "$TOKEN" --tcp-established --mode stop-and-copy --format json
+	[ -e "$HOLD.in" ]
 	[ "$status" -ne 0 ]
 	echo "$output" | grep -q '"event":"rollback"' || { echo "$output"; false; }
 	echo "$output" | grep -q '"phase":"dumped"' || { echo "$output"; false; }

@@ -165,16 +165,22 @@ load migrate-helpers
 @test "migrate: the receiver killed while the source is frozen: the source thaws and runs on; the next receive cleans up" {
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
+	# criu's dump on node A holds at its start: the source is frozen, the
+	# last rootfs round applied, no image sent, so the receiver cannot
+	# have begun a restore. There the receiver dies with kill -9, its
+	# watchdog (the newest) first, so that the leftover is the next
+	# receiver's to undo.
+	hold_dump pre-dump
 	receive --token-file "$TOKEN"
-	# kill -9 the receiver once it has applied the last rootfs round
-	# (the source froze before sending it), its watchdog first (the
-	# newest), so that the leftover is the next receiver's to undo
 	(
-		wait_until 60 grep -q '"round":2' "$BATS_TEST_TMPDIR/recv.out" &&
+		wait_until 60 test -e "$HOLD.in" &&
 			pkill -9 -n -f -- "tern-migrate --root $RB migrate-receive" &&
-			pkill -9 -f -- "--listen 10.231.0.2:$PORT --bundle $BUNDLE_B"
+			pkill -9 -f -- "--listen 10.231.0.2:$PORT --bundle $BUNDLE_B" &&
+			wait_until 60 no_process_like "migrate-receive --listen 10.231.0.2:$PORT "
+		touch "$HOLD.go"
 	) 3>&- &
-	migrate --token-file "$TOKEN" --format json
+	CRIU_CONFIG_FILE=$HOLD.conf migrate --token-file "$TOKEN" --format json
+	[ -e "$HOLD.in" ]
 	[ "$status" -ne 0 ]
 	echo "$output" | grep -q '"event":"rollback"' || { echo "$output"; false; }
 	still_runs
@@ -197,12 +203,20 @@ load migrate-helpers
 	[ "$PIPE_MAX_WAS" -ge 4194304 ] || echo 4194304 >/proc/sys/fs/pipe-max-size
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
+	# the receiver dies with kill -9 in the middle of its restore (see
+	# hold_restore), never after it said RUNNING; its watchdog lives
+	hold_restore
 	receive --token-file "$TOKEN"
 	(
-		wait_until 60 grep -q '"phase":"images"' "$BATS_TEST_TMPDIR/recv.out" &&
-			pkill -9 -o -f -- "tern-migrate --root $RB migrate-receive"
+		local r
+		wait_until 60 test -e "$HOLD.in" &&
+			r=$(pgrep -o -f -- "tern-migrate --root $RB migrate-receive") &&
+			kill -9 "$r" &&
+			wait_until 60 process_gone "$r"
+		touch "$HOLD.go"
 	) 3>&- &
 	migrate --token-file "$TOKEN" --mode post-copy --format json
+	[ -e "$HOLD.in" ]
 	[ "$status" -ne 0 ]
 	echo "$output" | grep -q '"event":"rollback"' || { echo "$output"; false; }
 	still_runs
@@ -210,9 +224,7 @@ load migrate-helpers
 	# criu's page server and the target's lazy-pages daemon are gone too
 	wait_until 10 sh -c "! pgrep -f '[l]azy-pages.*$BUNDLE_B'"
 	! pgrep -f "criu.*$ROOT/$ID" || false
-	# the restore may have begun (it starts beside the lazy-pages
-	# daemon): the receiver's watchdog deletes what it made (the oldest
-	# process is the receiver itself, not its watchdog or restore)
+	# the receiver's watchdog kills the restore and deletes what it made
 	wait_until 30 target_clean || target_clean
 }
 
