@@ -227,13 +227,15 @@ never_frozen() {
 @test "migrate-failures: the receiver killed once the target runs the container: it runs on there, the source deleted its copy" {
 	set_cmd "echo changed >/image-dir/file; $(counter_cmd /tmp/count)"
 	start_source
+	hold_restore
 	receive --token-file "$TOKEN"
 	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
-	# tern migrate stopped once it has sent the images (the target then
-	# still restores for a good part of a second), so that it reads
-	# RUNNING only after the receiver was killed
-	wait_until 60 grep -q '"phase":"images"' "$BATS_TEST_TMPDIR/src.out"
+	# tern migrate stopped while the target restores (held there: see
+	# hold_restore), so that it reads RUNNING only after the receiver
+	# was killed
+	wait_until 60 test -e "$HOLD.in"
 	pkill -STOP -o -f -- "tern-migrate --root $ROOT migrate"
+	touch "$HOLD.go"
 	! grep -q '"phase":"running"' src.out || false
 	wait_until 60 grep -q '"phase":"running"' "$BATS_TEST_TMPDIR/recv.out"
 	kill_receiver

@@ -237,7 +237,10 @@ load migrate-helpers
 	read -r _ before <"$BUNDLE/rootfs/tmp/hash"
 	receive --token-file "$TOKEN"
 	# the memory is split between the nodes from RUNNING until the last
-	# page: break the page transfer right then
+	# page: break the page transfer right then. Node A's link limited to
+	# 100 Mbit/s makes the 256 MiB take some 20 s to cross, so that the
+	# kill lands while pages are missing, also on a machine that stalls.
+	tc -n "$NA" qdisc add dev "${VETH}a" root tbf rate 100mbit burst 64kb latency 50ms
 	(
 		wait_until 60 grep -q '"phase":"running"' "$BATS_TEST_TMPDIR/recv.out" &&
 			pkill -9 -f "[l]azy-pages --page-server.*$BUNDLE_B"
@@ -266,15 +269,23 @@ load migrate-helpers
 @test "migrate: tern migrate killed while the container is frozen: its watchdog thaws it, the target leaves nothing" {
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
+	# killed while its criu holds at the start of the dump (frozen, the
+	# images not yet sent), which then goes on without it
+	hold_dump pre-dump
 	receive --token-file "$TOKEN"
 	(
-		on A timeout -s KILL 150 "$TERN_BIN" --root "$ROOT" migrate --to "10.231.0.2:$PORT" \
-			--token-file "$TOKEN" --mode stop-and-copy --format json "$ID" \
-			</dev/null >"$BATS_TEST_TMPDIR/src.out" 2>&1
+		CRIU_CONFIG_FILE=$HOLD.conf on A timeout -s KILL 150 "$TERN_BIN" --root "$ROOT" \
+			migrate --to "10.231.0.2:$PORT" --token-file "$TOKEN" --mode stop-and-copy \
+			--format json "$ID" </dev/null >"$BATS_TEST_TMPDIR/src.out" 2>&1
 	) 3>&- &
-	wait_until 60 grep -q '"phase":"freeze"' "$BATS_TEST_TMPDIR/src.out"
+	wait_until 60 test -e "$HOLD.in"
+	grep -q '"phase":"freeze"' "$BATS_TEST_TMPDIR/src.out"
 	# the oldest: tern-migrate itself, not a child it forked
-	pkill -9 -o -f -- "tern-migrate --root $ROOT migrate"
+	local src
+	src=$(pgrep -o -f -- "tern-migrate --root $ROOT migrate")
+	kill -9 "$src"
+	wait_until 60 process_gone "$src"
+	touch "$HOLD.go"
 	! receive_status || false
 	target_clean
 	wait_status "$ID" running 30
