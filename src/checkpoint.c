@@ -1784,7 +1784,7 @@ static void rollback_restore(restore_ctx *r)
 		    NULL);
 	if (r->c.dir && r->c.dir != r->into) {
 		tern_state_dir_remove(r->c.dir, NULL);
-		r->c.dir = NULL;
+		tern_state_dir_freep(&r->c.dir);
 	}
 }
 

@@ -610,10 +610,8 @@ fail:
 		tern_cgroup_thaw_all(&c.cgroup_paths);
 	if (made_cgroup)
 		tern_cgroup_destroy(&c.cgroup_paths, NULL);
-	if (cdir) {
+	if (cdir)
 		tern_state_dir_remove(cdir, NULL);
-		cdir = NULL;
-	}
 	if (renamed)
 		tern_snap_overlay_undo(bundle);
 	tern_snap_spare_remove(&g->rt, SPARE_ID, spare);
