@@ -214,6 +214,19 @@ EOF
 	echo "action-script $HOLD.sh" >"$HOLD.conf"
 }
 
+# kill_receiver_when_held: once the hold (hold_restore, hold_dump) is
+# reached, kill -9 migrate-receive itself (not its watchdog), then
+# release the hold once it is dead. Run it in the background.
+kill_receiver_when_held() {
+	local r
+	exec 3>&-
+	wait_until 60 test -e "$HOLD.in" &&
+		r=$(pgrep -o -f -- "tern-migrate --root $RB migrate-receive") &&
+		kill -9 "$r" &&
+		wait_until 60 process_gone "$r"
+	touch "$HOLD.go"
+}
+
 # no_process_like PATTERN: no live process has PATTERN in its command line.
 no_process_like() {
 	! pgrep -f -- "$1" >/dev/null

@@ -168,14 +168,7 @@ move_conversation() {
 	# restore
 	hold_restore
 	receive --token-file "$TOKEN"
-	(
-		local r
-		wait_until 60 test -e "$HOLD.in" &&
-			r=$(pgrep -o -f -- "tern-migrate --root $RB migrate-receive") &&
-			kill -9 "$r" &&
-			wait_until 60 process_gone "$r"
-		touch "$HOLD.go"
-	) 3>&- &
+	kill_receiver_when_held &
 	migrate --token-file "$TOKEN" --tcp-established --mode stop-and-copy --format json
 	[ -e "$HOLD.in" ]
 	[ "$status" -ne 0 ]

@@ -207,14 +207,7 @@ load migrate-helpers
 	# hold_restore), never after it said RUNNING; its watchdog lives
 	hold_restore
 	receive --token-file "$TOKEN"
-	(
-		local r
-		wait_until 60 test -e "$HOLD.in" &&
-			r=$(pgrep -o -f -- "tern-migrate --root $RB migrate-receive") &&
-			kill -9 "$r" &&
-			wait_until 60 process_gone "$r"
-		touch "$HOLD.go"
-	) 3>&- &
+	kill_receiver_when_held &
 	migrate --token-file "$TOKEN" --mode post-copy --format json
 	[ -e "$HOLD.in" ]
 	[ "$status" -ne 0 ]
