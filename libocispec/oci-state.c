@@ -24,6 +24,8 @@ static const ojson_field state_fields[] = {
     OJF_BOOL("own_cgroup", oci_state, own_cgroup),
     OJF_STR("config_path", oci_state, config_path),
     OJF_BOOL("detached_stdio", oci_state, detached_stdio),
+    OJF_U64("init_exe_dev", oci_state, init_exe_dev),
+    OJF_U64("init_exe_ino", oci_state, init_exe_ino),
     OJF_END,
 };
 
@@ -91,6 +93,10 @@ static void gen_disk(yajl_gen g, const oci_state *state)
 	ojson_gen_kv_bool(g, "own_cgroup", state->own_cgroup);
 	gen_opt_string(g, "config_path", state->config_path);
 	ojson_gen_kv_bool(g, "detached_stdio", state->detached_stdio);
+	if (state->init_exe_ino) {
+		ojson_gen_kv_uint(g, "init_exe_dev", state->init_exe_dev);
+		ojson_gen_kv_uint(g, "init_exe_ino", state->init_exe_ino);
+	}
 }
 
 int oci_state_to_json(const oci_state *state, oci_state_format format, char **out, size_t *len)

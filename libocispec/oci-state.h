@@ -43,6 +43,8 @@ typedef struct {
 	bool own_cgroup;	 /* tern created that cgroup, so delete removes it */
 	char *config_path;	 /* the copy of config.json taken at create time */
 	bool detached_stdio;	 /* reserved */
+	uint64_t init_exe_dev;	 /* the init's executable before it runs the */
+	uint64_t init_exe_ino;	 /* process: still it means not started yet */
 } oci_state;
 
 /* Serialize. `*out` is malloc'd and NUL-terminated; `*len` (optional)

@@ -1,6 +1,7 @@
 /* Checkpoint and restore with CRIU (see checkpoint.h for the layout of a
  * checkpoint directory and how criu is found). */
 #include "checkpoint.h"
+#include "fault.h"
 #include "checkpoint-devbinds.h"
 #include "checkpoint-masked.h"
 #include "mountinfo.h"
@@ -756,25 +757,6 @@ static int make_image_dir(const char *path, bool *created, tern_error **err)
 	return 0;
 }
 
-static void remove_tree(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (unlinkat(dirfd(d), e->d_name, 0) < 0 && errno == EISDIR) {
-			cleanup_free char *sub = tern_strdup_printf("%s/%s", path, e->d_name);
-			remove_tree(sub);
-		}
-	}
-	closedir(d);
-	rmdir(path);
-}
-
 static int copy_file_into(int dirfd, const char *name, const char *src, tern_error **err)
 {
 	cleanup_free char *data = NULL;
@@ -1115,6 +1097,7 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	if (ret < 0)
 		return ret;
 	dir_used = o->into_dir ? o->into_dir : dir;
+	tern_fault_point("checkpoint:state-loaded");
 	if (strcmp(st->status, "running") != 0 && strcmp(st->status, "paused") != 0) {
 		ret = tern_error_make_quiet(
 		    err, EINVAL, "cannot checkpoint container `%s`: it is %s, not running", id,
@@ -1148,9 +1131,19 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 		ret = tern_error_wrap(err, "--work-path");
 		goto out;
 	}
+	/* a checkpoint of this container killed half-way left its images */
+	tern_state_remove_partial_images(dir_used);
 	ret = make_image_dir(images, &created_images, err);
 	if (ret < 0)
 		goto out;
+	if (created_images) {
+		ret = tern_state_mark_partial_images(dir_used, images, err);
+		if (ret < 0) {
+			tern_remove_tree(images);
+			goto out;
+		}
+	}
+	tern_fault_point("checkpoint:image-dir-made");
 	ret = session_open(&s, criu, images, o->work_path,
 			   o->pre_dump ? "pre-dump.log" : "dump.log", o->criu_checked, err);
 	if (ret < 0)
@@ -1163,6 +1156,7 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	ret = prepare_dump(&s, st, config, o, dir_used, err);
 	if (ret < 0)
 		goto out;
+	tern_fault_point("checkpoint:dump-prepared");
 	dump_status_fd = o->status_fd;
 	dump_freeze_paths = o->leave_frozen && !o->pre_dump ? &st->cgroup_paths : NULL;
 	dump_freeze_failed = false;
@@ -1178,6 +1172,7 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	ret = freeze_before_dump(st, o, &thaw_after, err);
 	if (ret < 0)
 		goto out;
+	tern_fault_point("checkpoint:frozen");
 	ret = o->pre_dump ? criu_local_pre_dump(s.opts) : criu_local_dump(s.opts);
 	if (thaw_after)
 		thaw_after_dump(st, o, ret == 0);
@@ -1191,12 +1186,18 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 					  id, o->pre_dump ? "pre-dump" : "dump", why);
 		goto out;
 	}
+	/* whole: from now on they are the caller's */
+	if (created_images)
+		tern_state_unmark_partial_images(dir_used);
+	tern_fault_point("checkpoint:dumped");
 	/* runc writes a byte when the images are complete (with lazy pages
 	 * it was written when the page server came up) */
 	signal_status_fd();
 out:
-	if (ret < 0 && created_images)
-		remove_tree(images);
+	if (ret < 0 && created_images) {
+		tern_remove_tree(images);
+		tern_state_unmark_partial_images(dir_used);
+	}
 	session_clear(&s);
 	oci_state_free(st);
 	oci_config_free(config);
@@ -1212,6 +1213,7 @@ static struct {
 	tern_error *hook_err;
 	const oci_map *freeze_paths; /* freeze_at_resume: the cgroup to freeze */
 	bool frozen;
+	tern_container_dir *dir; /* where the state goes once the pid is known */
 } notify_ctx;
 
 /* Until the lazy-pages daemon says it listens (a byte on its status fd),
@@ -1235,6 +1237,13 @@ static int restore_notify(char *action, criu_notify_arg_t na)
 {
 	const oci_hooks *h = notify_ctx.config->hooks;
 
+#ifdef TERN_FAULT_INJECTION
+	/* restore dies while criu waits for the answer to a notification */
+	char point[64];
+	snprintf(point, sizeof(point), "restore:criu-%s", action);
+	tern_fault_point(point);
+#endif
+
 	/* the tasks wait at their last sigreturn under criu's ptrace: frozen
 	 * now, they leave criu frozen (criu's own pre-resume script slot) */
 	if (strcmp(action, "pre-resume") == 0 && notify_ctx.freeze_paths) {
@@ -1243,11 +1252,20 @@ static int restore_notify(char *action, criu_notify_arg_t na)
 		notify_ctx.frozen = true;
 		return 0;
 	}
-	if (strcmp(action, "setup-namespaces") != 0 || h == NULL)
+	if (strcmp(action, "setup-namespaces") != 0)
 		return 0;
-	cleanup_free char *json = NULL;
 	notify_ctx.state->pid = criu_notify_pid(na);
 	notify_ctx.state->status = "creating";
+	/* The tree exists from here on, and criu may resume it even if this
+	 * tern dies: recorded now, `state` can tell it runs and `delete`
+	 * finds it. */
+	notify_ctx.state->pid_start_time = tern_process_start_time(notify_ctx.state->pid);
+	if (tern_state_write(notify_ctx.dir, notify_ctx.state, &notify_ctx.hook_err) < 0)
+		return -1;
+	tern_fault_point("restore:state-pid-written");
+	if (h == NULL)
+		return 0;
+	cleanup_free char *json = NULL;
 	if (oci_state_to_json(notify_ctx.state, OCI_STATE_HOOK, &json, NULL) < 0)
 		return -1;
 	if (tern_hooks_run(&h->prestart, "prestart", json, &notify_ctx.hook_err) < 0 ||
@@ -1572,9 +1590,11 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	ret = descriptor_read(images, &r->d, err);
 	if (ret < 0)
 		return ret;
+	tern_fault_point("restore:images-read");
 	ret = load_new_bundle(r, images, err);
 	if (ret < 0)
 		return ret;
+	tern_fault_point("restore:bundle-loaded");
 	if (r->c.opts->console_socket) {
 		r->c.console_sock = tern_console_socket_connect(r->c.opts->console_socket, err);
 		if (r->c.console_sock < 0)
@@ -1646,6 +1666,7 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		if (ret < 0)
 			return ret;
 	}
+	tern_fault_point("restore:state-dir-made");
 	r->c.created = o->created ? tern_xstrdup(o->created) : tern_state_now_rfc3339();
 	{
 		cleanup_free char *src = o->config_path
@@ -1655,16 +1676,35 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		if (ret < 0)
 			return ret;
 	}
+	tern_fault_point("restore:config-copied");
 	/* the cgroup of the *new* config, with its limits, before any
 	 * restored process runs; CRIU puts the tree there (cgroup root).
 	 * Into a container's own state directory (rollback): its cgroup as
 	 * it is, limits changed by `update` included. */
-	if (r->into)
+	if (r->into) {
 		ret = reuse_cgroup(r, err);
-	else
-		ret = tern_container_cgroup_prepare(&r->c, err);
-	if (ret < 0)
-		return ret;
+		if (ret < 0)
+			return ret;
+	} else {
+		ret = tern_container_cgroup_resolve(&r->c, err);
+		if (ret < 0)
+			return ret;
+		/* recorded before the cgroup exists, as create does: a
+		 * restore killed from here on leaves it to `delete` */
+		if (!r->c.rt->systemd_cgroup)
+			r->c.own_cgroup = tern_cgroup_missing(&r->c.cgroup_paths);
+		fill_restored_state(&s, r);
+		s.status = "creating";
+		ret = tern_state_write(r->c.dir, &s, err);
+		if (ret < 0)
+			return ret;
+		tern_fault_point("restore:state-creating-written");
+		r->c.own_cgroup = false; /* what make creates is ours */
+		ret = tern_container_cgroup_make(&r->c, err);
+		if (ret < 0)
+			return ret;
+	}
+	tern_fault_point("restore:cgroup-made");
 	if (r->c.rt->systemd_cgroup) {
 		/* systemd starts a scope only around a process, and the
 		 * restored ones do not exist yet: tern stands in for them
@@ -1680,6 +1720,7 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	ret = tern_state_write(r->c.dir, &s, err);
 	if (ret < 0)
 		return ret;
+	tern_fault_point("restore:state-cgroup-written");
 	restore_cgroup_roots(r);
 	/* a rootfs that never saw a create (podman's restore --import makes
 	 * a fresh one) lacks the mount points CRIU needs */
@@ -1689,11 +1730,13 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	ret = restore_mounts(r, err);
 	if (ret < 0)
 		return ret;
+	tern_fault_point("restore:mounts-made");
 
 	notify_ctx.config = r->c.config;
 	notify_ctx.state = &s;
 	notify_ctx.freeze_paths = o->freeze_at_resume ? &r->c.cgroup_paths : NULL;
 	notify_ctx.frozen = false;
+	notify_ctx.dir = r->c.dir;
 	criu_local_set_notify_cb(r->s.opts, restore_notify);
 	/* criu connects to the daemon early, before any notification this
 	 * side could wait in: wait here, after tern's own preparations */
@@ -1730,6 +1773,7 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		    err, ECANCELED, "restore of `%s`: criu restore failed: %s", r->c.id, why);
 	}
 	r->c.pid = ret;
+	tern_fault_point("restore:criu-restored");
 	/* criu only logs a failed pre-resume: the tree may run unfrozen */
 	if (o->freeze_at_resume && !notify_ctx.frozen) {
 		if (notify_ctx.hook_err) {
@@ -1758,6 +1802,7 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	ret = tern_state_write(r->c.dir, &s, err);
 	if (ret < 0)
 		return ret;
+	tern_fault_point("restore:state-running-written");
 	if (r->c.opts->pid_file) {
 		char buf[32];
 		int len = snprintf(buf, sizeof(buf), "%d", r->c.pid);

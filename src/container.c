@@ -1,4 +1,5 @@
 #include "container.h"
+#include "fault.h"
 #include "cgroup-systemd.h"
 #include "cgroup.h"
 #include "container-cgroup.h"
@@ -187,10 +188,10 @@ static int copy_config(tern_container *c, tern_error **err)
 	fd =
 	    openat(c->dir->dirfd, TERN_CONFIG_COPY, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return tern_error_make(err, errno, "copy config.json to the state directory");
+		return tern_error_make(err, errno, "copy config.json to `%s`", c->dir->dir);
 	ret = tern_write_all(fd, data, len);
 	if (ret < 0)
-		return tern_error_make(err, -ret, "copy config.json to the state directory");
+		return tern_error_make(err, -ret, "copy config.json to `%s`", c->dir->dir);
 	return 0;
 }
 
@@ -248,9 +249,11 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 	ret = load_bundle(c, err);
 	if (ret < 0)
 		return ret;
+	tern_fault_point("create:bundle-loaded");
 	ret = tern_state_dir_create(c->rt->root, id, &c->dir, err);
 	if (ret < 0)
 		return ret;
+	tern_fault_point("create:state-dir-made");
 	c->created = tern_state_now_rfc3339();
 	if (mkfifoat(c->dir->dirfd, TERN_EXEC_FIFO, 0622) < 0) {
 		ret = tern_error_make(err, errno, "create exec fifo in `%s`", c->dir->dir);
@@ -261,23 +264,20 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 		ret = tern_error_make(err, errno, "chmod exec fifo");
 		goto fail;
 	}
+	tern_fault_point("create:exec-fifo-made");
 	ret = copy_config(c, err);
 	if (ret < 0)
 		goto fail;
-	/* Limits before the process can ever run: the cgroup is made now, or
-	 * by spawn while the child sets up its first mounts (it cannot exec
-	 * before it is in the cgroup). */
+	tern_fault_point("create:config-copied");
 	ret = tern_container_cgroup_resolve(c, err);
-	if (ret == 0 && !tern_container_cgroup_make_after_clone(c))
-		ret = tern_container_cgroup_make(c, err);
-	else if (ret == 0)
-		/* recorded below as ours if spawn is to make it, so that a
-		 * create killed before or during that leaves nothing */
-		c->own_cgroup = tern_cgroup_missing(&c->cgroup_paths);
 	if (ret < 0)
 		goto fail;
-	/* Recorded now, so that if this tern is killed mid-create, `delete`
-	 * or the next create of this id finds the cgroup to remove. */
+	/* Recorded before the cgroup exists, as ours if it does not yet: a
+	 * tern killed from here on leaves a state that `delete`, or the next
+	 * create of this id, uses to remove the cgroup. (A systemd scope is
+	 * ours only once systemd has started it for us: spawn's join.) */
+	if (!c->rt->systemd_cgroup)
+		c->own_cgroup = tern_cgroup_missing(&c->cgroup_paths);
 	{
 		oci_state s;
 		fill_state(&s, c, "creating");
@@ -285,12 +285,24 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 		if (ret < 0)
 			goto fail;
 	}
+	tern_fault_point("create:state-creating-written");
+	/* Limits before the process can ever run: the cgroup is made now, or
+	 * by spawn while the child sets up its first mounts (it cannot exec
+	 * before it is in the cgroup). */
+	if (!tern_container_cgroup_make_after_clone(c)) {
+		c->own_cgroup = false; /* what make creates is ours */
+		ret = tern_container_cgroup_make(c, err);
+		if (ret < 0)
+			goto fail;
+		tern_fault_point("create:cgroup-made");
+	}
 	/* No mount namespace: the mounts are made in ours, and nothing would
 	 * unmount them. What is under the rootfs now is not the container's. */
 	if (!c->ns.has[OCI_NS_MOUNT]) {
 		ret = tern_host_mounts_begin(c->dir->dirfd, c->rootfs, err);
 		if (ret < 0)
 			goto fail;
+		tern_fault_point("create:host-mounts-begun");
 	}
 
 	ret = tern_spawn_container(c, sync_fd, err);
@@ -298,6 +310,7 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 		c->pid = 0; /* spawn killed and reaped it */
 		goto fail;
 	}
+	tern_fault_point("create:spawned");
 	if (!c->ns.has[OCI_NS_MOUNT]) {
 		ret = tern_host_mounts_commit(c->dir->dirfd, err);
 		if (ret < 0)
@@ -307,14 +320,19 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 	oci_state s;
 	fill_state(&s, c, "created");
 	s.pid_start_time = tern_process_start_time(c->pid);
+	/* for `state` and `start` after a start killed half-way: see
+	 * tern_state_init_started */
+	tern_process_exe_id(c->pid, &s.init_exe_dev, &s.init_exe_ino);
 	ret = tern_state_write(c->dir, &s, err);
 	if (ret < 0)
 		goto fail_sync;
+	tern_fault_point("create:state-created-written");
 	if (c->opts->pid_file) {
 		ret = write_pid_file(c->opts->pid_file, c->pid, err);
 		if (ret < 0)
 			goto fail_sync;
 	}
+	tern_fault_point("create:pid-file-written");
 	return 0;
 
 fail_sync:
@@ -351,8 +369,10 @@ int tern_container_create(const tern_runtime *rt, const char *id, const tern_cre
 
 	count_listen_fds(&c);
 	ret = do_create(&c, id, &sync_fd, err);
-	if (ret == 0)
+	if (ret == 0) {
+		tern_fault_point("create:finishing");
 		ret = finish_create(sync_fd, err);
+	}
 	free_container(&c);
 	return ret;
 }
@@ -369,6 +389,7 @@ static int release_container(tern_container_dir *dir, const oci_state *st, tern_
 
 	if (fd < 0)
 		return tern_error_make(err, errno, "open exec fifo of `%s`", dir->id);
+	tern_fault_point("start:exec-fifo-opened");
 	for (;;) {
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		int n = poll(&pfd, 1, 100);
@@ -376,15 +397,21 @@ static int release_container(tern_container_dir *dir, const oci_state *st, tern_
 			return tern_error_make(err, errno, "wait for `%s`", dir->id);
 		if (n > 0 && (pfd.revents & POLLIN)) {
 			ssize_t r = read(fd, &byte, 1);
-			if (r == 1)
+			if (r == 1) {
+				tern_fault_point("start:started-byte-read");
 				break;
+			}
 		}
 		if (tern_process_start_time(st->pid) != st->pid_start_time ||
 		    tern_process_is_zombie(st->pid))
 			return tern_error_make_quiet(
 			    err, ESRCH, "container `%s` exited before it started", dir->id);
+		/* a start killed after it released the init took the byte */
+		if (tern_state_init_started(st))
+			break;
 	}
 	unlinkat(dir->dirfd, TERN_EXEC_FIFO, 0);
+	tern_fault_point("start:exec-fifo-removed");
 	return 0;
 }
 
@@ -462,6 +489,7 @@ int tern_container_start(const tern_runtime *rt, const char *id, tern_error **er
 	ret = release_container(dir, st, err);
 	if (ret < 0)
 		goto out;
+	tern_fault_point("start:released");
 	run_poststart(config, st);
 out:
 	oci_state_free(st);
@@ -560,8 +588,11 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 	oci_config *config = NULL;
 	int ret = tern_container_load(rt, id, &dir, &st, &config, err);
 
+	if (ret == -ENOENT)
+		tern_state_dir_reclaim_unfinished(rt->root, id);
 	if (ret < 0)
 		return ret;
+	tern_fault_point("delete:state-loaded");
 	/* A created container never ran user code: deleting it is allowed,
 	 * as with runc. A running or paused one needs --force. */
 	if (strcmp(st->status, "running") == 0 || strcmp(st->status, "paused") == 0) {
@@ -581,6 +612,7 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 		tern_cgroup_thaw_all(&st->cgroup_paths);
 		wait_gone(st);
 	}
+	tern_fault_point("delete:process-killed");
 	/* Before poststop, which the spec runs once the container is deleted. */
 	ret = tern_host_mounts_undo(dir->dirfd, err);
 	if (ret < 0) {
@@ -588,6 +620,7 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 		goto out;
 	}
 	run_poststop(config, st);
+	tern_fault_point("delete:poststop-run");
 	if (st->own_cgroup) {
 		ret = tern_cgroup_remove(
 		    &st->cgroup_paths,
@@ -595,6 +628,7 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 		if (ret < 0)
 			goto out;
 	}
+	tern_fault_point("delete:cgroup-removed");
 	ret = tern_state_dir_remove(dir, err);
 out:
 	oci_state_free(st);

@@ -1,4 +1,5 @@
 #include "exec.h"
+#include "fault.h"
 #include "checkpoint-netns.h"
 #include "caps.h"
 #include "cgroup.h"
@@ -328,7 +329,7 @@ static int load_exec_seccomp(const tern_seccomp_filter *filter, int sync_fd, ter
 static int close_inherited_fds(const tern_exec_opts *o, int sync_fd, tern_error **err)
 {
 	int keep_from = 3 + o->preserve_fds;
-	int keep[] = {sync_fd, tern_log_fd()};
+	int keep[] = {sync_fd, tern_log_fd(), tern_fault_trace_fd()};
 
 	for (int fd = 3; fd < keep_from; fd++) {
 		int flags = fcntl(fd, F_GETFD);
@@ -419,6 +420,7 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (tern_sync_expect(sync_fd, SYNC_GO, NULL, &e) < 0)
 		_exit(127);
+	tern_fault_point("exec-child:released");
 	if (tern_signals_reset(&e) < 0)
 		child_fail(sync_fd, e);
 	for (size_t i = 0; i < N_CHILD_NS; i++) {
@@ -478,6 +480,7 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 		child_fail(sync_fd, e);
 	if (become_exec_process(p, filter, sync_fd, &e) < 0)
 		child_fail(sync_fd, e);
+	tern_fault_point("exec-child:became-process");
 	if (tern_lsm_apply_exec_labels(p->apparmor_profile, p->selinux_label, &e) < 0)
 		child_fail(sync_fd, e);
 	if (p->no_new_privileges && tern_no_new_privs_apply(&e) < 0)
@@ -615,15 +618,18 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 	close(steal_fd(&sv[1]));
 	if (console_sock >= 0)
 		close(steal_fd(&console_sock));
+	tern_fault_point("exec:cloned");
 
 	if (st->cgroup_paths.len > 0) {
 		ret = tern_cgroup_enter(&st->cgroup_paths, child, err);
 		if (ret < 0)
 			goto fail;
 	}
+	tern_fault_point("exec:cgroup-joined");
 	ret = tern_sync_send(sv[0], SYNC_GO, 0, err);
 	if (ret < 0)
 		goto fail;
+	tern_fault_point("exec:child-released");
 	if (nested) {
 		int32_t pid = 0;
 		ret = tern_sync_expect(sv[0], SYNC_CHILD_PID, &pid, err);
@@ -655,6 +661,7 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 		waitpid(child, NULL, 0);
 		return ret;
 	}
+	tern_fault_point("exec:process-started");
 	if (o->pid_file) {
 		char buf[32];
 		int len = snprintf(buf, sizeof(buf), "%d", child);
@@ -699,6 +706,7 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 		return ret;
 	/* The lock is for lifecycle changes; an exec must not block them. */
 	tern_state_dir_freep(&dir);
+	tern_fault_point("exec:state-loaded");
 	if (strcmp(st->status, "stopped") == 0) {
 		ret = tern_error_make_quiet(err, EINVAL,
 					    "cannot exec in container `%s`: it is stopped", id);
@@ -743,6 +751,7 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 		if (ret < 0)
 			goto out;
 	}
+	tern_fault_point("exec:process-built");
 	ret =
 	    spawn_exec(o, st, p, filter, filter ? config->linux_->seccomp : NULL, exit_status, err);
 out:

@@ -1,4 +1,5 @@
 #include "init.h"
+#include "fault.h"
 #include "caps.h"
 #include "hooks.h"
 #include "identity.h"
@@ -269,7 +270,7 @@ static int close_runtime_fds(init_ctx *ic, tern_error **err)
 {
 	tern_container *c = ic->c;
 	int n = c->opts->preserve_fds + c->n_listen_fds;
-	int keep[] = {ic->statefd, ic->sync_fd, tern_log_fd()};
+	int keep[] = {ic->statefd, ic->sync_fd, tern_log_fd(), tern_fault_trace_fd()};
 
 	for (int fd = 3; fd < 3 + n; fd++) {
 		int flags = fcntl(fd, F_GETFD);
@@ -370,6 +371,7 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	ret = tern_rootfs_setup(&rctx, err);
 	if (ret < 0)
 		return ret;
+	tern_fault_point("init:rootfs-set-up");
 	ret = make_cwd(p->cwd, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "process.cwd");
@@ -394,6 +396,7 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	ret = tern_rootfs_finalize(&rctx, err);
 	if (ret < 0)
 		return ret;
+	tern_fault_point("init:rootfs-finalized");
 	/* Resolved inside the root, never through a magic link: the state
 	 * directory fd is still open here (CVE-2024-21626). */
 	ret = tern_chdir_in_root(p->cwd, err);
@@ -437,6 +440,7 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	ret = become_process(ic, err);
 	if (ret < 0)
 		return ret;
+	tern_fault_point("init:became-process");
 	ret = await_cgroup(ic, err);
 	if (ret < 0)
 		return ret;
@@ -478,6 +482,7 @@ void tern_init_main(tern_container *c, int sync_fd)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (tern_sync_expect(sync_fd, SYNC_GO, NULL, &e) < 0)
 		_exit(1);
+	tern_fault_point("init:released");
 	if (tern_signals_reset(&e) < 0)
 		fail(&ic, e);
 	if (c->ns.two_stage) {
@@ -489,6 +494,7 @@ void tern_init_main(tern_container *c, int sync_fd)
 	/* The bind sources the parent opened for us (sync.h, 0a). */
 	if (tern_mount_sources_receive(sync_fd, c->config, &e) < 0)
 		fail(&ic, e);
+	tern_fault_point("init:mount-sources-received");
 	/* Until execve (which makes a plain binary dumpable again), no process
 	 * of the container without CAP_SYS_PTRACE may open our /proc/PID/exe,
 	 * fd/ or cwd: the state directory fd below is a host directory, and
@@ -513,6 +519,7 @@ void tern_init_main(tern_container *c, int sync_fd)
 
 	if (setup_container(&ic, &e) < 0)
 		fail(&ic, e);
+	tern_fault_point("init:container-set-up");
 
 	/* The parent may exit the moment it has sent SYNC_FINISH, so the
 	 * parent-death signal must be gone before we ask for it; a parent that
@@ -528,6 +535,7 @@ void tern_init_main(tern_container *c, int sync_fd)
 	int fifo = wait_for_start(statefd, &e);
 	if (fifo < 0)
 		fail(&ic, e);
+	tern_fault_point("init:start-requested");
 	close(statefd);
 
 	/* startContainer is part of start, before poststart (which `tern start`
@@ -537,6 +545,7 @@ void tern_init_main(tern_container *c, int sync_fd)
 		fail(&ic, e);
 	if (signal_started(fifo, &e) < 0)
 		fail(&ic, e);
+	tern_fault_point("init:started-byte-written");
 	/* The labels apply at the next execve: set them last, but before
 	 * no_new_privs (AppArmor limits profile changes under it) and seccomp
 	 * (the filter may forbid the writes to /proc). */

@@ -1,4 +1,5 @@
 #include "spawn.h"
+#include "fault.h"
 #include "cgroup.h"
 #include "container-cgroup.h"
 #include "hooks.h"
@@ -156,6 +157,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	close(steal_fd(&sv[1]));
 
 	/* The slow path forks the init later: it must be in the cgroup first. */
+	tern_fault_point("spawn:cloned");
 	if (c->ns.two_stage) {
 		ret = tern_container_cgroup_join(c, child, err);
 		if (ret < 0)
@@ -169,6 +171,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	ret = tern_sync_send(sv[0], SYNC_GO, 0, err);
 	if (ret < 0)
 		return ret;
+	tern_fault_point("spawn:child-released");
 	/* The fast path's namespaces exist from the clone, and the child
 	 * waits for its sources before it does anything: a missing one fails
 	 * before any mount or cgroup. */
@@ -194,6 +197,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 		/* A child that failed meanwhile has closed its end: then its
 		 * own error, read below, says why, not this send. */
 		tern_sync_send(sv[0], SYNC_CGROUP_DONE, 0, NULL);
+		tern_fault_point("spawn:cgroup-joined");
 	}
 
 	init_pid = child;
@@ -211,6 +215,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 			if (ret < 0)
 				return ret;
 		}
+		tern_fault_point("spawn:id-maps-written");
 		ret = tern_sync_expect(sv[0], SYNC_CHILD_PID, &pid, err);
 		if (ret < 0)
 			return ret;
@@ -219,6 +224,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 		init_pid = pid;
 		waitpid(child, &status, 0);
 		child = pid;
+		tern_fault_point("spawn:init-forked");
 		/* The init's mount namespace exists now. */
 		ret = send_mount_sources(c, sv[0], init_pid, err);
 		if (ret < 0)
@@ -233,6 +239,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 		ret = run_parent_hooks(c, err);
 		if (ret < 0)
 			return ret;
+		tern_fault_point("spawn:parent-hooks-run");
 		ret = tern_sync_send(sv[0], SYNC_HOOKS_DONE, 0, err);
 		if (ret < 0)
 			return ret;
@@ -245,6 +252,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	ret = tern_sync_expect(sv[0], SYNC_READY, NULL, err);
 	if (ret < 0)
 		return explain_silence(&child, ret, err);
+	tern_fault_point("spawn:child-ready");
 
 	*sync_fd = steal_fd(&sv[0]);
 	child = -1; /* ownership moves to the caller */

@@ -263,6 +263,23 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 	return 0;
 }
 
+bool tern_state_dir_reclaim_unfinished(const char *root, const char *id)
+{
+	tern_container_dir *d;
+	bool done = false;
+
+	if (tern_state_check_id(id, NULL) < 0)
+		return false;
+	d = dir_new(root, id);
+	/* unlocked: no create is running; no state.json: it never got far
+	 * enough to make anything the state would have to record */
+	if (lock_dir(d, false, NULL) == 0 && faccessat(d->dirfd, TERN_STATE_FILE, F_OK, 0) < 0 &&
+	    errno == ENOENT && reclaim_stale(d))
+		done = rmdir(d->dir) == 0;
+	tern_state_dir_free(d);
+	return done;
+}
+
 int tern_state_dir_open(const char *root, const char *id, bool peek, tern_container_dir **out,
 			tern_error **err)
 {
@@ -296,9 +313,52 @@ int tern_state_dir_open(const char *root, const char *id, bool peek, tern_contai
 	return 0;
 }
 
+int tern_state_mark_partial_images(tern_container_dir *d, const char *images, tern_error **err)
+{
+	cleanup_free char *abs = tern_absolute_path(images);
+	cleanup_close int fd = -1;
+	int ret;
+
+	if (abs == NULL)
+		return tern_error_make(err, errno, "--image-path `%s`", images);
+	fd = openat(d->dirfd, TERN_PARTIAL_IMAGES ".tmp",
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return tern_error_make(err, errno, "write `%s/%s`", d->dir, TERN_PARTIAL_IMAGES);
+	ret = tern_write_all(fd, abs, strlen(abs));
+	if (ret < 0)
+		return tern_error_make(err, -ret, "write `%s/%s`", d->dir, TERN_PARTIAL_IMAGES);
+	if (renameat(d->dirfd, TERN_PARTIAL_IMAGES ".tmp", d->dirfd, TERN_PARTIAL_IMAGES) < 0)
+		return tern_error_make(err, errno, "write `%s/%s`", d->dir, TERN_PARTIAL_IMAGES);
+	return 0;
+}
+
+void tern_state_unmark_partial_images(tern_container_dir *d)
+{
+	unlinkat(d->dirfd, TERN_PARTIAL_IMAGES, 0);
+}
+
+void tern_state_remove_partial_images(tern_container_dir *d)
+{
+	cleanup_close int fd = openat(d->dirfd, TERN_PARTIAL_IMAGES, O_RDONLY | O_CLOEXEC);
+	cleanup_free char *path = NULL;
+	size_t len;
+
+	if (fd < 0 || tern_read_fd_all(fd, &path, &len, 0) < 0)
+		return;
+	if (len > 0 && path[0] == '/' && strlen(path) == len) {
+		tern_debug("removing %s, the images of a checkpoint that did not finish", path);
+		tern_remove_tree(path);
+	}
+	tern_state_unmark_partial_images(d);
+}
+
 int tern_state_dir_remove(tern_container_dir *d, tern_error **err)
 {
-	int ret = remove_dir_contents(d->dirfd, d->dir, err);
+	int ret;
+
+	tern_state_remove_partial_images(d);
+	ret = remove_dir_contents(d->dirfd, d->dir, err);
 	if (ret < 0)
 		return ret;
 	if (rmdir(d->dir) < 0 && errno != ENOENT)
@@ -350,6 +410,14 @@ int tern_state_read(tern_container_dir *d, oci_state **out, tern_error **err)
 	return 0;
 }
 
+bool tern_state_init_started(const oci_state *state)
+{
+	uint64_t dev, ino;
+
+	return state->init_exe_ino != 0 && tern_process_exe_id(state->pid, &dev, &ino) &&
+	       (dev != state->init_exe_dev || ino != state->init_exe_ino);
+}
+
 void tern_state_refresh_status(tern_container_dir *d, oci_state *state)
 {
 	const char *status;
@@ -362,7 +430,8 @@ void tern_state_refresh_status(tern_container_dir *d, oci_state *state)
 	    tern_process_is_zombie(state->pid)) {
 		status = "stopped";
 		state->pid = 0;
-	} else if (faccessat(d->dirfd, TERN_EXEC_FIFO, F_OK, 0) == 0) {
+	} else if (faccessat(d->dirfd, TERN_EXEC_FIFO, F_OK, 0) == 0 &&
+		   !tern_state_init_started(state)) {
 		status = "created";
 	} else if (tern_cgroup_is_frozen(&state->cgroup_paths)) {
 		status = "paused";

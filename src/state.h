@@ -14,6 +14,7 @@
 #define TERN_EXEC_FIFO	  "exec.fifo"
 #define TERN_STATE_FILE	  "state.json"
 #define TERN_CONFIG_COPY  "config.json"
+#define TERN_PARTIAL_IMAGES "checkpoint-images.partial"
 
 typedef struct {
 	char *root; /* --root */
@@ -41,6 +42,10 @@ int tern_state_check_id(const char *id, tern_error **err);
 int tern_state_dir_create(const char *root, const char *id, tern_container_dir **out,
 			  tern_error **err);
 
+/* Remove the directory a create killed before its first state.json left
+ * (as runc's delete does); false if there is none, or a create holds it. */
+bool tern_state_dir_reclaim_unfinished(const char *root, const char *id);
+
 /* Open and lock an existing container directory ("container `id` does not
  * exist" otherwise). With `peek` (state, list), a directory another command
  * holds is opened without its lock, marked busy, instead of waiting: a
@@ -48,7 +53,16 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 int tern_state_dir_open(const char *root, const char *id, bool peek, tern_container_dir **out,
 			tern_error **err);
 
-/* Remove the directory and everything in it, then free. */
+/* A checkpoint records the image directory it made (by its absolute path)
+ * until criu has filled it, or it has removed it again: a checkpoint killed
+ * in between leaves the record, and the next checkpoint of the container,
+ * or its removal, removes that directory. */
+int tern_state_mark_partial_images(tern_container_dir *d, const char *images, tern_error **err);
+void tern_state_unmark_partial_images(tern_container_dir *d);
+void tern_state_remove_partial_images(tern_container_dir *d);
+
+/* Remove the directory and everything in it (and the images of a
+ * checkpoint that did not finish). */
 int tern_state_dir_remove(tern_container_dir *dir, tern_error **err);
 void tern_state_dir_free(tern_container_dir *dir);
 void tern_state_dir_freep(tern_container_dir **dir);
@@ -56,6 +70,12 @@ void tern_state_dir_freep(tern_container_dir **dir);
 
 int tern_state_write(tern_container_dir *dir, const oci_state *state, tern_error **err);
 int tern_state_read(tern_container_dir *dir, oci_state **out, tern_error **err);
+
+/* Whether the init has run the container's process already although
+ * exec.fifo is still there: the `tern start` that released it was killed
+ * before it removed the fifo. The init's executable (recorded at create)
+ * is then another file. */
+bool tern_state_init_started(const oci_state *state);
 
 /* The live status: "stopped" when the process is gone (or its pid was
  * recycled: start time differs), "created" while exec.fifo exists,

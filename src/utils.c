@@ -315,6 +315,42 @@ bool tern_process_is_zombie(pid_t pid)
 	return p == NULL || *p == 'Z' || *p == 'X';
 }
 
+void tern_remove_tree(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *e;
+
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) < 0 && errno == EISDIR) {
+			cleanup_free char *sub = tern_strdup_printf("%s/%s", path, e->d_name);
+			tern_remove_tree(sub);
+		}
+	}
+	closedir(d);
+	rmdir(path);
+}
+
+bool tern_process_exe_id(pid_t pid, uint64_t *dev, uint64_t *ino)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (stat(path, &st) < 0)
+		return false;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return true;
+}
+
 unsigned long long tern_process_start_time(pid_t pid)
 {
 	char buf[1024];

@@ -61,6 +61,14 @@ char *tern_absolute_path(const char *path);
  * does not exist. */
 unsigned long long tern_process_start_time(pid_t pid);
 
+/* Remove a directory tree, best effort. A symlink at PATH is not
+ * followed (nor any below it: unlinkat removes the link itself). */
+void tern_remove_tree(const char *path);
+
+/* The device and inode of the file PID runs (/proc/PID/exe); false when
+ * that cannot be seen (no such process, no permission). */
+bool tern_process_exe_id(pid_t pid, uint64_t *dev, uint64_t *ino);
+
 /* Dead, or dead and not yet reaped by its parent (state Z or X): a
  * container whose init is a zombie has stopped, as runc sees it. */
 bool tern_process_is_zombie(pid_t pid);
