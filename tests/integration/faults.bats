@@ -196,6 +196,25 @@ report() {
 	report create
 }
 
+@test "faults: tern create killed at every stage of the two-stage path (cgroup made before the clone)" {
+	local points p
+	# a time namespace takes the path that forks the init from a first
+	# child, in a cgroup made before the clone, as on a v2-only host
+	add_namespace time
+	points=$(points_of create -b "$BUNDLE" "$ID")
+	tern delete --force "$ID" >/dev/null
+	[[ "$points" == *create:cgroup-made* ]]
+	[[ "$points" == *spawn:init-forked* ]]
+	for p in $points; do
+		case "$p" in
+		init:start-requested | init:started-byte-written) continue ;;
+		esac
+		kill_at "$p" create -b "$BUNDLE" "$ID"
+		after_kill "$p"
+	done
+	report "create (two-stage)"
+}
+
 @test "faults: tern start killed at every stage" {
 	local points p
 	created
