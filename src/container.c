@@ -367,6 +367,8 @@ int tern_container_create(const tern_runtime *rt, const char *id, const tern_cre
 	int sync_fd = -1;
 	int ret;
 
+	/* a bundle that fails to load frees the container before its plan */
+	tern_ns_plan_init(&c.ns);
 	count_listen_fds(&c);
 	ret = do_create(&c, id, &sync_fd, err);
 	if (ret == 0) {
@@ -690,6 +692,7 @@ int tern_container_run(const tern_runtime *rt, const char *id, const tern_create
 	int ret;
 
 	*exit_status = 0;
+	tern_ns_plan_init(&c.ns);
 	count_listen_fds(&c);
 	/* Our grandchild may become the init (two-stage spawn): as a subreaper
 	 * we get it back when stage 1 exits, and can wait for it. */

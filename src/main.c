@@ -358,7 +358,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (enters_container(argv[optind])) {
-		tern_error *e = NULL;
+		cleanup_error tern_error *e = NULL;
 		if (reexec_sealed(argv, &e) < 0) {
 			tern_error_report(e);
 			return 1;

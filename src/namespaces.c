@@ -49,6 +49,13 @@ int tern_ns_clone_flag(oci_namespace_type type)
 	}
 }
 
+void tern_ns_plan_init(tern_ns_plan *plan)
+{
+	memset(plan, 0, sizeof(*plan));
+	for (int i = 0; i < OCI_NS_COUNT; i++)
+		plan->join_fd[i] = -1;
+}
+
 void tern_ns_plan_close(tern_ns_plan *plan)
 {
 	for (int i = 0; i < OCI_NS_COUNT; i++)
@@ -69,9 +76,7 @@ int tern_ns_plan_make(const oci_config *config, tern_ns_plan *plan, tern_error *
 {
 	const oci_linux *lx = config->linux_;
 
-	memset(plan, 0, sizeof(*plan));
-	for (int i = 0; i < OCI_NS_COUNT; i++)
-		plan->join_fd[i] = -1;
+	tern_ns_plan_init(plan);
 	for (size_t i = 0; lx && i < lx->namespaces_len; i++) {
 		const oci_namespace *ns = &lx->namespaces[i];
 		plan->has[ns->type] = true;

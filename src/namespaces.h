@@ -25,6 +25,9 @@ int tern_ns_clone_flag(oci_namespace_type type);
 
 /* Validate linux.namespaces and open the paths to join (errors name the
  * entry: "linux.namespaces[1].path `/x`: No such file or directory"). */
+/* An empty plan that joins nothing: what tern_ns_plan_close may be given
+ * before tern_ns_plan_make has run (fd 0 is not "none"). */
+void tern_ns_plan_init(tern_ns_plan *plan);
 int tern_ns_plan_make(const oci_config *config, tern_ns_plan *plan, tern_error **err);
 void tern_ns_plan_close(tern_ns_plan *plan);
 

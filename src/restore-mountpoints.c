@@ -186,6 +186,15 @@ static int prepare_all(const char *rootfs, plan *p, tern_error **err)
 	return 0;
 }
 
+static void free_plan(plan *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p->dests[i]);
+	free(p->dests);
+	free(p->skipped);
+	free(p->sources);
+}
+
 /* The child's error travels as its errno, then its message. */
 static void send_error(int fd, const tern_error *e)
 {
@@ -253,11 +262,14 @@ int tern_restore_make_mountpoints(const char *rootfs, const char *bundle, const 
 			p.dests[i] = clean_dest(config->mounts[i].destination);
 			p.sources[i] = -1;
 		}
-		if (prepare_all(rootfs, &p, &e) < 0) {
+		int ret = prepare_all(rootfs, &p, &e);
+		if (ret < 0)
 			send_error(pipefd[1], e);
-			_exit(1);
-		}
-		_exit(0);
+		/* (the exit frees them too, but a leak checker counts what
+		 * this child holds at its exit as lost) */
+		free_plan(&p, n);
+		tern_error_free(e);
+		_exit(ret < 0 ? 1 : 0);
 	}
 	/* the child's end closes here, so the read ends when the child does */
 	tern_closep(&pipefd[1]);
