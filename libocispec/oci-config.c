@@ -45,8 +45,10 @@ static const ojson_field capabilities_fields[] = {
 
 static const ojson_field rlimit_fields[] = {
     OJF_STR("type", oci_rlimit, type),
-    OJF_U64("hard", oci_rlimit, hard),
-    OJF_U64("soft", oci_rlimit, soft),
+    /* Both REQUIRED (config.md): a missing soft limit read as 0 would
+     * leave RLIMIT_NOFILE no fd at all. */
+    {OJF("hard", OJ_U64, oci_rlimit, hard), .required = true},
+    {OJF("soft", OJ_U64, oci_rlimit, soft), .required = true},
     OJF_END,
 };
 

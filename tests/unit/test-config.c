@@ -518,6 +518,12 @@ static void test_type_errors(void)
 		       "'hard': 1.5, 'soft': 1}]}"),
 		  "config.json: process.rlimits[0].hard: expected an unsigned integer",
 		  "fraction where integer expected");
+	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'rlimits': [{'type': 'RLIMIT_NOFILE', "
+		       "'hard': 10}]}"),
+		  "config.json: process.rlimits[0].soft: is required", "rlimit without soft");
+	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'rlimits': [{'type': 'RLIMIT_NOFILE', "
+		       "'soft': 10}]}"),
+		  "config.json: process.rlimits[0].hard: is required", "rlimit without hard");
 	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'rlimits': [{'type': 'RLIMIT_CPU', "
 		       "'hard': 1e3, 'soft': 1}]}"),
 		  "config.json: process.rlimits[0].hard: expected an unsigned integer",
