@@ -503,6 +503,15 @@ static int validate_process(ojson_ctx *c, const oci_process *process, const ojso
 		return ojson_fail(c, &cwd, "is required");
 	if (!is_absolute(process->cwd))
 		return ojson_fail(c, &cwd, "must be an absolute path");
+	for (size_t i = 0; process->env && process->env[i]; i++) {
+		/* POSIX environ: NAME=value. An entry without `=` (runc refuses
+		 * it too) is no variable to the program, only a typo. */
+		ojson_path ep = {p, "env", 0};
+		ojson_path ip = {&ep, NULL, i};
+		const char *eq = strchr(process->env[i], '=');
+		if (eq == NULL || eq == process->env[i])
+			return ojson_fail(c, &ip, "`%s` is not NAME=VALUE", process->env[i]);
+	}
 	if (process->capabilities) {
 		ojson_path cp = {p, "capabilities", 0};
 		ret = validate_capabilities(c, process->capabilities, &cp);

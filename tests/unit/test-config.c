@@ -524,6 +524,10 @@ static void test_type_errors(void)
 	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'rlimits': [{'type': 'RLIMIT_NOFILE', "
 		       "'soft': 10}]}"),
 		  "config.json: process.rlimits[0].hard: is required", "rlimit without hard");
+	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'env': ['A=1', 'NOEQUALS']}"),
+		  "config.json: process.env[1]: `NOEQUALS` is not NAME=VALUE", "env without =");
+	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'env': ['=x']}"),
+		  "config.json: process.env[0]: `=x` is not NAME=VALUE", "env with an empty name");
 	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'rlimits': [{'type': 'RLIMIT_CPU', "
 		       "'hard': 1e3, 'soft': 1}]}"),
 		  "config.json: process.rlimits[0].hard: expected an unsigned integer",
