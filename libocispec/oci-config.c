@@ -499,6 +499,10 @@ static int validate_process(ojson_ctx *c, const oci_process *process, const ojso
 
 	if (process->args == NULL || process->args[0] == NULL)
 		return ojson_fail(c, &args, "expected a non-empty array of strings");
+	if (process->args[0][0] == '\0') {
+		ojson_path a0 = {&args, NULL, 0};
+		return ojson_fail(c, &a0, "the program to run is the empty string");
+	}
 	if (process->cwd == NULL)
 		return ojson_fail(c, &cwd, "is required");
 	if (!is_absolute(process->cwd))

@@ -528,6 +528,9 @@ static void test_type_errors(void)
 		  "config.json: process.env[1]: `NOEQUALS` is not NAME=VALUE", "env without =");
 	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'env': ['=x']}"),
 		  "config.json: process.env[0]: `=x` is not NAME=VALUE", "env with an empty name");
+	parse_err(CFGP("{'args': [''], 'cwd': '/'}"),
+		  "config.json: process.args[0]: the program to run is the empty string",
+		  "args[0] empty");
 	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'rlimits': [{'type': 'RLIMIT_CPU', "
 		       "'hard': 1e3, 'soft': 1}]}"),
 		  "config.json: process.rlimits[0].hard: expected an unsigned integer",
