@@ -752,6 +752,16 @@ static int validate_mount_idmap(ojson_ctx *c, const oci_config *config, const oc
 	return 0;
 }
 
+/* linux.namespaces joins an existing user namespace by path. */
+static bool has_user_namespace_path(const oci_linux *lx)
+{
+	for (size_t i = 0; i < lx->namespaces_len; i++)
+		if (lx->namespaces[i].type == OCI_NS_USER && lx->namespaces[i].path &&
+		    lx->namespaces[i].path[0])
+			return true;
+	return false;
+}
+
 static int validate_linux(ojson_ctx *c, const oci_linux *linux_, const ojson_path *p)
 {
 	ojson_path nsp = {p, "namespaces", 0};
@@ -795,6 +805,21 @@ static int validate_linux(ojson_ctx *c, const oci_linux *linux_, const ojson_pat
 		ret = validate_id_mappings(c, linux_->gid_mappings, linux_->gid_mappings_len, &gp);
 		if (ret < 0)
 			return ret;
+	}
+	/* A new user namespace with no mapping has no root and no owner of
+	 * the files: setresuid(0) there fails with a message about ids. Say
+	 * which mappings are missing instead, as runc does. */
+	if (seen[OCI_NS_USER] && !has_user_namespace_path(linux_)) {
+		if (linux_->uid_mappings_len == 0) {
+			ojson_path up = {p, "uidMappings", 0};
+			return ojson_fail(c, &up,
+					  "a new user namespace needs at least one mapping");
+		}
+		if (linux_->gid_mappings_len == 0) {
+			ojson_path gp = {p, "gidMappings", 0};
+			return ojson_fail(c, &gp,
+					  "a new user namespace needs at least one mapping");
+		}
 	}
 	if ((linux_->time_offset_monotonic.secs.set || linux_->time_offset_monotonic.nanosecs.set ||
 	     linux_->time_offset_boottime.secs.set || linux_->time_offset_boottime.nanosecs.set) &&

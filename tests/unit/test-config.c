@@ -733,6 +733,17 @@ static void test_validation(void)
 		      "0, 'hostID': 1000, 'size': 1}]}"),
 		  "config.json: linux.gidMappings: requires a user namespace in linux.namespaces",
 		  "gidMappings without user namespace");
+	parse_err(CFG("'linux': {'namespaces': [{'type': 'user'}, {'type': 'mount'}]}"),
+		  "config.json: linux.uidMappings: a new user namespace needs at least one mapping",
+		  "user namespace without mappings");
+	parse_err(CFG("'linux': {'namespaces': [{'type': 'user'}, {'type': 'mount'}], "
+		      "'uidMappings': [{'containerID': 0, 'hostID': 1000, 'size': 1}]}"),
+		  "config.json: linux.gidMappings: a new user namespace needs at least one mapping",
+		  "user namespace without gid mappings");
+	oci_config_free(
+	    parse_ok(CFG("'linux': {'namespaces': [{'type': 'user', 'path': '/proc/1/ns/user'}, "
+			 "{'type': 'mount'}]}"),
+		     "a user namespace joined by path needs no mappings"));
 	/* user namespace maps: what the kernel would refuse, named */
 #define USERNS "'namespaces': [{'type': 'user'}, {'type': 'mount'}]"
 	parse_err(CFG("'linux': {" USERNS ", 'uidMappings': [{'containerID': 0, 'hostID': 1000, "
