@@ -45,8 +45,10 @@ static const ojson_field capabilities_fields[] = {
 
 static const ojson_field rlimit_fields[] = {
     OJF_STR("type", oci_rlimit, type),
-    OJF_U64("hard", oci_rlimit, hard),
-    OJF_U64("soft", oci_rlimit, soft),
+    /* Both REQUIRED (config.md): a missing soft limit read as 0 would
+     * leave RLIMIT_NOFILE no fd at all. */
+    {OJF("hard", OJ_U64, oci_rlimit, hard), .required = true},
+    {OJF("soft", OJ_U64, oci_rlimit, soft), .required = true},
     OJF_END,
 };
 
@@ -497,10 +499,23 @@ static int validate_process(ojson_ctx *c, const oci_process *process, const ojso
 
 	if (process->args == NULL || process->args[0] == NULL)
 		return ojson_fail(c, &args, "expected a non-empty array of strings");
+	if (process->args[0][0] == '\0') {
+		ojson_path a0 = {&args, NULL, 0};
+		return ojson_fail(c, &a0, "the program to run is the empty string");
+	}
 	if (process->cwd == NULL)
 		return ojson_fail(c, &cwd, "is required");
 	if (!is_absolute(process->cwd))
 		return ojson_fail(c, &cwd, "must be an absolute path");
+	for (size_t i = 0; process->env && process->env[i]; i++) {
+		/* POSIX environ: NAME=value. An entry without `=` (runc refuses
+		 * it too) is no variable to the program, only a typo. */
+		ojson_path ep = {p, "env", 0};
+		ojson_path ip = {&ep, NULL, i};
+		const char *eq = strchr(process->env[i], '=');
+		if (eq == NULL || eq == process->env[i])
+			return ojson_fail(c, &ip, "`%s` is not NAME=VALUE", process->env[i]);
+	}
 	if (process->capabilities) {
 		ojson_path cp = {p, "capabilities", 0};
 		ret = validate_capabilities(c, process->capabilities, &cp);
@@ -737,6 +752,16 @@ static int validate_mount_idmap(ojson_ctx *c, const oci_config *config, const oc
 	return 0;
 }
 
+/* linux.namespaces joins an existing user namespace by path. */
+static bool has_user_namespace_path(const oci_linux *lx)
+{
+	for (size_t i = 0; i < lx->namespaces_len; i++)
+		if (lx->namespaces[i].type == OCI_NS_USER && lx->namespaces[i].path &&
+		    lx->namespaces[i].path[0])
+			return true;
+	return false;
+}
+
 static int validate_linux(ojson_ctx *c, const oci_linux *linux_, const ojson_path *p)
 {
 	ojson_path nsp = {p, "namespaces", 0};
@@ -780,6 +805,21 @@ static int validate_linux(ojson_ctx *c, const oci_linux *linux_, const ojson_pat
 		ret = validate_id_mappings(c, linux_->gid_mappings, linux_->gid_mappings_len, &gp);
 		if (ret < 0)
 			return ret;
+	}
+	/* A new user namespace with no mapping has no root and no owner of
+	 * the files: setresuid(0) there fails with a message about ids. Say
+	 * which mappings are missing instead, as runc does. */
+	if (seen[OCI_NS_USER] && !has_user_namespace_path(linux_)) {
+		if (linux_->uid_mappings_len == 0) {
+			ojson_path up = {p, "uidMappings", 0};
+			return ojson_fail(c, &up,
+					  "a new user namespace needs at least one mapping");
+		}
+		if (linux_->gid_mappings_len == 0) {
+			ojson_path gp = {p, "gidMappings", 0};
+			return ojson_fail(c, &gp,
+					  "a new user namespace needs at least one mapping");
+		}
 	}
 	if ((linux_->time_offset_monotonic.secs.set || linux_->time_offset_monotonic.nanosecs.set ||
 	     linux_->time_offset_boottime.secs.set || linux_->time_offset_boottime.nanosecs.set) &&

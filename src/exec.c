@@ -182,8 +182,12 @@ static int apply_overrides(const tern_exec_opts *o, oci_config *config, oci_proc
 	for (char **e = o->env; e && *e; e++) {
 		/* KEY=VALUE replaces an existing KEY, as runc does */
 		const char *eq = strchr(*e, '=');
-		size_t klen = eq ? (size_t)(eq - *e) : strlen(*e);
+		size_t klen;
 		bool replaced = false;
+
+		if (eq == NULL || eq == *e)
+			return tern_error_make(err, EINVAL, "--env `%s`: must be NAME=VALUE", *e);
+		klen = (size_t)(eq - *e);
 		for (char **cur = p->env; cur && *cur; cur++) {
 			if (strncmp(*cur, *e, klen) == 0 && (*cur)[klen] == '=') {
 				free(*cur);

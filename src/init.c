@@ -453,6 +453,18 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	return 0;
 }
 
+static int probe_exec_fifo(int statefd, tern_error **err)
+{
+	int fd = openat(statefd, TERN_EXEC_FIFO, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return tern_error_make(err, errno, "open exec fifo%s",
+				       errno == EMFILE ? " (process.rlimits: RLIMIT_NOFILE "
+							 "leaves no file descriptor free)"
+						       : "");
+	close(fd);
+	return 0;
+}
+
 /* Blocks until `tern start` opens the fifo for reading; returns the fifo. */
 static int wait_for_start(int statefd, tern_error **err)
 {
@@ -520,6 +532,13 @@ void tern_init_main(tern_container *c, int sync_fd)
 	if (setup_container(&ic, &e) < 0)
 		fail(&ic, e);
 	tern_fault_point("init:container-set-up");
+
+	/* The exec fifo is opened only after SYNC_FINISH, when create has
+	 * reported success already; the same open now, on the fifo with O_PATH
+	 * (which does not wait for a reader), finds a process.rlimits that
+	 * leaves no fd for it while the failure can still fail create. */
+	if (probe_exec_fifo(statefd, &e) < 0)
+		fail(&ic, e);
 
 	/* The parent may exit the moment it has sent SYNC_FINISH, so the
 	 * parent-death signal must be gone before we ask for it; a parent that

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/nsfs.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -72,9 +73,32 @@ static bool is_own_mount_ns(int fd)
 	       a.st_ino == b.st_ino;
 }
 
+/* The file to join is a namespace of the listed type: setns(2) in the
+ * child would only say EINVAL, and not which path. 0, -ENOTTY (not a
+ * namespace file at all) or -EINVAL (another type of namespace). */
+static int check_ns_type(int fd, oci_namespace_type type)
+{
+	int got = ioctl(fd, NS_GET_NSTYPE);
+
+	if (got < 0)
+		return errno == ENOTTY || errno == EINVAL ? -ENOTTY : 0;
+	return got == tern_ns_clone_flag(type) ? 0 : -EINVAL;
+}
+
+static const char *ns_type_problem(int e, oci_namespace_type type)
+{
+	static char buf[64];
+
+	if (e == ENOTTY)
+		return "not a namespace file";
+	snprintf(buf, sizeof(buf), "not a %s namespace", oci_namespace_type_name(type));
+	return buf;
+}
+
 int tern_ns_plan_make(const oci_config *config, tern_ns_plan *plan, tern_error **err)
 {
 	const oci_linux *lx = config->linux_;
+	int ret;
 
 	tern_ns_plan_init(plan);
 	for (size_t i = 0; lx && i < lx->namespaces_len; i++) {
@@ -89,6 +113,13 @@ int tern_ns_plan_make(const oci_config *config, tern_ns_plan *plan, tern_error *
 						       ns->path);
 			}
 			plan->join_fd[ns->type] = fd;
+			ret = check_ns_type(fd, ns->type);
+			if (ret < 0) {
+				tern_ns_plan_close(plan);
+				return tern_error_make(err, -ret,
+						       "linux.namespaces[%zu].path `%s`: %s", i,
+						       ns->path, ns_type_problem(-ret, ns->type));
+			}
 			plan->two_stage = true;
 			/* Our own mount namespace by path is no namespace of the
 			 * container's: pivot_root there would move the root of

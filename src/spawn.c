@@ -94,8 +94,10 @@ static int hand_notify_fd(tern_container *c, int sync_fd, tern_error **err)
  * likely by a signal (a seccomp rule's KILL action, loaded at stage A or B
  * of sync.h, leaves no time for a message). Add how it ended, when it is
  * our child; *child is then reaped and cleared. */
-static int explain_silence(pid_t *child, int ret, tern_error **err)
+static int explain_silence(const tern_container *c, pid_t *child, int ret, tern_error **err)
 {
+	const oci_linux *lx = c->config->linux_;
+	const oci_memory *mem = lx && lx->resources ? lx->resources->memory : NULL;
 	cleanup_close int pidfd = -1;
 	struct pollfd pfd;
 	int status, sig;
@@ -112,6 +114,13 @@ static int explain_silence(pid_t *child, int ret, tern_error **err)
 		return tern_error_wrap(err, "the container process exited with status %d",
 				       WEXITSTATUS(status));
 	sig = WTERMSIG(status);
+	/* A limit below what the setup itself needs ends in the OOM killer's
+	 * SIGKILL before the child can say anything: name the likely cause. */
+	if (sig == SIGKILL && mem && mem->limit.set && mem->limit.value >= 0)
+		return tern_error_wrap(err,
+				       "the container process was killed by signal %d (%s): out "
+				       "of memory under linux.resources.memory.limit %lld?",
+				       sig, strsignal(sig), (long long)mem->limit.value);
 	return tern_error_wrap(err, "the container process was killed by signal %d (%s%s)", sig,
 			       strsignal(sig), sig == SIGSYS ? ": a linux.seccomp rule" : "");
 }
@@ -251,7 +260,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	}
 	ret = tern_sync_expect(sv[0], SYNC_READY, NULL, err);
 	if (ret < 0)
-		return explain_silence(&child, ret, err);
+		return explain_silence(c, &child, ret, err);
 	tern_fault_point("spawn:child-ready");
 
 	*sync_fd = steal_fd(&sv[0]);

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,8 +92,13 @@ int tern_state_check_id(const char *id, tern_error **err)
 		return tern_error_make(err, EINVAL, "container id is empty");
 	if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
 		return tern_error_make(err, EINVAL, "invalid container id `%s`", id);
-	if (strlen(id) > 1024)
-		return tern_error_make(err, EINVAL, "container id is too long");
+	/* The id is one path component: the state directory and the cgroup
+	 * are named after it, and a longer name fails as "File name too long"
+	 * on the directory, with the whole path. */
+	if (strlen(id) > NAME_MAX)
+		return tern_error_make(err, EINVAL,
+				       "container id is too long: %zu characters (at most %d)",
+				       strlen(id), NAME_MAX);
 	for (const char *p = id; *p; p++) {
 		char c = *p;
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

@@ -284,20 +284,27 @@ run_container() {
 	run tern run -b "$BUNDLE" "$ID"
 }
 
-# check_nothing_left ID: no state, no mount mentioning the bundle, no process
-# carrying $MARK, no cgroup directory named after the id.
+# check_nothing_left ID: no state, no mount mentioning the bundle or the
+# state dir, no process carrying $MARK, no runtime process of the id, no
+# cgroup directory named after the id.
 check_nothing_left() {
 	local id=$1 leak=0
 	if [ -e "$ROOT/$id" ]; then
 		echo "leftover state dir: $ROOT/$id" >&2
 		leak=1
 	fi
-	if grep -F "$BUNDLE" /proc/self/mountinfo >&2; then
-		echo "leftover mounts of $BUNDLE (above)" >&2
+	if grep -F -e "$BUNDLE" -e "$ROOT/$id/" /proc/self/mountinfo >&2; then
+		echo "leftover mounts of $BUNDLE or of the state dir (above)" >&2
 		leak=1
 	fi
 	if pgrep -f "sleep $MARK" >&2; then
 		echo "leftover processes with marker $MARK (above)" >&2
+		leak=1
+	fi
+	# a runtime process of this id still alive: a hung create or exec, or
+	# an init that never reached its execve (no marker on its command line)
+	if pgrep -f -- "--root $ROOT .* $id( |\$)" >&2; then
+		echo "leftover runtime processes of $id (above)" >&2
 		leak=1
 	fi
 	local cg

@@ -518,6 +518,19 @@ static void test_type_errors(void)
 		       "'hard': 1.5, 'soft': 1}]}"),
 		  "config.json: process.rlimits[0].hard: expected an unsigned integer",
 		  "fraction where integer expected");
+	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'rlimits': [{'type': 'RLIMIT_NOFILE', "
+		       "'hard': 10}]}"),
+		  "config.json: process.rlimits[0].soft: is required", "rlimit without soft");
+	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'rlimits': [{'type': 'RLIMIT_NOFILE', "
+		       "'soft': 10}]}"),
+		  "config.json: process.rlimits[0].hard: is required", "rlimit without hard");
+	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'env': ['A=1', 'NOEQUALS']}"),
+		  "config.json: process.env[1]: `NOEQUALS` is not NAME=VALUE", "env without =");
+	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'env': ['=x']}"),
+		  "config.json: process.env[0]: `=x` is not NAME=VALUE", "env with an empty name");
+	parse_err(CFGP("{'args': [''], 'cwd': '/'}"),
+		  "config.json: process.args[0]: the program to run is the empty string",
+		  "args[0] empty");
 	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'rlimits': [{'type': 'RLIMIT_CPU', "
 		       "'hard': 1e3, 'soft': 1}]}"),
 		  "config.json: process.rlimits[0].hard: expected an unsigned integer",
@@ -720,6 +733,17 @@ static void test_validation(void)
 		      "0, 'hostID': 1000, 'size': 1}]}"),
 		  "config.json: linux.gidMappings: requires a user namespace in linux.namespaces",
 		  "gidMappings without user namespace");
+	parse_err(CFG("'linux': {'namespaces': [{'type': 'user'}, {'type': 'mount'}]}"),
+		  "config.json: linux.uidMappings: a new user namespace needs at least one mapping",
+		  "user namespace without mappings");
+	parse_err(CFG("'linux': {'namespaces': [{'type': 'user'}, {'type': 'mount'}], "
+		      "'uidMappings': [{'containerID': 0, 'hostID': 1000, 'size': 1}]}"),
+		  "config.json: linux.gidMappings: a new user namespace needs at least one mapping",
+		  "user namespace without gid mappings");
+	oci_config_free(
+	    parse_ok(CFG("'linux': {'namespaces': [{'type': 'user', 'path': '/proc/1/ns/user'}, "
+			 "{'type': 'mount'}]}"),
+		     "a user namespace joined by path needs no mappings"));
 	/* user namespace maps: what the kernel would refuse, named */
 #define USERNS "'namespaces': [{'type': 'user'}, {'type': 'mount'}]"
 	parse_err(CFG("'linux': {" USERNS ", 'uidMappings': [{'containerID': 0, 'hostID': 1000, "
