@@ -142,6 +142,47 @@ static int lock_dir(tern_container_dir *d, bool wait, tern_error **err)
 	return 0;
 }
 
+/* The directory we hold is still the one at root/id. The command that
+ * held the lock before us may have been a delete, which removed it (the
+ * lock goes with its last fd, after the rmdir); a create may even have
+ * made a new directory under the same id since. */
+static bool still_linked(const tern_container_dir *d)
+{
+	struct stat held, now;
+
+	return fstat(d->dirfd, &held) == 0 && stat(d->dir, &now) == 0 &&
+	       held.st_dev == now.st_dev && held.st_ino == now.st_ino;
+}
+
+static void unlock_dir(tern_container_dir *d)
+{
+	if (d->dirfd >= 0)
+		close(d->dirfd);
+	d->dirfd = -1;
+}
+
+/* Held by a create from its mkdir of root/id until it holds the lock of
+ * that directory. Without it, a second create of the same id could find
+ * the new directory unlocked and without state.json, in the instant
+ * between the first one's mkdir and flock, and take it for the leftover
+ * of a killed create: both then failed, or worked on one directory. */
+static int lock_creates(const char *root, tern_error **err)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/.create.lock", root);
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		int e = errno;
+		return tern_error_make(err, e, "open `%s`%s", path, root_hint(root, e));
+	}
+	if (flock(fd, LOCK_EX) < 0) {
+		int e = errno;
+		close(fd);
+		return tern_error_make(err, e, "lock `%s`", path);
+	}
+	return fd;
+}
+
 /* Delete every entry of a flat directory, then the directory. */
 static int remove_dir_contents(int dirfd, const char *path, tern_error **err)
 {
@@ -222,6 +263,7 @@ static bool reclaim_stale(tern_container_dir *d)
 int tern_state_dir_create(const char *root, const char *id, tern_container_dir **out,
 			  tern_error **err)
 {
+	cleanup_close int create_lock = -1;
 	tern_container_dir *d;
 	int ret;
 
@@ -233,8 +275,12 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 		if (ret < 0)
 			return tern_error_wrap(err, "create state root%s", root_hint(root, -ret));
 	}
+	create_lock = lock_creates(root, err);
+	if (create_lock < 0)
+		return create_lock;
 	d = dir_new(root, id);
-	if (mkdir(d->dir, 0711) < 0) {
+	/* (again when a delete removed the directory we found) */
+	for (int attempt = 0; mkdir(d->dir, 0711) < 0; attempt++) {
 		int e = errno;
 		if (e != EEXIST) {
 			tern_state_dir_free(d);
@@ -245,9 +291,15 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 		 * state.json, or one still saying "creating": reclaim it (and the
 		 * cgroup it made) rather than block the id forever. A live create
 		 * holds the lock, so it is never taken for stale. */
-		if (lock_dir(d, false, NULL) == 0 && reclaim_stale(d)) {
-			*out = d;
-			return 0;
+		if (lock_dir(d, false, NULL) == 0) {
+			if (!still_linked(d) && attempt < 100) {
+				unlock_dir(d);
+				continue;
+			}
+			if (reclaim_stale(d)) {
+				*out = d;
+				return 0;
+			}
 		}
 		tern_state_dir_free(d);
 		return tern_error_make_quiet(err, EEXIST,
