@@ -325,27 +325,42 @@ int tern_state_dir_open(const char *root, const char *id, bool peek, tern_contai
 	if (ret < 0)
 		return ret;
 	d = dir_new(root, id);
-	d->dirfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (d->dirfd < 0 || faccessat(d->dirfd, TERN_STATE_FILE, F_OK, 0) < 0) {
-		int e = errno;
-		tern_state_dir_free(d);
-		if (e == ENOENT)
-			return tern_error_make_quiet(err, ENOENT,
-						     "container does not exist: no container `%s` "
-						     "under `%s`",
-						     id, root);
-		return tern_error_make(err, e, "container `%s`%s", id, root_hint(root, e));
-	}
-	if (peek && flock(d->dirfd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
-		/* state.json is replaced by rename: reading it unlocked is safe */
-		d->busy = true;
-	} else if (!peek && flock(d->dirfd, LOCK_EX) < 0) {
-		int e = errno;
-		tern_state_dir_free(d);
-		return tern_error_make(err, e, "lock state directory of `%s`", id);
+	for (int attempt = 0;; attempt++) {
+		d->dirfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (d->dirfd < 0 || faccessat(d->dirfd, TERN_STATE_FILE, F_OK, 0) < 0) {
+			int e = errno;
+			tern_state_dir_free(d);
+			if (e == ENOENT)
+				return tern_state_error_gone(root, id, err);
+			return tern_error_make(err, e, "container `%s`%s", id, root_hint(root, e));
+		}
+		if (peek) {
+			/* state.json is replaced by rename: reading it unlocked is
+			 * safe (and a read that finds it gone says so) */
+			if (flock(d->dirfd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+				d->busy = true;
+			break;
+		}
+		if (flock(d->dirfd, LOCK_EX) < 0) {
+			int e = errno;
+			tern_state_dir_free(d);
+			return tern_error_make(err, e, "lock state directory of `%s`", id);
+		}
+		/* The holder we waited for may have deleted the container: look
+		 * again, at what is under the id now (nothing, or a new one). */
+		if ((still_linked(d) && faccessat(d->dirfd, TERN_STATE_FILE, F_OK, 0) == 0) ||
+		    attempt >= 100)
+			break;
+		unlock_dir(d);
 	}
 	*out = d;
 	return 0;
+}
+
+int tern_state_error_gone(const char *root, const char *id, tern_error **err)
+{
+	return tern_error_make_quiet(
+	    err, ENOENT, "container does not exist: no container `%s` under `%s`", id, root);
 }
 
 int tern_state_dir_remove(tern_container_dir *d, tern_error **err)

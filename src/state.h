@@ -48,6 +48,10 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 int tern_state_dir_open(const char *root, const char *id, bool peek, tern_container_dir **out,
 			tern_error **err);
 
+/* "container does not exist" (ENOENT, quiet): for a container that went
+ * away while a command looked at it. */
+int tern_state_error_gone(const char *root, const char *id, tern_error **err);
+
 /* Remove the directory and everything in it, then free. */
 int tern_state_dir_remove(tern_container_dir *dir, tern_error **err);
 void tern_state_dir_free(tern_container_dir *dir);
