@@ -732,6 +732,11 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 		cleanup_free char *mark =
 		    tern_strdup_printf("%s/%s/%s", rt->root, id, TERN_NETNS_EXEC_MARK);
 		int fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0 && errno == ENOENT) {
+			/* deleted since we looked */
+			ret = tern_state_error_gone(rt->root, id, err);
+			goto out;
+		}
 		if (fd < 0) {
 			ret = tern_error_make(err, errno, "exec: marking the state (%s)", mark);
 			goto out;

@@ -365,12 +365,18 @@ int tern_state_error_gone(const char *root, const char *id, tern_error **err)
 
 int tern_state_dir_remove(tern_container_dir *d, tern_error **err)
 {
-	int ret = remove_dir_contents(d->dirfd, d->dir, err);
-	if (ret < 0)
-		return ret;
-	if (rmdir(d->dir) < 0 && errno != ENOENT)
-		return tern_error_make(err, errno, "remove `%s`", d->dir);
-	return 0;
+	/* An exec does not hold the lock while it runs, and may add its mark
+	 * (TERN_NETNS_EXEC_MARK) between the emptying and the rmdir: empty
+	 * the directory again then. */
+	for (int attempt = 0;; attempt++) {
+		int ret = remove_dir_contents(d->dirfd, d->dir, err);
+		if (ret < 0)
+			return ret;
+		if (rmdir(d->dir) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != ENOTEMPTY || attempt >= 10)
+			return tern_error_make(err, errno, "remove `%s`", d->dir);
+	}
 }
 
 int tern_state_write(tern_container_dir *d, const oci_state *state, tern_error **err)
