@@ -750,6 +750,18 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 	}
 	ret =
 	    spawn_exec(o, st, p, filter, filter ? config->linux_->seccomp : NULL, exit_status, err);
+	if (ret < 0 && (tern_process_start_time(st->pid) != st->pid_start_time ||
+			tern_process_is_exiting(st->pid))) {
+		/* Its init exited since we looked: whatever failed (a
+		 * namespace gone, a clone into a dying pid namespace, a
+		 * cgroup join of a killed child) failed for that reason. */
+		cleanup_free char *why =
+		    tern_xstrdup(err && *err && (*err)->msg ? (*err)->msg : "");
+		ret = tern_error_make_quiet(err, ESRCH,
+					    "cannot exec in container `%s`: it stopped while the "
+					    "exec was being set up (%s)",
+					    id, why);
+	}
 out:
 	tern_seccomp_filter_free(filter);
 	oci_process_free(p);

@@ -64,6 +64,8 @@ unsigned long long tern_process_start_time(pid_t pid);
 /* Dead, or dead and not yet reaped by its parent (state Z or X): a
  * container whose init is a zombie has stopped, as runc sees it. */
 bool tern_process_is_zombie(pid_t pid);
+/* Gone, a zombie, or on its way out (in do_exit). */
+bool tern_process_is_exiting(pid_t pid);
 
 /* Close every fd >= first except those in keep[] (nkeep entries). Uses
  * close_range where possible. */
