@@ -28,7 +28,7 @@
 #   scripts/soak.sh [--minutes N] [--tern PATH] [--keep]
 set -uo pipefail
 
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 REPO=$(pwd)
 MINUTES=10
 TERN=$REPO/tern
@@ -160,7 +160,7 @@ done
 
 # --- the cycles
 END=$((SECONDS + MINUTES * 60))
-cd "$W"
+cd "$W" || exit 2
 while [ "$SECONDS" -lt "$END" ]; do
 	CYCLES=$((CYCLES + 1))
 	id=$P-$CYCLES
@@ -231,7 +231,7 @@ while [ "$SECONDS" -lt "$END" ]; do
 	left=$(find "$ROOT" -mindepth 1 -maxdepth 1 ! -name '.*' ! -name "$P-fg")
 	[ -z "$left" ] || fail "state directories left: $left"
 done
-cd "$REPO"
+cd "$REPO" || exit 2
 
 for k in run exec events; do
 	FD_END[$k]=$(fds_of "${LL_PID[$k]}")
@@ -275,7 +275,6 @@ for k in run exec events; do
 done
 [ "$parent_fds" -le "$baseline_parent_fds" ] ||
 	fail "this script's fds: $baseline_parent_fds at the start, $parent_fds at the end"
-growth=
 for name in "${!RSS_FIRST[@]}"; do
 	# each invocation is a new process: the same work in the last cycle
 	# as in the first must not need more memory (allow 25% + 1 MB)
