@@ -456,6 +456,10 @@ static int load(const tern_runtime *rt, const char *id, bool peek, tern_containe
 	if (ret < 0)
 		return ret;
 	ret = tern_container_read(*dir, state, config, err);
+	if (ret == -ENOENT && peek) {
+		/* a delete removed it while we read it without the lock */
+		ret = tern_state_error_gone(rt->root, id, err);
+	}
 	if (ret < 0)
 		tern_state_dir_freep(dir);
 	return ret;

@@ -744,6 +744,11 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 		cleanup_free char *mark =
 		    tern_strdup_printf("%s/%s/%s", rt->root, id, TERN_NETNS_EXEC_MARK);
 		int fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0 && errno == ENOENT) {
+			/* deleted since we looked */
+			ret = tern_state_error_gone(rt->root, id, err);
+			goto out;
+		}
 		if (fd < 0) {
 			ret = tern_error_make(err, errno, "exec: marking the state (%s)", mark);
 			goto out;
@@ -758,6 +763,18 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 	tern_fault_point("exec:process-built");
 	ret =
 	    spawn_exec(o, st, p, filter, filter ? config->linux_->seccomp : NULL, exit_status, err);
+	if (ret < 0 && (tern_process_start_time(st->pid) != st->pid_start_time ||
+			tern_process_is_exiting(st->pid))) {
+		/* Its init exited since we looked: whatever failed (a
+		 * namespace gone, a clone into a dying pid namespace, a
+		 * cgroup join of a killed child) failed for that reason. */
+		cleanup_free char *why =
+		    tern_xstrdup(err && *err && (*err)->msg ? (*err)->msg : "");
+		ret = tern_error_make_quiet(err, ESRCH,
+					    "cannot exec in container `%s`: it stopped while the "
+					    "exec was being set up (%s)",
+					    id, why);
+	}
 out:
 	tern_seccomp_filter_free(filter);
 	oci_process_free(p);

@@ -148,6 +148,47 @@ static int lock_dir(tern_container_dir *d, bool wait, tern_error **err)
 	return 0;
 }
 
+/* The directory we hold is still the one at root/id. The command that
+ * held the lock before us may have been a delete, which removed it (the
+ * lock goes with its last fd, after the rmdir); a create may even have
+ * made a new directory under the same id since. */
+static bool still_linked(const tern_container_dir *d)
+{
+	struct stat held, now;
+
+	return fstat(d->dirfd, &held) == 0 && stat(d->dir, &now) == 0 &&
+	       held.st_dev == now.st_dev && held.st_ino == now.st_ino;
+}
+
+static void unlock_dir(tern_container_dir *d)
+{
+	if (d->dirfd >= 0)
+		close(d->dirfd);
+	d->dirfd = -1;
+}
+
+/* Held by a create from its mkdir of root/id until it holds the lock of
+ * that directory. Without it, a second create of the same id could find
+ * the new directory unlocked and without state.json, in the instant
+ * between the first one's mkdir and flock, and take it for the leftover
+ * of a killed create: both then failed, or worked on one directory. */
+static int lock_creates(const char *root, tern_error **err)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/.create.lock", root);
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		int e = errno;
+		return tern_error_make(err, e, "open `%s`%s", path, root_hint(root, e));
+	}
+	if (flock(fd, LOCK_EX) < 0) {
+		int e = errno;
+		close(fd);
+		return tern_error_make(err, e, "lock `%s`", path);
+	}
+	return fd;
+}
+
 /* Delete every entry of a flat directory, then the directory. */
 static int remove_dir_contents(int dirfd, const char *path, tern_error **err)
 {
@@ -228,6 +269,7 @@ static bool reclaim_stale(tern_container_dir *d)
 int tern_state_dir_create(const char *root, const char *id, tern_container_dir **out,
 			  tern_error **err)
 {
+	cleanup_close int create_lock = -1;
 	tern_container_dir *d;
 	int ret;
 
@@ -239,8 +281,12 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 		if (ret < 0)
 			return tern_error_wrap(err, "create state root%s", root_hint(root, -ret));
 	}
+	create_lock = lock_creates(root, err);
+	if (create_lock < 0)
+		return create_lock;
 	d = dir_new(root, id);
-	if (mkdir(d->dir, 0711) < 0) {
+	/* (again when a delete removed the directory we found) */
+	for (int attempt = 0; mkdir(d->dir, 0711) < 0; attempt++) {
 		int e = errno;
 		if (e != EEXIST) {
 			tern_state_dir_free(d);
@@ -251,9 +297,15 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 		 * state.json, or one still saying "creating": reclaim it (and the
 		 * cgroup it made) rather than block the id forever. A live create
 		 * holds the lock, so it is never taken for stale. */
-		if (lock_dir(d, false, NULL) == 0 && reclaim_stale(d)) {
-			*out = d;
-			return 0;
+		if (lock_dir(d, false, NULL) == 0) {
+			if (!still_linked(d) && attempt < 100) {
+				unlock_dir(d);
+				continue;
+			}
+			if (reclaim_stale(d)) {
+				*out = d;
+				return 0;
+			}
 		}
 		tern_state_dir_free(d);
 		return tern_error_make_quiet(err, EEXIST,
@@ -271,10 +323,15 @@ int tern_state_dir_create(const char *root, const char *id, tern_container_dir *
 
 bool tern_state_dir_reclaim_unfinished(const char *root, const char *id)
 {
+	cleanup_close int create_lock = -1;
 	tern_container_dir *d;
 	bool done = false;
 
 	if (tern_state_check_id(id, NULL) < 0)
+		return false;
+	/* a create between its mkdir and its lock holds this */
+	create_lock = lock_creates(root, NULL);
+	if (create_lock < 0)
 		return false;
 	d = dir_new(root, id);
 	/* unlocked: no create is running; no state.json: it never got far
@@ -296,24 +353,33 @@ int tern_state_dir_open(const char *root, const char *id, bool peek, tern_contai
 	if (ret < 0)
 		return ret;
 	d = dir_new(root, id);
-	d->dirfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (d->dirfd < 0 || faccessat(d->dirfd, TERN_STATE_FILE, F_OK, 0) < 0) {
-		int e = errno;
-		tern_state_dir_free(d);
-		if (e == ENOENT)
-			return tern_error_make_quiet(err, ENOENT,
-						     "container does not exist: no container `%s` "
-						     "under `%s`",
-						     id, root);
-		return tern_error_make(err, e, "container `%s`%s", id, root_hint(root, e));
-	}
-	if (peek && flock(d->dirfd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
-		/* state.json is replaced by rename: reading it unlocked is safe */
-		d->busy = true;
-	} else if (!peek && flock(d->dirfd, LOCK_EX) < 0) {
-		int e = errno;
-		tern_state_dir_free(d);
-		return tern_error_make(err, e, "lock state directory of `%s`", id);
+	for (int attempt = 0;; attempt++) {
+		d->dirfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (d->dirfd < 0 || faccessat(d->dirfd, TERN_STATE_FILE, F_OK, 0) < 0) {
+			int e = errno;
+			tern_state_dir_free(d);
+			if (e == ENOENT)
+				return tern_state_error_gone(root, id, err);
+			return tern_error_make(err, e, "container `%s`%s", id, root_hint(root, e));
+		}
+		if (peek) {
+			/* state.json is replaced by rename: reading it unlocked is
+			 * safe (and a read that finds it gone says so) */
+			if (flock(d->dirfd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+				d->busy = true;
+			break;
+		}
+		if (flock(d->dirfd, LOCK_EX) < 0) {
+			int e = errno;
+			tern_state_dir_free(d);
+			return tern_error_make(err, e, "lock state directory of `%s`", id);
+		}
+		/* The holder we waited for may have deleted the container: look
+		 * again, at what is under the id now (nothing, or a new one). */
+		if ((still_linked(d) && faccessat(d->dirfd, TERN_STATE_FILE, F_OK, 0) == 0) ||
+		    attempt >= 100)
+			break;
+		unlock_dir(d);
 	}
 	*out = d;
 	return 0;
@@ -359,17 +425,27 @@ void tern_state_remove_partial_images(tern_container_dir *d)
 	tern_state_unmark_partial_images(d);
 }
 
+int tern_state_error_gone(const char *root, const char *id, tern_error **err)
+{
+	return tern_error_make_quiet(
+	    err, ENOENT, "container does not exist: no container `%s` under `%s`", id, root);
+}
+
 int tern_state_dir_remove(tern_container_dir *d, tern_error **err)
 {
-	int ret;
-
 	tern_state_remove_partial_images(d);
-	ret = remove_dir_contents(d->dirfd, d->dir, err);
-	if (ret < 0)
-		return ret;
-	if (rmdir(d->dir) < 0 && errno != ENOENT)
-		return tern_error_make(err, errno, "remove `%s`", d->dir);
-	return 0;
+	/* An exec does not hold the lock while it runs, and may add its mark
+	 * (TERN_NETNS_EXEC_MARK) between the emptying and the rmdir: empty
+	 * the directory again then. */
+	for (int attempt = 0;; attempt++) {
+		int ret = remove_dir_contents(d->dirfd, d->dir, err);
+		if (ret < 0)
+			return ret;
+		if (rmdir(d->dir) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != ENOTEMPTY || attempt >= 10)
+			return tern_error_make(err, errno, "remove `%s`", d->dir);
+	}
 }
 
 int tern_state_write(tern_container_dir *d, const oci_state *state, tern_error **err)

@@ -61,6 +61,10 @@ int tern_state_mark_partial_images(tern_container_dir *d, const char *images, te
 void tern_state_unmark_partial_images(tern_container_dir *d);
 void tern_state_remove_partial_images(tern_container_dir *d);
 
+/* "container does not exist" (ENOENT, quiet): for a container that went
+ * away while a command looked at it. */
+int tern_state_error_gone(const char *root, const char *id, tern_error **err);
+
 /* Remove the directory and everything in it (and the images of a
  * checkpoint that did not finish). */
 int tern_state_dir_remove(tern_container_dir *dir, tern_error **err);

@@ -351,6 +351,28 @@ bool tern_process_exe_id(pid_t pid, uint64_t *dev, uint64_t *ino)
 	return true;
 }
 
+bool tern_process_is_exiting(pid_t pid)
+{
+	/* PF_EXITING (include/linux/sched.h): set as do_exit() begins. An
+	 * init killed while a child of its pid namespace is still to be
+	 * reaped stays there, neither alive nor yet a zombie. */
+	const unsigned long pf_exiting = 0x4;
+	char buf[1024];
+	char *p = proc_stat_fields(pid, buf, sizeof(buf));
+
+	if (p == NULL || *p == 'Z' || *p == 'X')
+		return true;
+	/* flags is field 9 */
+	for (int field = 3; p; field++) {
+		while (*p == ' ')
+			p++;
+		if (field == 9)
+			return (strtoul(p, NULL, 10) & pf_exiting) != 0;
+		p = strchr(p, ' ');
+	}
+	return false;
+}
+
 unsigned long long tern_process_start_time(pid_t pid)
 {
 	char buf[1024];

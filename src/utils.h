@@ -72,6 +72,8 @@ bool tern_process_exe_id(pid_t pid, uint64_t *dev, uint64_t *ino);
 /* Dead, or dead and not yet reaped by its parent (state Z or X): a
  * container whose init is a zombie has stopped, as runc sees it. */
 bool tern_process_is_zombie(pid_t pid);
+/* Gone, a zombie, or on its way out (in do_exit). */
+bool tern_process_is_exiting(pid_t pid);
 
 /* Close every fd >= first except those in keep[] (nkeep entries). Uses
  * close_range where possible. */
