@@ -346,7 +346,9 @@ unmount_full() {
 	run in_file "$TERN_BIN" --root "$root" create -b "$BUNDLE" "$ID"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"No space left on device"* ]]
-	[[ "$output" == *"$root/$ID"* ]]
+	# names the file it could not make: the state directory, or the
+	# lock file beside it
+	[[ "$output" == *"$root/"* ]]
 	[ ! -e "$root/$ID" ]
 	ROOT=$root check_nothing_left "$ID"
 	no_container_process
