@@ -24,7 +24,7 @@ setup_file() {
 # is; rebuilt only when the sources changed. Prints the binary's path.
 build_fault_tern() {
 	local dir=$WORK/faults stamp
-	stamp=$(cd "$REPO" && git ls-files -z | xargs -0 cat 2>/dev/null | md5sum | cut -d' ' -f1)
+	stamp=$(cd "$REPO" && git ls-files -z src libocispec configure.ac Makefile.am | xargs -0 cat 2>/dev/null | md5sum | cut -d' ' -f1)
 	if [ ! -x "$dir/src/tern" ] || [ "$(cat "$dir/stamp" 2>/dev/null)" != "$stamp" ]; then
 		rm -rf "$dir"
 		mkdir -p "$dir/src"
