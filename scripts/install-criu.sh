@@ -46,20 +46,8 @@ if command -v criu >/dev/null && works "$(command -v criu)"; then
 fi
 
 log "the system's criu does not pass \`criu check\` on this kernel: installing criu $WANT from Debian sid into $PREFIX"
-APTDIR=$PREFIX/apt
-mkdir -p "$APTDIR/sources" "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial" "$APTDIR/debs"
-cat >"$APTDIR/sources/sid.sources" <<SRC
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: sid
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-APTOPTS=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$APTDIR/sources"
-	-o "Dir::State::Lists=$APTDIR/lists" -o "Dir::Cache=$APTDIR/cache"
-	-o Dir::State::status=/dev/null -o Debug::NoLocking=1 -o APT::Architecture=amd64
-	-o APT::Architectures::=amd64)
-apt-get "${APTOPTS[@]}" update -q </dev/null >&2
+. "$(dirname "$0")/sid-apt.sh"
+sid_apt_setup "$PREFIX"
 ver=$(apt-cache "${APTOPTS[@]}" policy criu | sed -n 's/^  Candidate: //p')
 case $ver in
 $WANT*) ;;
