@@ -13,7 +13,7 @@
 #       of each target from libFuzzer's final stats.
 #
 # Everything built or written goes under tests/.work/fuzz: build/ (objects
-# and targets), logs/, artifacts/TARGET/ (crashing inputs), bounded/ and
+# and targets), logs/, artifacts/MODE/TARGET/ (crashing inputs), bounded/ and
 # campaign/ (working corpora). The targets only parse: no mount, no signal,
 # no cgroup write; the rootfs-stream target applies streams only inside a
 # scratch directory of its own.
@@ -127,7 +127,7 @@ for t in $targets; do
 	bin=$build/fuzz-$t
 	corpus=$here/corpus/$t
 	regress=$here/regressions/$t
-	art=$work/artifacts/$t
+	art=$work/artifacts/$mode/$t
 	log=$work/logs/$t-$mode.log
 	mkdir -p "$art" "$corpus"
 	set -- "$corpus"
@@ -172,7 +172,7 @@ for t in $targets; do
 			sed -i 's/^stat::number_of_executed_units:/counted::number_of_executed_units:/' "$log"
 		done
 		crashes=$(find "$art" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
-		echo "fuzz-$t: $execs executions in $secs s ($runs libFuzzer runs); crash/leak/timeout inputs in artifacts/$t: $crashes"
+		echo "fuzz-$t: $execs executions in $secs s ($runs libFuzzer runs); crash/leak/timeout inputs in $art: $crashes"
 	fi
 done
 if [ -n "$failed" ]; then
