@@ -402,9 +402,12 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 		if (v == NULL)
 			continue;
 		*v++ = '\0';
-		if (strcmp(l, "id") == 0)
+		/* a key given twice: the last one counts (and the first is
+		 * freed) */
+		if (strcmp(l, "id") == 0) {
+			free(d->id);
 			d->id = tern_xstrdup(v);
-		else if (strcmp(l, "mount") == 0)
+		} else if (strcmp(l, "mount") == 0)
 			d->ext_mounts = tern_cli_strv_add(d->ext_mounts, tern_xstrdup(v));
 		else if (strcmp(l, "cgroup") == 0 && strchr(v, ' '))
 			d->cg_mounts = tern_cli_strv_add(d->cg_mounts, tern_xstrdup(v));
@@ -418,9 +421,10 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 			d->trees = tern_cli_strv_add(d->trees, tern_strdup_printf("%s %s", l, v));
 		else if (strcmp(l, "devbind") == 0)
 			d->devbinds = tern_cli_strv_add(d->devbinds, tern_xstrdup(v));
-		else if (strncmp(l, "stdio", 5) == 0 && l[5] >= '0' && l[5] <= '2' && !l[6])
+		else if (strncmp(l, "stdio", 5) == 0 && l[5] >= '0' && l[5] <= '2' && !l[6]) {
+			free(d->stdio[l[5] - '0']);
 			d->stdio[l[5] - '0'] = tern_xstrdup(v);
-		else if (strncmp(l, "stdiomode", 9) == 0 && l[9] >= '0' && l[9] <= '2' && !l[10])
+		} else if (strncmp(l, "stdiomode", 9) == 0 && l[9] >= '0' && l[9] <= '2' && !l[10])
 			d->stdio_mode[l[9] - '0'] = (unsigned)strtoul(v, NULL, 8);
 		else if (strcmp(l, "veth") == 0) {
 			/* the names become a device on this node (through
