@@ -34,6 +34,10 @@ fuzz() {
 	[[ "$output" == *"fuzz-$1: ok"* ]]
 }
 
+@test "fuzz ckpt-descriptor: bounded run, no crash or leak" {
+	fuzz ckpt-descriptor
+}
+
 @test "fuzz cgroup-path: bounded run, no crash or leak" {
 	fuzz cgroup-path
 }
