@@ -97,3 +97,7 @@ fuzz() {
 @test "fuzz state: bounded run, no crash or leak" {
 	fuzz state
 }
+
+@test "fuzz update-opts: bounded run, no crash or leak" {
+	fuzz update-opts
+}
