@@ -81,7 +81,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (; i < NFILES && start <= size; i++) {
 		const uint8_t *end = memchr(data + start, '\0', size - start);
 		size_t n = end ? (size_t)(end - (data + start)) : size - start;
-		int fd = openat(dirfd_, files[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		/* a new file each time: ext4 flushes a file truncated and
+		 * rewritten on close (auto_da_alloc), which is slow */
+		unlinkat(dirfd_, files[i], 0);
+		int fd = openat(dirfd_, files[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0 || tern_write_all(fd, data + start, n) < 0)
 			abort();
 		close(fd);

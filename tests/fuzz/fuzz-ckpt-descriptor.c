@@ -14,6 +14,7 @@
 
 #include "fuzz-util.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -49,8 +50,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned modes[3];
 	char **lines;
 
-	if (tern_write_file(file, (const char *)data, size, 0600, NULL) < 0)
+	/* a new file each time: ext4 flushes a file truncated and rewritten
+	 * on close (auto_da_alloc), which is slow */
+	unlink(file);
+	int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || tern_write_all(fd, data, size) < 0)
 		abort();
+	close(fd);
 	tern_ckpt_outside_stdio(dir, kinds, modes);
 	tern_ckpt_netns_left_out(dir);
 
