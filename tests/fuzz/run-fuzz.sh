@@ -170,6 +170,7 @@ for t in $targets; do
 		: >"$log"
 		end=$(($(date +%s) + secs))
 		execs=0
+		took=0
 		runs=0
 		while [ "$(date +%s)" -lt "$end" ]; do
 			left=$((end - $(date +%s)))
@@ -177,13 +178,18 @@ for t in $targets; do
 				-print_final_stats=1 -artifact_prefix="$art/" "$camp" >>"$log" 2>&1 || true
 			n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 			execs=$((execs + ${n:-0}))
+			# "Done N runs in S second(s)"; a run that crashed has no such
+			# line: its time is what the wall clock says
+			d=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -n 1)
+			took=$((took + ${d:-$((left - (end - $(date +%s))))}))
+			sed -i 's/^Done \([0-9]* runs\)/done \1/' "$log"
 			runs=$((runs + 1))
 			# a stats line per run: the next run's figures are its own
 			echo "run-fuzz.sh: run $runs ended, $n executions" >>"$log"
 			sed -i 's/^stat::number_of_executed_units:/counted::number_of_executed_units:/' "$log"
 		done
 		crashes=$(find "$art" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
-		echo "fuzz-$t: $execs executions in $secs s ($runs libFuzzer runs); crash/leak/timeout inputs in $art: $crashes"
+		echo "fuzz-$t: $execs executions in $took s ($runs libFuzzer runs); crash/leak/timeout inputs in $art: $crashes"
 	fi
 done
 if [ -n "$failed" ]; then
