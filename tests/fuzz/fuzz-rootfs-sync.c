@@ -4,6 +4,8 @@
  * small tree against; even, the rest is a change stream (ROOTFS_DATA) that
  * the target applies, in two chunks, to a scratch rootfs of this process
  * (under $TMPDIR; no device node may be created), emptied after each input.
+ * Whatever the stream says, nothing beside that rootfs may change: that is
+ * checked after each input.
  *
  * With TERN_FUZZ_WRITE_SEEDS=DIR it writes two seeds there and exits: the
  * manifest of the small tree, and the stream that makes that tree from an
@@ -14,6 +16,7 @@
 
 #include "fuzz-util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -75,6 +78,29 @@ static void write_seeds(const char *out)
 	close(sfd);
 	close(rfd);
 	exit(0);
+}
+
+/* Whatever the stream said, nothing beside the rootfs changed: the scratch
+ * directory still holds just root/ and src/, and src/ what it did. */
+static void check_outside(void)
+{
+	char p[4300], *data = NULL;
+	size_t len = 0;
+	DIR *d = opendir(base);
+	struct dirent *e;
+
+	if (d == NULL)
+		abort();
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+		    strcmp(e->d_name, "root") != 0 && strcmp(e->d_name, "src") != 0)
+			abort();
+	closedir(d);
+	snprintf(p, sizeof(p), "%s/data", src);
+	if (tern_read_file(p, &data, &len, 0, NULL) < 0 || len != 10 ||
+	    memcmp(data, "0123456789", 10) != 0)
+		abort();
+	free(data);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -140,6 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tern_rootfs_applier_free(a);
 	tern_error_free(err);
 	close(fd);
+	check_outside();
 	tern_mig_remove_tree(root);
 	if (mkdir(root, 0755) < 0)
 		abort();
