@@ -94,6 +94,10 @@ fuzz() {
 	fuzz signal
 }
 
+@test "fuzz snapshot-meta: bounded run, no crash or leak" {
+	fuzz snapshot-meta
+}
+
 @test "fuzz state: bounded run, no crash or leak" {
 	fuzz state
 }
