@@ -294,6 +294,17 @@ static void query_attached(int cgfd, uint32_t **ids, uint32_t *n)
 	}
 }
 
+int tern_cgroup_v2_devices_program_len(const oci_device_cgroup_rule *rules, size_t n, size_t *len,
+				       tern_error **err)
+{
+	prog p = {0};
+	int ret = build_program(rules, n, &p, err);
+
+	*len = p.len;
+	free(p.insns);
+	return ret;
+}
+
 int tern_cgroup_v2_devices_apply(const char *dir, const oci_device_cgroup_rule *rules, size_t n,
 				 tern_error **err)
 {

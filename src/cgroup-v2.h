@@ -53,6 +53,10 @@ int tern_cgroup_v2_apply(const char *dir, const oci_resources *r, bool update, t
  * program alive. Rules for linux.devices entries are the caller's to add. */
 int tern_cgroup_v2_devices_apply(const char *dir, const oci_device_cgroup_rule *rules, size_t n,
 				 tern_error **err);
+/* Only build that program (its rules checked, the same errors) and tell its
+ * length in instructions; for the fuzz tests. */
+int tern_cgroup_v2_devices_program_len(const oci_device_cgroup_rule *rules, size_t n, size_t *len,
+				       tern_error **err);
 
 /* Write cgroup.freeze (1 or 0) and wait, at most about 10 s, until
  * cgroup.events reports "frozen 1" (or "frozen 0" when thawing). */

@@ -226,14 +226,14 @@ static void network_lock_skip(criu_opts *opts)
 	rpc->network_lock = (CriuNetworkLockMethod)3;
 }
 
-static int apply_common(criu_session *s, const tern_ckpt_opts *o, tern_error **err)
+int tern_ckpt_apply_common(criu_opts *opts, const tern_ckpt_opts *o, tern_error **err)
 {
-	criu_local_set_tcp_established(s->opts, o->tcp_established);
-	criu_local_set_ext_unix_sk(s->opts, o->ext_unix_sk);
-	criu_local_set_shell_job(s->opts, o->shell_job);
-	criu_local_set_file_locks(s->opts, o->file_locks);
-	criu_local_set_auto_dedup(s->opts, o->auto_dedup);
-	criu_local_set_link_remap(s->opts, o->link_remap);
+	criu_local_set_tcp_established(opts, o->tcp_established);
+	criu_local_set_ext_unix_sk(opts, o->ext_unix_sk);
+	criu_local_set_shell_job(opts, o->shell_job);
+	criu_local_set_file_locks(opts, o->file_locks);
+	criu_local_set_auto_dedup(opts, o->auto_dedup);
+	criu_local_set_link_remap(opts, o->link_remap);
 	if (o->manage_cgroups_mode) {
 		static const struct {
 			const char *name;
@@ -251,18 +251,18 @@ static int apply_common(criu_session *s, const tern_ckpt_opts *o, tern_error **e
 			    err, EINVAL,
 			    "--manage-cgroups-mode `%s`: must be soft, full, strict or ignore",
 			    o->manage_cgroups_mode);
-		criu_local_set_manage_cgroups(s->opts, modes[i].mode != CRIU_CG_MODE_IGNORE);
-		criu_local_set_manage_cgroups_mode(s->opts, modes[i].mode);
+		criu_local_set_manage_cgroups(opts, modes[i].mode != CRIU_CG_MODE_IGNORE);
+		criu_local_set_manage_cgroups_mode(opts, modes[i].mode);
 	} else {
-		criu_local_set_manage_cgroups(s->opts, true);
-		criu_local_set_manage_cgroups_mode(s->opts, CRIU_CG_MODE_SOFT);
+		criu_local_set_manage_cgroups(opts, true);
+		criu_local_set_manage_cgroups_mode(opts, CRIU_CG_MODE_SOFT);
 	}
 	for (char **ns = o->empty_ns; ns && *ns; ns++) {
 		/* as runc: only the network namespace can be left empty */
 		if (strcmp(*ns, "network") != 0 && strcmp(*ns, "net") != 0)
 			return tern_error_make_quiet(
 			    err, EINVAL, "--empty-ns `%s`: only `network` is supported", *ns);
-		CriuOpts *rpc = rpc_opts(s->opts);
+		CriuOpts *rpc = rpc_opts(opts);
 		if (rpc == NULL)
 			return tern_error_make_quiet(err, ENOTSUP,
 						     "--empty-ns: this libcriu's options are not "
@@ -272,7 +272,7 @@ static int apply_common(criu_session *s, const tern_ckpt_opts *o, tern_error **e
 	}
 	if (o->tls_cacert || o->tls_cert || o->tls_key) {
 		/* libcriu 3.17 has no setters for criu's TLS options */
-		CriuOpts *rpc = rpc_opts(s->opts);
+		CriuOpts *rpc = rpc_opts(opts);
 		if (rpc == NULL)
 			return tern_error_make_quiet(
 			    err, ENOTSUP,
@@ -294,13 +294,13 @@ static int apply_common(criu_session *s, const tern_ckpt_opts *o, tern_error **e
 		 * userfaultfd: ask criu whether this kernel can */
 		struct criu_feature_check f = {.lazy_pages = true};
 		if (!o->criu_checked &&
-		    (criu_local_feature_check(s->opts, &f, sizeof(f)) < 0 || !f.lazy_pages))
+		    (criu_local_feature_check(opts, &f, sizeof(f)) < 0 || !f.lazy_pages))
 			return tern_error_make_quiet(
 			    err, ENOTSUP,
 			    "--lazy-pages: criu says this kernel cannot restore memory lazily "
 			    "(no usable userfaultfd)");
 		/* libcriu 3.17 has no setter for lazy_pages either */
-		CriuOpts *rpc = rpc_opts(s->opts);
+		CriuOpts *rpc = rpc_opts(opts);
 		if (rpc == NULL)
 			return tern_error_make_quiet(err, ENOTSUP,
 						     "--lazy-pages: this libcriu's options are not "
@@ -403,9 +403,12 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 		if (v == NULL)
 			continue;
 		*v++ = '\0';
-		if (strcmp(l, "id") == 0)
+		/* a key given twice: the last one counts (and the first is
+		 * freed) */
+		if (strcmp(l, "id") == 0) {
+			free(d->id);
 			d->id = tern_xstrdup(v);
-		else if (strcmp(l, "mount") == 0)
+		} else if (strcmp(l, "mount") == 0)
 			d->ext_mounts = tern_cli_strv_add(d->ext_mounts, tern_xstrdup(v));
 		else if (strcmp(l, "cgroup") == 0 && strchr(v, ' '))
 			d->cg_mounts = tern_cli_strv_add(d->cg_mounts, tern_xstrdup(v));
@@ -419,9 +422,10 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 			d->trees = tern_cli_strv_add(d->trees, tern_strdup_printf("%s %s", l, v));
 		else if (strcmp(l, "devbind") == 0)
 			d->devbinds = tern_cli_strv_add(d->devbinds, tern_xstrdup(v));
-		else if (strncmp(l, "stdio", 5) == 0 && l[5] >= '0' && l[5] <= '2' && !l[6])
+		else if (strncmp(l, "stdio", 5) == 0 && l[5] >= '0' && l[5] <= '2' && !l[6]) {
+			free(d->stdio[l[5] - '0']);
 			d->stdio[l[5] - '0'] = tern_xstrdup(v);
-		else if (strncmp(l, "stdiomode", 9) == 0 && l[9] >= '0' && l[9] <= '2' && !l[10])
+		} else if (strncmp(l, "stdiomode", 9) == 0 && l[9] >= '0' && l[9] <= '2' && !l[10])
 			d->stdio_mode[l[9] - '0'] = (unsigned)strtoul(v, NULL, 8);
 		else if (strcmp(l, "veth") == 0) {
 			/* the names become a device on this node (through
@@ -892,7 +896,7 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 		 * it from --console-socket): the slave is restored as an
 		 * orphan and a new master handed to restore's console socket */
 		criu_local_set_orphan_pts_master(s->opts, true);
-	ret = apply_common(s, o, err);
+	ret = tern_ckpt_apply_common(s->opts, o, err);
 	if (ret == 0)
 		ret = descriptor_write(s->images_fd, &d, err);
 	if (ret == 0) {
@@ -1606,7 +1610,7 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	ret = session_open(&r->s, criu, images, o->work_path, "restore.log", o->criu_checked, err);
 	if (ret < 0)
 		return ret;
-	ret = apply_common(&r->s, o, err);
+	ret = tern_ckpt_apply_common(r->s.opts, o, err);
 	if (ret < 0)
 		return ret;
 	if (o->lazy_pages && !o->lazy_ready_wait &&

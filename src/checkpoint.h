@@ -118,6 +118,13 @@ typedef struct {
 	bool freeze_at_resume;
 } tern_ckpt_opts;
 
+/* Check the options checkpoint and restore share (cmd-criu-opts.h:
+ * --manage-cgroups-mode, --empty-ns, ...) and set them on libcriu's `opts`;
+ * errors name the option. Asks criu itself only for --lazy-pages without
+ * o->criu_checked. */
+struct criu_opts;
+int tern_ckpt_apply_common(struct criu_opts *opts, const tern_ckpt_opts *o, tern_error **err);
+
 /* The criu to use (malloc'd path), or a clear error naming every place
  * looked at. `flag` is --criu (may be NULL). */
 int tern_criu_find(const char *flag, char **path, tern_error **err);

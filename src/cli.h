@@ -57,6 +57,10 @@ int tern_cli_parse_int(const char *opt, const char *value);
 
 /* runc-style boolean flag values: "--detach=false" */
 bool tern_cli_bool_value(const char *value);
+/* `tern update`'s sizes: "512m", "1g", "100", "-1" (no limit): bytes, with
+ * binary suffixes (b, k, m, g, t, optionally followed by b) as runc takes
+ * them. The error names --OPT. */
+int tern_update_parse_bytes(const char *opt, const char *s, int64_t *out, tern_error **err);
 
 int tern_cmd_spec(tern_global_opts *g, int argc, char **argv);
 int tern_cmd_create(tern_global_opts *g, int argc, char **argv);

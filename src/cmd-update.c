@@ -34,8 +34,7 @@ static const char usage[] =
     "  --blkio-weight N            block IO weight, 10 to 1000\n"
     "  -h, --help                  this help\n";
 
-/* "512m", "1g", "100", "-1": bytes, with binary suffixes as runc takes them. */
-static int parse_bytes(const char *opt, const char *s, int64_t *out, tern_error **err)
+int tern_update_parse_bytes(const char *opt, const char *s, int64_t *out, tern_error **err)
 {
 	char *end;
 	errno = 0;
@@ -75,8 +74,12 @@ static int parse_bytes(const char *opt, const char *s, int64_t *out, tern_error 
 	}
 	if (mult > 1 && (*end == 'b' || *end == 'B'))
 		end++;
-	if (*end != '\0' || v < 0)
+	/* !(v >= 0): NaN too; inf and anything past int64 would be an
+	 * undefined conversion */
+	if (*end != '\0' || !(v >= 0))
 		return tern_error_make(err, EINVAL, "--%s `%s`: expected a size", opt, s);
+	if (!(v * (double)mult < 0x1p63))
+		return tern_error_make(err, ERANGE, "--%s `%s`: too large", opt, s);
 	*out = (int64_t)(v * (double)mult);
 	return 0;
 }
@@ -183,23 +186,25 @@ int tern_cmd_update(tern_global_opts *g, int argc, char **argv)
 			resources_file = optarg;
 			break;
 		case OPT_MEMORY:
-			if ((ret = parse_bytes("memory", optarg, &v, &err)) == 0)
+			if ((ret = tern_update_parse_bytes("memory", optarg, &v, &err)) == 0)
 				memory_of(r)->limit = (oci_opt_int64){true, v};
 			break;
 		case OPT_MEMRES:
-			if ((ret = parse_bytes("memory-reservation", optarg, &v, &err)) == 0)
+			if ((ret = tern_update_parse_bytes("memory-reservation", optarg, &v,
+							   &err)) == 0)
 				memory_of(r)->reservation = (oci_opt_int64){true, v};
 			break;
 		case OPT_MEMSWAP:
-			if ((ret = parse_bytes("memory-swap", optarg, &v, &err)) == 0)
+			if ((ret = tern_update_parse_bytes("memory-swap", optarg, &v, &err)) == 0)
 				memory_of(r)->swap = (oci_opt_int64){true, v};
 			break;
 		case OPT_KMEM:
-			if ((ret = parse_bytes("kernel-memory", optarg, &v, &err)) == 0)
+			if ((ret = tern_update_parse_bytes("kernel-memory", optarg, &v, &err)) == 0)
 				memory_of(r)->kernel = (oci_opt_int64){true, v};
 			break;
 		case OPT_KMEMTCP:
-			if ((ret = parse_bytes("kernel-memory-tcp", optarg, &v, &err)) == 0)
+			if ((ret = tern_update_parse_bytes("kernel-memory-tcp", optarg, &v,
+							   &err)) == 0)
 				memory_of(r)->kernel_tcp = (oci_opt_int64){true, v};
 			break;
 		case OPT_SHARES:

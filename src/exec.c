@@ -168,8 +168,8 @@ static int parse_u32(const char *s, uint32_t *out)
 
 /* Take the container's process (the config was parsed just for us) and
  * apply the command line to it. */
-static int apply_overrides(const tern_exec_opts *o, oci_config *config, oci_process **out,
-			   tern_error **err)
+int tern_exec_apply_overrides(const tern_exec_opts *o, oci_config *config, oci_process **out,
+			      tern_error **err)
 {
 	oci_process *p = config->process;
 
@@ -267,7 +267,7 @@ static int build_process(const tern_exec_opts *o, const oci_config *config, oci_
 		return tern_error_make(err, EINVAL, "exec needs a command to run");
 	if (config == NULL || config->process == NULL)
 		return tern_error_make(err, EINVAL, "the container's config.json copy is missing");
-	return apply_overrides(o, (oci_config *)config, out, err);
+	return tern_exec_apply_overrides(o, (oci_config *)config, out, err);
 }
 
 /* --apparmor and --process-label replace the process's labels (also those

@@ -26,5 +26,12 @@ typedef struct {
 	char **args;  /* the command */
 } tern_exec_opts;
 
+/* The process of `config` (taken out of it: *out, the caller's to free,
+ * also on error) with the command-line overrides of `o` applied: --env,
+ * --cwd, --user uid[:gid], --additional-gids, --cap, --no-new-privs, --tty.
+ * Errors name the option. Exported for the fuzz tests. */
+int tern_exec_apply_overrides(const tern_exec_opts *o, oci_config *config, oci_process **out,
+			      tern_error **err);
+
 int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_opts *opts,
 			int *exit_status, tern_error **err);

@@ -154,4 +154,8 @@ int tern_mchan_ephemeral_cert(const char *dir, const char *common_name, char **c
  * bytes on the TLS stream (a truncated frame). */
 void tern_mchan_test_set_hello(int version, const char *magic);
 int tern_mchan_test_send_raw(tern_mchan *c, const void *buf, size_t len, tern_error **err);
+/* Fuzz tests: a channel on `fd` without TLS (frames straight on the fd;
+ * tern_mchan_free closes it), and its HELLO exchange as `role`. */
+int tern_mchan_test_plain(int fd, tern_mchan **out);
+int tern_mchan_test_hello(tern_mchan *c, const char *role, tern_error **err);
 #endif

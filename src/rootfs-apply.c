@@ -675,8 +675,11 @@ int tern_rootfs_applier_feed(tern_rootfs_applier *a, const void *buf, size_t len
 			break;
 		off += RS_REC_HEADER + blen;
 	}
-	memmove(a->in.data, a->in.data + off, a->in.len - off);
-	a->in.len -= off;
+	/* nothing consumed (an empty first chunk: no buffer yet) moves nothing */
+	if (off > 0) {
+		memmove(a->in.data, a->in.data + off, a->in.len - off);
+		a->in.len -= off;
+	}
 	if (ret < 0) {
 		a->failed = true;
 		pending_drop(&a->file);

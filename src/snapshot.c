@@ -178,11 +178,14 @@ int tern_snap_meta_read(int snapfd, tern_snapshot_info *info, tern_snapshot_opts
 			continue;
 		*v++ = '\0';
 		bool on = strcmp(v, "1") == 0;
-		if (info && strcmp(line, "created") == 0)
+		/* a key given twice: the last one counts */
+		if (info && strcmp(line, "created") == 0) {
+			free(info->created);
 			info->created = tern_xstrdup(v);
-		else if (info && strcmp(line, "parent") == 0)
+		} else if (info && strcmp(line, "parent") == 0) {
+			free(info->parent);
 			info->parent = tern_xstrdup(v);
-		else if (o && strcmp(line, "tcp-established") == 0)
+		} else if (o && strcmp(line, "tcp-established") == 0)
 			o->tcp_established = on;
 		else if (o && strcmp(line, "ext-unix-sk") == 0)
 			o->ext_unix_sk = on;

@@ -427,6 +427,22 @@ int tern_cloexec_fds_from(int first)
 	return 0;
 }
 
+/* The N of RTMIN+N or RTMAX-N: digits only, at most the number of real-time
+ * signals less one (a larger N must not overflow the sum); -1 otherwise. */
+static long rt_offset(const char *s)
+{
+	char *end;
+	long n;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || *end || n > SIGRTMAX - SIGRTMIN)
+		return -1;
+	return n;
+}
+
 int tern_parse_signal(const char *s)
 {
 	static const struct {
@@ -464,20 +480,14 @@ int tern_parse_signal(const char *s)
 	if (strncasecmp(s, "RTMIN", 5) == 0) {
 		if (s[5] == '\0')
 			return SIGRTMIN;
-		if (s[5] == '+') {
-			n = strtol(s + 6, &end, 10);
-			if (*end == '\0' && n >= 0 && SIGRTMIN + n <= SIGRTMAX)
-				return SIGRTMIN + (int)n;
-		}
+		if (s[5] == '+' && (n = rt_offset(s + 6)) >= 0)
+			return SIGRTMIN + (int)n;
 	}
 	if (strncasecmp(s, "RTMAX", 5) == 0) {
 		if (s[5] == '\0')
 			return SIGRTMAX;
-		if (s[5] == '-') {
-			n = strtol(s + 6, &end, 10);
-			if (*end == '\0' && n >= 0 && SIGRTMAX - n >= SIGRTMIN)
-				return SIGRTMAX - (int)n;
-		}
+		if (s[5] == '-' && (n = rt_offset(s + 6)) >= 0)
+			return SIGRTMAX - (int)n;
 	}
 	return -1;
 }

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,6 +80,12 @@ static void test_signals(void)
 	is_int(tern_parse_signal("15"), 15, "number");
 	is_int(tern_parse_signal("USR1"), 10, "USR1");
 	is_int(tern_parse_signal("RTMIN+1"), 35, "RTMIN+1");
+	is_int(tern_parse_signal("RTMAX-2"), SIGRTMAX - 2, "RTMAX-2");
+	is_int(tern_parse_signal("RTMIN+9223372036854775807"), -1,
+	       "RTMIN+N beyond the real-time signals (no overflow)");
+	is_int(tern_parse_signal("RTMAX-9223372036854775807"), -1, "RTMAX-N below RTMIN");
+	is_int(tern_parse_signal("RTMIN+"), -1, "RTMIN+ without N");
+	is_int(tern_parse_signal("RTMIN+ 2"), -1, "RTMIN+N: N is digits only");
 	is_int(tern_parse_signal("SIGFOO"), -1, "unknown name");
 	is_int(tern_parse_signal("0"), -1, "0 is not a signal to send");
 	is_int(tern_parse_signal("999"), -1, "out of range");
