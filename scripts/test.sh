@@ -30,7 +30,7 @@ apt-get update -q </dev/null || die "apt-get update failed"
 apt-get install -y -q --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config libssl-dev \
 	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev libprotobuf-c-dev \
-	criu busybox-static jq bats runc iproute2 procps util-linux uidmap libcap2-bin socat attr strace \
+	criu busybox-static jq bats runc iproute2 procps util-linux uidmap libcap2-bin socat attr strace clang libclang-rt-14-dev \
 	golang-github-containers-common podman conmon catatonit containerd </dev/null ||
 	die "apt-get install failed"
 ./scripts/install-criu.sh </dev/null || die "installing criu failed"
