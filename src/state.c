@@ -174,17 +174,17 @@ static void unlock_dir(tern_container_dir *d)
  * of a killed create: both then failed, or worked on one directory. */
 static int lock_creates(const char *root, tern_error **err)
 {
-	cleanup_free char *path = tern_strdup_printf("%s/.create.lock", root);
-	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* the root directory itself: a lock file would stay behind in it */
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0) {
 		int e = errno;
-		return tern_error_make(err, e, "open `%s`%s", path, root_hint(root, e));
+		return tern_error_make(err, e, "open state root `%s`%s", root, root_hint(root, e));
 	}
 	if (flock(fd, LOCK_EX) < 0) {
 		int e = errno;
 		close(fd);
-		return tern_error_make(err, e, "lock `%s`", path);
+		return tern_error_make(err, e, "lock state root `%s`", root);
 	}
 	return fd;
 }

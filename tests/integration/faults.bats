@@ -346,9 +346,7 @@ unmount_full() {
 	run in_file "$TERN_BIN" --root "$root" create -b "$BUNDLE" "$ID"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"No space left on device"* ]]
-	# names the file it could not make: the state directory, or the
-	# lock file beside it
-	[[ "$output" == *"$root/"* ]]
+	[[ "$output" == *"$root/$ID"* ]]
 	[ ! -e "$root/$ID" ]
 	ROOT=$root check_nothing_left "$ID"
 	no_container_process
