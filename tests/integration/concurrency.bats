@@ -265,10 +265,11 @@ EOF
 }
 
 @test "concurrency: 16 creates of one id at once: exactly one wins, the rest say it already exists, the winner is whole" {
-	local round i wins
+	local round i wins pids
 	for round in 1 2 3; do
 		rm -rf "$BATS_TEST_TMPDIR/c"
 		mkdir "$BATS_TEST_TMPDIR/c"
+		pids=()
 		for i in $(seq 1 16); do
 			(
 				rc=0
@@ -276,8 +277,11 @@ EOF
 					</dev/null >"$BATS_TEST_TMPDIR/c/$i" 2>&1 || rc=$?
 				echo "$rc" >"$BATS_TEST_TMPDIR/c/$i.rc"
 			) 3>&- &
+			pids+=($!)
 		done
-		wait
+		# these, not every child: with BATS_TEST_TIMEOUT, bats's own
+		# timer is one too, and a bare wait waits for it to fire
+		wait "${pids[@]}"
 		wins=$(grep -lx 0 "$BATS_TEST_TMPDIR"/c/*.rc | wc -l)
 		echo "round $round: $wins won"
 		[ "$wins" -eq 1 ]
@@ -305,7 +309,7 @@ EOF
 # (bounded); then each failure must be a known one, the state true, and
 # delete --force must leave nothing.
 race_round() {
-	local dir=$BATS_TEST_TMPDIR/race i=0 c cgroups
+	local dir=$BATS_TEST_TMPDIR/race i=0 c cgroups pids=()
 	rm -rf "$dir"
 	mkdir "$dir"
 	cgroups=$(cgroup_dirs)
@@ -319,8 +323,9 @@ race_round() {
 			echo "$rc" >"$dir/$i.rc"
 			[ "$SECONDS" -lt 60 ] || echo hung >"$dir/$i.hung"
 		) 3>&- &
+		pids+=($!)
 	done
-	wait
+	wait "${pids[@]}" # (not bats's timer: see the 16 creates)
 	i=0
 	for c in "$@"; do
 		i=$((i + 1))
