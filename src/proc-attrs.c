@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -225,9 +226,6 @@ int tern_signals_reset(tern_error **err)
 
 int tern_stdio_chown(uid_t uid, tern_error **err)
 {
-	struct stat null_st;
-	bool have_null = stat("/dev/null", &null_st) == 0 && S_ISCHR(null_st.st_mode);
-
 	for (int fd = 0; fd <= 2; fd++) {
 		struct stat st;
 
@@ -236,8 +234,11 @@ int tern_stdio_chown(uid_t uid, tern_error **err)
 				continue; /* the caller closed it: nothing to own */
 			return tern_error_make(err, errno, "stat stdio fd %d", fd);
 		}
-		if (st.st_uid == uid ||
-		    (have_null && S_ISCHR(st.st_mode) && st.st_rdev == null_st.st_rdev))
+		/* The null device by its number (1:3, fixed by the kernel), not
+		 * by the container's /dev/null: a container without one would
+		 * otherwise chown the host's, which the caller passed as stdin
+		 * (seen: the host's /dev/null owned by a user namespace's root). */
+		if (st.st_uid == uid || (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
 			continue;
 		/* The gid as it is (a mount option may have chosen it). EINVAL:
 		 * that gid is not mapped in our user namespace; EPERM: the
