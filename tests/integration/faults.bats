@@ -179,12 +179,18 @@ report() {
 	echo "# $1: $INJECTED stages, each killed once" >&3
 }
 
-@test "faults: tern create killed at every stage, and the init at every stage of its setup" {
-	local points p
+# walk_create POINT...: trace create (which must pass each POINT), then
+# kill it at every point it passes and check what the kill left.
+walk_create() {
+	local points p want
 	points=$(points_of create -b "$BUNDLE" "$ID")
 	tern delete --force "$ID" >/dev/null
-	[[ "$points" == *create:state-creating-written* ]]
-	[[ "$points" == *init:rootfs-set-up* ]]
+	for want in "$@"; do
+		[[ "$points" == *"$want"* ]] || {
+			echo "create never passed $want" >&2
+			return 1
+		}
+	done
 	for p in $points; do
 		case "$p" in
 		# past the end of create: start's to kill
@@ -193,25 +199,18 @@ report() {
 		kill_at "$p" create -b "$BUNDLE" "$ID"
 		after_kill "$p"
 	done
+}
+
+@test "faults: tern create killed at every stage, and the init at every stage of its setup" {
+	walk_create create:state-creating-written init:rootfs-set-up
 	report create
 }
 
 @test "faults: tern create killed at every stage of the two-stage path (cgroup made before the clone)" {
-	local points p
 	# a time namespace takes the path that forks the init from a first
 	# child, in a cgroup made before the clone, as on a v2-only host
 	add_namespace time
-	points=$(points_of create -b "$BUNDLE" "$ID")
-	tern delete --force "$ID" >/dev/null
-	[[ "$points" == *create:cgroup-made* ]]
-	[[ "$points" == *spawn:init-forked* ]]
-	for p in $points; do
-		case "$p" in
-		init:start-requested | init:started-byte-written) continue ;;
-		esac
-		kill_at "$p" create -b "$BUNDLE" "$ID"
-		after_kill "$p"
-	done
+	walk_create create:cgroup-made spawn:init-forked
 	report "create (two-stage)"
 }
 
