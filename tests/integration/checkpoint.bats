@@ -60,6 +60,26 @@ counter() {
 	echo "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/.c; mv /tmp/.c /tmp/$1; sleep 0.1; done; sleep $MARK"
 }
 
+# counter_in_place NAME: the counter of counter(), writing straight into
+# /tmp/NAME. For a checkpoint whose container runs on: a file the dump
+# caught open must still be there at restore, and counter()'s /tmp/.c is
+# renamed away a moment later. A reader may see it half written (empty):
+# read it with read_count.
+counter_in_place() {
+	echo "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/$1; sleep 0.1; done; sleep $MARK"
+}
+
+# read_count FILE: the whole number in FILE, once it holds one.
+read_count() {
+	local v i
+	for ((i = 0; i < 200; i++)); do
+		v=$(cat "$1" 2>/dev/null) && [[ "$v" =~ ^[0-9]+$ ]] && { echo "$v"; return 0; }
+		sleep 0.05
+	done
+	echo "no whole number in $1" >&2
+	return 1
+}
+
 # in_ct ID CMD: run a shell command inside the container.
 in_ct() {
 	local id=$1
@@ -280,12 +300,12 @@ in_ct() {
 }
 
 @test "checkpoint: --leave-running keeps it running; restore under a new id runs a copy" {
-	set_cmd "$(counter "count-\$(hostname)")"
+	set_cmd "$(counter_in_place "count-\$(hostname)")"
 	start_detached "$ID"
 	wait_count_above "$BUNDLE/rootfs/tmp/count-tern" 0
 	tern checkpoint --leave-running --image-path "$IMG" "$ID"
 	[ "$(state_field "$ID" status)" = running ]
-	a=$(cat "$BUNDLE/rootfs/tmp/count-tern")
+	a=$(read_count "$BUNDLE/rootfs/tmp/count-tern")
 	wait_count_above "$BUNDLE/rootfs/tmp/count-tern" "$a"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID-copy"
 	[ "$(state_field "$ID-copy" status)" = running ]
