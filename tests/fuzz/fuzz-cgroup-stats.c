@@ -61,10 +61,7 @@ static void cleanup(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof(dir), "%s/tern-fuzz-cgroup-XXXXXX", tmp ? tmp : "/tmp");
-	if (mkdtemp(dir) == NULL)
-		abort();
+	fuzz_scratch_dir(dir, sizeof(dir), "cgroup");
 	dirfd_ = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	if (dirfd_ < 0)
 		abort();

@@ -10,12 +10,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-static void drop(tern_error **err)
-{
-	tern_error_free(*err);
-	*err = NULL;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	oci_resources *r = NULL;
@@ -30,11 +24,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	tern_cgroup_v1_validate(r, &err);
-	drop(&err);
+	tern_error_freep(&err);
 	tern_cgroup_v2_validate(r, &err);
-	drop(&err);
+	tern_error_freep(&err);
 	tern_cgroup_v2_devices_program_len(r->devices, r->devices_len, &len, &err);
-	drop(&err);
+	tern_error_freep(&err);
 	if (r->cpu) {
 		int64_t quota = r->cpu->quota.set ? r->cpu->quota.value : -1;
 		uint64_t period = r->cpu->period.set ? r->cpu->period.value : 100000;

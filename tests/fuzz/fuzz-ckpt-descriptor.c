@@ -30,12 +30,9 @@ static void cleanup(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *tmp = getenv("TMPDIR");
 	char *spec = oci_default_spec_json(false), *msg = NULL;
 
-	snprintf(dir, sizeof(dir), "%s/tern-fuzz-ckpt-XXXXXX", tmp ? tmp : "/tmp");
-	if (mkdtemp(dir) == NULL)
-		abort();
+	fuzz_scratch_dir(dir, sizeof(dir), "ckpt");
 	snprintf(file, sizeof(file), "%s/tern-checkpoint.txt", dir);
 	if (oci_config_parse_data(spec, strlen(spec), "config.json", &config, &msg) < 0)
 		abort();

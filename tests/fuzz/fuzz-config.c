@@ -15,12 +15,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-static void drop(tern_error **err)
-{
-	tern_error_free(*err);
-	*err = NULL;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	oci_config *config = NULL;
@@ -35,30 +29,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (config->process) {
 		tern_rlimits_check(config->process->rlimits, config->process->rlimits_len, &err);
-		drop(&err);
+		tern_error_freep(&err);
 	}
 	tern_proc_attrs_check(config, &err);
-	drop(&err);
+	tern_error_freep(&err);
 	for (size_t i = 0; i < config->mounts_len; i++) {
 		tern_mount_options o = {0};
 		tern_mount_options_parse(config->mounts[i].options, &o, &err);
-		drop(&err);
+		tern_error_freep(&err);
 		tern_mount_options_clear(&o);
 	}
 	if (config->linux_) {
 		const oci_resources *r = config->linux_->resources;
 		tern_systemd_unit u = {0};
 		tern_systemd_unit_parse(config->linux_->cgroups_path, "fuzz", &u, &err);
-		drop(&err);
+		tern_error_freep(&err);
 		tern_systemd_unit_clear(&u);
 		if (r) {
 			size_t len;
 			tern_cgroup_v1_validate(r, &err);
-			drop(&err);
+			tern_error_freep(&err);
 			tern_cgroup_v2_validate(r, &err);
-			drop(&err);
+			tern_error_freep(&err);
 			tern_cgroup_v2_devices_program_len(r->devices, r->devices_len, &len, &err);
-			drop(&err);
+			tern_error_freep(&err);
 		}
 	}
 	oci_config_free(config);

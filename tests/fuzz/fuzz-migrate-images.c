@@ -8,6 +8,7 @@
 #include "utils.h"
 
 #include "fuzz-migrate.h"
+#include "fuzz-util.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,10 +23,7 @@ static void cleanup(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof(dir), "%s/tern-fuzz-images-XXXXXX", tmp ? tmp : "/tmp");
-	if (mkdtemp(dir) == NULL)
-		abort();
+	fuzz_scratch_dir(dir, sizeof(dir), "images");
 	atexit(cleanup);
 	return 0;
 }

@@ -105,10 +105,7 @@ static void check_outside(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *tmp = getenv("TMPDIR");
-	snprintf(base, sizeof(base), "%s/tern-fuzz-rootfs-XXXXXX", tmp ? tmp : "/tmp");
-	if (mkdtemp(base) == NULL)
-		abort();
+	fuzz_scratch_dir(base, sizeof(base), "rootfs");
 	atexit(cleanup);
 	snprintf(root, sizeof(root), "%s/root", base);
 	snprintf(src, sizeof(src), "%s/src", base);

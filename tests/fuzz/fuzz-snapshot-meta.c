@@ -24,11 +24,7 @@ static void cleanup(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(dir, sizeof(dir), "%s/tern-fuzz-snapshot-XXXXXX", tmp ? tmp : "/tmp");
-	if (mkdtemp(dir) == NULL)
-		abort();
+	fuzz_scratch_dir(dir, sizeof(dir), "snapshot");
 	snprintf(file, sizeof(file), "%s/snapshot.txt", dir);
 	dirfd_ = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	if (dirfd_ < 0)

@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,4 +52,16 @@ static inline void fuzz_strv_free(char **v)
 	for (size_t i = 0; v && v[i]; i++)
 		free(v[i]);
 	free(v);
+}
+
+/* A fresh scratch directory $TMPDIR/tern-fuzz-NAME-XXXXXX (or under /tmp)
+ * into dir, for targets whose parser reads files; the target removes it at
+ * exit. */
+static inline void fuzz_scratch_dir(char *dir, size_t size, const char *name)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(dir, size, "%s/tern-fuzz-%s-XXXXXX", tmp ? tmp : "/tmp", name);
+	if (mkdtemp(dir) == NULL)
+		abort();
 }
