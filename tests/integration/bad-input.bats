@@ -110,13 +110,7 @@ expect_failure() {
 		return 1
 	fi
 	is_tern || return 0
-	local k
-	for k in "$@"; do
-		[[ "$output" == *"$k"* ]] || {
-			echo "output does not mention '$k': $output" >&2
-			return 1
-		}
-	done
+	output_mentions "$@"
 }
 
 # bad_config FILTER KEYWORD...: config.json edited by the jq FILTER makes

@@ -319,13 +319,8 @@ check_nothing_left() {
 	return $leak
 }
 
-# check_fails_cleanly KEYWORD...: $status non-zero, each KEYWORD in $output,
-# and nothing left behind for $ID.
-check_fails_cleanly() {
-	[ "$status" -ne 0 ] || {
-		echo "expected failure, got status 0: $output" >&2
-		return 1
-	}
+# output_mentions KEYWORD...: $output names every KEYWORD.
+output_mentions() {
 	local k
 	for k in "$@"; do
 		[[ "$output" == *"$k"* ]] || {
@@ -333,6 +328,16 @@ check_fails_cleanly() {
 			return 1
 		}
 	done
+}
+
+# check_fails_cleanly KEYWORD...: $status non-zero, each KEYWORD in $output,
+# and nothing left behind for $ID.
+check_fails_cleanly() {
+	[ "$status" -ne 0 ] || {
+		echo "expected failure, got status 0: $output" >&2
+		return 1
+	}
+	output_mentions "$@" || return 1
 	check_nothing_left "$ID"
 }
 
