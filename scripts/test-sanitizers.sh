@@ -22,9 +22,7 @@ REPORTS=$WORK/reports
 
 rm -rf "$WORK"
 mkdir -p "$SRC" "$REPORTS"
-# a copy of this checkout as it is, committed or not, so that the
-# sanitized build leaves this tree's own build alone
-git ls-files -z | tar -c --null -T - --ignore-failed-read 2>/dev/null | tar -x -C "$SRC" ||
+scripts/copy-checkout.sh "$SRC" ||
 	{ echo "test-sanitizers.sh: copying the source failed" >&2; exit 1; }
 
 echo "== building with --enable-sanitizers"

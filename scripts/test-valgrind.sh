@@ -85,9 +85,7 @@ if [ "${1:-}" != --in-private-mount-ns ]; then
 	[ -x "$CRIU" ] || { echo "test-valgrind.sh: no criu at $CRIU (scripts/install-criu.sh)" >&2; exit 1; }
 	rm -rf "$WORK"
 	mkdir -p "$SRC"
-	# a copy of this checkout as it is, committed or not, so that this
-	# build leaves the tree's own build alone
-	git ls-files -z | tar -c --null -T - --ignore-failed-read 2>/dev/null | tar -x -C "$SRC" ||
+	scripts/copy-checkout.sh "$SRC" ||
 		{ echo "test-valgrind.sh: copying the source failed" >&2; exit 1; }
 	echo "== building with CFLAGS='-O1 -g'"
 	(cd "$SRC" && ./autogen.sh && ./configure CFLAGS='-O1 -g' && make -j"$(nproc)") \

@@ -28,8 +28,7 @@ build_fault_tern() {
 	if [ ! -x "$dir/src/tern" ] || [ "$(cat "$dir/stamp" 2>/dev/null)" != "$stamp" ]; then
 		rm -rf "$dir"
 		mkdir -p "$dir/src"
-		(cd "$REPO" && git ls-files -z | tar -c --null -T - --ignore-failed-read 2>/dev/null) |
-			tar -x -C "$dir/src" || return 1
+		"$REPO/scripts/copy-checkout.sh" "$dir/src" || return 1
 		(cd "$dir/src" && ./autogen.sh && ./configure --enable-fault-injection &&
 			make -j"$(nproc)" tern) </dev/null >"$dir/build.log" 2>&1 || {
 			tail -n 30 "$dir/build.log" >&2
