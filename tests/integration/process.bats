@@ -297,6 +297,19 @@ create_with_stdio() {
 	[ "$(stat -c %u:%g "$BATS_TEST_TMPDIR/out.file")" = 100001:100005 ]
 }
 
+@test "process: a null device as stdio is never chowned, also where the container has no /dev/null to compare with" {
+	set_cmd "sleep $MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	wait_status "$ID" running
+	tern exec "$ID" rm /dev/null
+	# a null device of the test's own, so that a regression chowns it and
+	# not the host's /dev/null (which every later test would inherit)
+	mknod "$BATS_TEST_TMPDIR/null" c 1 3
+	"$TERN_BIN" --root "$ROOT" exec --user 100000:0 "$ID" true \
+		<"$BATS_TEST_TMPDIR/null" >"$BATS_TEST_TMPDIR/null" 2>&1
+	[ "$(stat -c %u:%g "$BATS_TEST_TMPDIR/null")" = 0:0 ]
+}
+
 @test "process: the pty of process.terminal belongs to process.user" {
 	update_config '.process.terminal = true | .process.user = {"uid": 1, "gid": 1}'
 	set_cmd 'stat -L -c %u /proc/self/fd/0 >/tmp/pty.tmp && mv /tmp/pty.tmp /tmp/pty'
