@@ -293,27 +293,6 @@ static int recv_batch(tern_mchan *c, int dirfd, const char *dir, uint64_t space_
 	}
 }
 
-void tern_mig_remove_tree(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-
-	if (d == NULL) {
-		unlink(path);
-		return;
-	}
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (unlinkat(dirfd(d), e->d_name, 0) < 0 && (errno == EISDIR || errno == EPERM)) {
-			cleanup_free char *sub = tern_strdup_printf("%s/%s", path, e->d_name);
-			tern_mig_remove_tree(sub);
-		}
-	}
-	closedir(d);
-	rmdir(path);
-}
-
 int tern_mig_free_bytes(const char *path, uint64_t *free_bytes, tern_error **err)
 {
 	struct statvfs sv;

@@ -808,7 +808,7 @@ static void watchdog(source *s, int fd)
 	tern_mig_groups_gone(groups, ngroups, false, 60000);
 	/* (in the state directory, whose removal goes one level deep only) */
 	if (s->work)
-		tern_mig_remove_tree(s->work);
+		tern_remove_tree(s->work);
 	tern_log(TERN_LOG_WARNING, "tern migrate of `%s` ended before the target ran it: thawed",
 		 s->o->id);
 	_exit(0);
@@ -1059,7 +1059,7 @@ static int finish(source *s, tern_error **err)
 		ret = wait_lazy_dump(s, &f, err);
 		s->dump_pid = 0;
 		if (ret < 0 && !s->g->debug)
-			tern_mig_remove_tree(s->work);
+			tern_remove_tree(s->work);
 		if (ret < 0)
 			return tern_error_wrap(
 			    err,
@@ -1072,7 +1072,7 @@ static int finish(source *s, tern_error **err)
 		tern_mig_pages_event(&s->p, s->lazy_known, s->lazy_pages, &f,
 				     "every page fetched by the target");
 	}
-	tern_mig_remove_tree(s->work);
+	tern_remove_tree(s->work);
 	ret = tern_container_delete(&s->g->rt, s->o->id, true, err);
 	if (ret < 0)
 		return tern_error_wrap(
@@ -1133,7 +1133,7 @@ static void roll_back(source *s, tern_error *why)
 			 "`tern delete`)",
 			 s->work);
 	else if (s->work)
-		tern_mig_remove_tree(s->work);
+		tern_remove_tree(s->work);
 }
 
 int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_error **err)

@@ -153,7 +153,7 @@ static void sweep(const char *bundle)
 		 * the container's */
 		if (tern_read_file(cfile, &state, &slen, 4096, NULL) == 0 &&
 		    memchr(state, '\0', slen) == NULL && access(state, F_OK) == 0) {
-			tern_mig_remove_tree(dir);
+			tern_remove_tree(dir);
 			continue;
 		}
 		if (undo_bundle(bundle, dir, &e) < 0) {
@@ -162,7 +162,7 @@ static void sweep(const char *bundle)
 			tern_error_free(e);
 			continue;
 		}
-		tern_mig_remove_tree(dir);
+		tern_remove_tree(dir);
 	}
 	closedir(d);
 }
@@ -230,7 +230,7 @@ static void watchdog(target *t, int fd)
 			 t->work);
 		_exit(1);
 	}
-	tern_mig_remove_tree(t->work);
+	tern_remove_tree(t->work);
 	tern_log(TERN_LOG_WARNING,
 		 "migrate-receive of `%s` died before the source was told RUNNING: "
 		 "rolled back",
@@ -885,10 +885,10 @@ static void commit(target *t)
 		/* the images and logs stay for --debug, never the undo log:
 		 * the rootfs is the container's now */
 		cleanup_free char *undo = tern_strdup_printf("%s/%s", t->work, WORK_UNDO);
-		tern_mig_remove_tree(undo);
+		tern_remove_tree(undo);
 		return;
 	}
-	tern_mig_remove_tree(t->work);
+	tern_remove_tree(t->work);
 }
 
 static int send_running(target *t, tern_error **err)
@@ -1078,7 +1078,7 @@ int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_er
 		tern_log(TERN_LOG_WARNING, "--debug: the images and criu's logs are kept in `%s`",
 			 t.work);
 	else if (t.work && !t.keep_work)
-		tern_mig_remove_tree(t.work);
+		tern_remove_tree(t.work);
 	stop_watchdog(&t, 'R');
 	if (t.work_lock >= 0)
 		close(t.work_lock);

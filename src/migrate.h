@@ -189,9 +189,6 @@ int tern_mig_images_send_dir(tern_mchan *c, const char *dir, const char *subdir,
 int tern_mig_images_recv(tern_mchan *c, int dirfd, const char *dir, uint64_t space_left,
 			 uint64_t *bytes, int *pre_rounds, bool final, tern_error **err);
 
-/* rm -rf of a directory tree on the host (does not follow symlinks). */
-void tern_mig_remove_tree(const char *path);
-
 /* The free bytes of the file system holding `path`. */
 int tern_mig_free_bytes(const char *path, uint64_t *free_bytes, tern_error **err);
 

@@ -204,7 +204,7 @@ void tern_snap_overlay_undo(const char *bundle)
 	if (umount2(rootfs, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL &&
 	    errno != ENOENT)
 		tern_warn("unmount `%s`: %s", rootfs, strerror(errno));
-	tern_snap_remove_tree(bundle);
+	tern_remove_tree(bundle);
 }
 
 static int write_record(clone_ctx *c, tern_error **err)

@@ -382,7 +382,7 @@ static void discard_in(const char *root, const char *dir, bool trim, unsigned su
 	if (d)
 		closedir(d);
 	if (!trim)
-		tern_snap_remove_tree(dir);
+		tern_remove_tree(dir);
 	if (lockfd >= 0)
 		close(lockfd);
 }
@@ -598,7 +598,7 @@ int tern_snap_spares_claim(const tern_global_opts *g, const char *criu, const ch
 	if (ret < 0)
 		goto fail;
 	ret = 1;
-	tern_snap_remove_tree(spare);
+	tern_remove_tree(spare);
 	goto out;
 
 fail:

@@ -27,9 +27,6 @@ int tern_snap_check_name(const char *name, tern_error **err);
  * and the criu flags it was taken with (either may be NULL). */
 int tern_snap_meta_read(int snapfd, tern_snapshot_info *info, tern_snapshot_opts *o);
 
-/* rm -r of tern's own files (never a container's rootfs) */
-void tern_snap_remove_tree(const char *path);
-
 /* tern_restore_filled (checkpoint.h) with criu's flags as the snapshot at
  * `images`/.. was taken with them. stats: criu_ns, fill_ns (0 when filled
  * behind). */

@@ -168,7 +168,7 @@ void tern_snap_spare_remove(const tern_runtime *rt, const char *id, const char *
 	cleanup_free char *bundle = tern_strdup_printf("%s/bundle", spare);
 	if (access(bundle, F_OK) == 0)
 		tern_snap_overlay_undo(bundle);
-	tern_snap_remove_tree(spare);
+	tern_remove_tree(spare);
 }
 
 const char *tern_snap_warm_status(const char *store, const char *name)
@@ -260,7 +260,7 @@ void tern_snap_warm_reap(const char *store)
 	if (access(old, F_OK) == 0) {
 		cleanup_free char *bundle = tern_strdup_printf("%s/bundle", old);
 		tern_snap_overlay_undo(bundle);
-		tern_snap_remove_tree(old);
+		tern_remove_tree(old);
 	}
 	cleanup_free char *f = tern_strdup_printf("%s/" REAP_FILE, store);
 	unlink(f);
@@ -580,7 +580,7 @@ int tern_snap_warm_spawn(const tern_global_opts *g, const char *criu, const char
 	if (pid < 0) {
 		int ret = tern_error_make(err, errno, "fork the warm spare's builder");
 		if (name)
-			tern_snap_remove_tree(b.spare);
+			tern_remove_tree(b.spare);
 		free(b.spare);
 		return ret;
 	}
@@ -693,7 +693,7 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 	sroot = tern_strdup_printf("%s/root", spare);
 	ready = tern_strdup_printf("%s/ready", spare);
 	unlink(ready);
-	tern_snap_remove_tree(sroot);
+	tern_remove_tree(sroot);
 	st->pid = sst->pid;
 	st->pid_start_time = sst->pid_start_time;
 	free(st->status);
@@ -815,7 +815,7 @@ int tern_snapshot_warm_cleanup(const tern_runtime *rt, const char *id, tern_erro
 		rmdir(under);
 		cleanup_free char *bundle = tern_strdup_printf("%s/bundle", live);
 		tern_snap_overlay_undo(bundle);
-		tern_snap_remove_tree(live);
+		tern_remove_tree(live);
 		cleanup_free char *path = tern_strdup_printf("%s/" UNDER_PATH, store);
 		unlink(path);
 	}

@@ -12,7 +12,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,24 +82,6 @@ int tern_snap_store_open(const char *root, const char *id, bool create, tern_sna
 	return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)f;
-	if (flag == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
-/* rm -r of a store entry (tern's own files: no container writes there) */
-void tern_snap_remove_tree(const char *path)
-{
-	nftw(path, remove_entry, 32, FTW_DEPTH | FTW_PHYS);
-	rmdir(path);
-}
-
 /* What a tern killed half-way left: .tmp-* directories. The store is
  * locked, so none is in use. */
 static void sweep(tern_snap_store *s)
@@ -117,7 +98,7 @@ static void sweep(tern_snap_store *s)
 			continue;
 		cleanup_free char *path = tern_strdup_printf("%s/%s", s->path, e->d_name);
 		tern_debug("removing `%s`, left by a snapshot that did not finish", path);
-		tern_snap_remove_tree(path);
+		tern_remove_tree(path);
 	}
 	closedir(d);
 }
@@ -535,7 +516,7 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 	if (ret == 0 && o->keep_warm)
 		keep_warm(g, criu, c.s.path, id, name);
 	if (ret < 0 && c.tmp)
-		tern_snap_remove_tree(c.tmp);
+		tern_remove_tree(c.tmp);
 	if (ret < 0)
 		tern_error_wrap(err, "snapshot `%s` of `%s`", name, id);
 	stats->total_ns = tern_now_ns() - t0;
@@ -1012,7 +993,7 @@ int tern_snapshot_delete(const char *root, const char *id, const char *name, ter
 	if (ret == 0) {
 		cleanup_free char *path = tern_strdup_printf("%s/%s", s.path, name);
 		cleanup_free char *head = read_head(&s);
-		tern_snap_remove_tree(path);
+		tern_remove_tree(path);
 		if (head && strcmp(head, name) == 0)
 			unlinkat(s.fd, HEAD_FILE, 0);
 	}
@@ -1050,7 +1031,7 @@ int tern_snapshot_delete_all(const char *root, const char *id, tern_error **err)
 		}
 		cleanup_free char *path = tern_strdup_printf("%s/%s", s.path, e->d_name);
 		if (snapfd >= 0)
-			tern_snap_remove_tree(path);
+			tern_remove_tree(path);
 		else
 			unlink(path);
 	}

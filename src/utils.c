@@ -324,6 +324,8 @@ void tern_remove_tree(const char *path)
 	if (d == NULL) {
 		if (fd >= 0)
 			close(fd);
+		else if (errno == ENOTDIR || errno == ELOOP)
+			unlink(path); /* a file or a symlink: itself */
 		return;
 	}
 	while ((e = readdir(d)) != NULL) {

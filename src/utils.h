@@ -61,8 +61,8 @@ char *tern_absolute_path(const char *path);
  * does not exist. */
 unsigned long long tern_process_start_time(pid_t pid);
 
-/* Remove a directory tree, best effort. A symlink at PATH is not
- * followed (nor any below it: unlinkat removes the link itself). */
+/* rm -r PATH, best effort: a directory tree, or a single file. A symlink
+ * at PATH or below it is removed itself, never followed. */
 void tern_remove_tree(const char *path);
 
 /* The device and inode of the file PID runs (/proc/PID/exe); false when

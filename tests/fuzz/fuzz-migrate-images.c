@@ -18,7 +18,7 @@ static char dir[4096];
 
 static void cleanup(void)
 {
-	tern_mig_remove_tree(dir);
+	tern_remove_tree(dir);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tern_mchan_free(c);
 	close(peer);
 	/* empty it for the next input */
-	tern_mig_remove_tree(dir);
+	tern_remove_tree(dir);
 	if (mkdir(dir, 0700) < 0)
 		abort();
 	return 0;

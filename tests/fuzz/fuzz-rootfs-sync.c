@@ -27,7 +27,7 @@ static char base[4096], root[4200], src[4200];
 
 static void cleanup(void)
 {
-	tern_mig_remove_tree(base);
+	tern_remove_tree(base);
 }
 
 static bool no_devices(void *data, const char *path, bool block, uint32_t major, uint32_t minor)
@@ -164,7 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tern_error_free(err);
 	close(fd);
 	check_outside();
-	tern_mig_remove_tree(root);
+	tern_remove_tree(root);
 	if (mkdir(root, 0755) < 0)
 		abort();
 	return 0;
