@@ -340,6 +340,8 @@ static const ojson_field intel_rdt_fields[] = {
     OJF_STR("closID", oci_intel_rdt, clos_id),
     OJF_STR("l3CacheSchema", oci_intel_rdt, l3_cache_schema),
     OJF_STR("memBwSchema", oci_intel_rdt, mem_bw_schema),
+    OJF_STRV("schemata", oci_intel_rdt, schemata),
+    OJF_OBOOL("enableMonitoring", oci_intel_rdt, enable_monitoring),
     OJF_OBOOL("enableCMT", oci_intel_rdt, enable_cmt),
     OJF_OBOOL("enableMBM", oci_intel_rdt, enable_mbm),
     OJF_END,
@@ -762,6 +764,54 @@ static bool has_user_namespace_path(const oci_linux *lx)
 	return false;
 }
 
+/* linux.intelRdt, the rules of config-linux.md that need no resctrl: the
+ * schema lines themselves are checked by the runtime, which knows the
+ * resources. */
+static int validate_intel_rdt(ojson_ctx *c, const oci_intel_rdt *rdt, const ojson_path *p)
+{
+	ojson_path cp = {p, "closID", 0}, lp = {p, "l3CacheSchema", 0};
+	ojson_path mp = {p, "memBwSchema", 0}, sp = {p, "schemata", 0};
+	const char *id = rdt->clos_id;
+
+	/* A directory at the top of the resctrl mount, or "/" for the root
+	 * group itself: anything else would name a path elsewhere. */
+	if (id && id[0] == '\0')
+		return ojson_fail(c, &cp,
+				  "must not be empty (leave it out for a group named after the "
+				  "container, or \"/\" for the default group)");
+	if (id && strcmp(id, "/") != 0) {
+		if (strchr(id, '/'))
+			return ojson_fail(
+			    c, &cp,
+			    "\"%s\" is not a group name: no `/` in it (\"/\" alone is "
+			    "the default group)",
+			    id);
+		if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+			return ojson_fail(c, &cp, "\"%s\" is not a group name", id);
+		if (strchr(id, '\n'))
+			return ojson_fail(c, &cp, "must not contain a newline");
+		if (strlen(id) > 255)
+			return ojson_fail(c, &cp, "is longer than a file name can be (255 bytes)");
+	}
+	if (rdt->l3_cache_schema && rdt->l3_cache_schema[0] == '\0')
+		return ojson_fail(c, &lp, "must not be empty (leave it out)");
+	if (rdt->mem_bw_schema) {
+		if (strncmp(rdt->mem_bw_schema, "MB:", 3) != 0)
+			return ojson_fail(c, &mp, "must start with \"MB:\"");
+		if (strchr(rdt->mem_bw_schema, '\n'))
+			return ojson_fail(c, &mp, "must not contain a newline");
+	}
+	for (size_t i = 0; rdt->schemata && rdt->schemata[i]; i++) {
+		ojson_path ip = {&sp, NULL, i};
+		if (rdt->schemata[i][0] == '\0')
+			return ojson_fail(c, &ip, "is empty");
+		if (strchr(rdt->schemata[i], '\n'))
+			return ojson_fail(c, &ip,
+					  "must not contain a newline (one line per element)");
+	}
+	return 0;
+}
+
 static int validate_linux(ojson_ctx *c, const oci_linux *linux_, const ojson_path *p)
 {
 	ojson_path nsp = {p, "namespaces", 0};
@@ -833,6 +883,12 @@ static int validate_linux(ojson_ctx *c, const oci_linux *linux_, const ojson_pat
 	if (linux_->resources) {
 		ojson_path rp = {p, "resources", 0};
 		ret = validate_resources(c, linux_->resources, &rp);
+		if (ret < 0)
+			return ret;
+	}
+	if (linux_->intel_rdt) {
+		ojson_path ip = {p, "intelRdt", 0};
+		ret = validate_intel_rdt(c, linux_->intel_rdt, &ip);
 		if (ret < 0)
 			return ret;
 	}

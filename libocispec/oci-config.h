@@ -316,12 +316,16 @@ typedef struct {
 	char **flags;
 } oci_personality;
 
+/* linux.intelRdt (config-linux.md, IntelRdt): the resctrl group the
+ * container runs in, and what goes into its schemata file. */
 typedef struct {
-	char *clos_id;
-	char *l3_cache_schema;
-	char *mem_bw_schema;
-	oci_opt_bool enable_cmt;
-	oci_opt_bool enable_mbm;
+	char *clos_id;			/* NULL: a group named after the container; "/": the root */
+	char *l3_cache_schema;		/* written first */
+	char *mem_bw_schema;		/* then this ("MB:...") */
+	char **schemata;		/* 1.3: one line each, written last */
+	oci_opt_bool enable_monitoring; /* 1.3: a MON group named after the container */
+	oci_opt_bool enable_cmt;	/* 1.1-1.2, replaced by enableMonitoring in 1.3 */
+	oci_opt_bool enable_mbm;	/* likewise */
 } oci_intel_rdt;
 
 typedef struct {

@@ -158,7 +158,8 @@ static const char full_config[] =
     "                                      'op': 'SCMP_CMP_MASKED_EQ'}]}]},"
     "  'personality': {'domain': 'LINUX32', 'flags': []},"
     "  'intelRdt': {'closID': 'guaranteed', 'l3CacheSchema': 'L3:0=7f',"
-    "               'memBwSchema': 'MB:0=20', 'enableCMT': true, 'enableMBM': false},"
+    "               'memBwSchema': 'MB:0=20', 'schemata': ['L2:0=f;1=f', 'MB:1=70'],"
+    "               'enableMonitoring': true, 'enableCMT': true, 'enableMBM': false},"
     "  'netDevices': {'eth1': {'name': 'ceth1'}, 'ib0': {}}"
     " },"
     " 'windows': {'ignored': true},"
@@ -392,6 +393,15 @@ static void test_full_linux(const oci_linux *l)
 	is_str(l->intel_rdt->mem_bw_schema, "MB:0=20", "intelRdt.memBwSchema");
 	ok(l->intel_rdt->enable_cmt.set && l->intel_rdt->enable_cmt.value, "intelRdt.enableCMT");
 	ok(l->intel_rdt->enable_mbm.set && !l->intel_rdt->enable_mbm.value, "intelRdt.enableMBM");
+	ok(l->intel_rdt->schemata && l->intel_rdt->schemata[0] && l->intel_rdt->schemata[1] &&
+	       !l->intel_rdt->schemata[2],
+	   "intelRdt.schemata has two lines");
+	is_str(l->intel_rdt->schemata ? l->intel_rdt->schemata[0] : NULL, "L2:0=f;1=f",
+	       "intelRdt.schemata[0]");
+	is_str(l->intel_rdt->schemata ? l->intel_rdt->schemata[1] : NULL, "MB:1=70",
+	       "intelRdt.schemata[1]");
+	ok(l->intel_rdt->enable_monitoring.set && l->intel_rdt->enable_monitoring.value,
+	   "intelRdt.enableMonitoring");
 
 	is_int(l->net_devices_len, 2, "netDevices count");
 	is_str(l->net_devices[0].name, "eth1", "netDevices key");
@@ -880,6 +890,81 @@ static void test_validation(void)
 		  "device rule type");
 }
 
+/* linux.intelRdt: what config-linux.md says of each field, before any
+ * resctrl is looked at. */
+static void test_intel_rdt(void)
+{
+	static const struct {
+		const char *rdt, *want, *what;
+	} bad[] = {
+	    {"{'closID': ''}",
+	     "config.json: linux.intelRdt.closID: must not be empty (leave it out for a group "
+	     "named after the container, or \"/\" for the default group)",
+	     "empty closID"},
+	    {"{'closID': 'a/b'}",
+	     "config.json: linux.intelRdt.closID: \"a/b\" is not a group name: no `/` in it "
+	     "(\"/\" alone is the default group)",
+	     "closID with a slash"},
+	    {"{'closID': '/x'}",
+	     "config.json: linux.intelRdt.closID: \"/x\" is not a group name: no `/` in it "
+	     "(\"/\" alone is the default group)",
+	     "closID an absolute path"},
+	    {"{'closID': '..'}", "config.json: linux.intelRdt.closID: \"..\" is not a group name",
+	     "closID .."},
+	    {"{'closID': 'a\\nb'}",
+	     "config.json: linux.intelRdt.closID: must not contain a newline",
+	     "closID with a newline"},
+	    {"{'l3CacheSchema': ''}",
+	     "config.json: linux.intelRdt.l3CacheSchema: must not be empty (leave it out)",
+	     "empty l3CacheSchema"},
+	    {"{'memBwSchema': 'L3:0=f'}",
+	     "config.json: linux.intelRdt.memBwSchema: must start with \"MB:\"",
+	     "memBwSchema of another resource"},
+	    {"{'memBwSchema': 'MB:0=20\\nL3:0=f'}",
+	     "config.json: linux.intelRdt.memBwSchema: must not contain a newline",
+	     "memBwSchema of two lines"},
+	    {"{'schemata': ['L3:0=f', '']}", "config.json: linux.intelRdt.schemata[1]: is empty",
+	     "an empty schemata line"},
+	    {"{'schemata': ['L3:0=f\\nMB:0=10']}",
+	     "config.json: linux.intelRdt.schemata[0]: must not contain a newline (one line per "
+	     "element)",
+	     "two lines in one schemata element"},
+	    {"{'schemata': 'L3:0=f'}",
+	     "config.json: linux.intelRdt.schemata: expected an array of strings",
+	     "schemata a string"},
+	    {"{'enableMonitoring': 'yes'}",
+	     "config.json: linux.intelRdt.enableMonitoring: expected a boolean",
+	     "enableMonitoring a string"},
+	};
+	char json[512];
+	oci_config *c;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(json, sizeof(json), CFG("'linux': {'intelRdt': %s}"), bad[i].rdt);
+		parse_err(json, bad[i].want, bad[i].what);
+	}
+	c = parse_ok(CFG("'linux': {'intelRdt': {'closID': '/', 'enableMonitoring': false}}"),
+		     "closID / (the default group)");
+	if (c) {
+		is_str(c->linux_->intel_rdt->clos_id, "/", "closID / kept");
+		ok(c->linux_->intel_rdt->enable_monitoring.set &&
+		       !c->linux_->intel_rdt->enable_monitoring.value,
+		   "enableMonitoring false is set");
+		oci_config_free(c);
+	}
+	c = parse_ok(CFG("'linux': {'intelRdt': {}}"), "an empty intelRdt");
+	if (c) {
+		const oci_intel_rdt *r = c->linux_->intel_rdt;
+		ok(r && !r->clos_id && !r->schemata && !r->enable_monitoring.set,
+		   "every field absent");
+		oci_config_free(c);
+	}
+	/* the SHOULDs of l3CacheSchema are the runtime's to judge */
+	c = parse_ok(CFG("'linux': {'intelRdt': {'l3CacheSchema': 'L3CODE:0=f\\nL3DATA:0=3'}}"),
+		     "an l3CacheSchema of two CDP lines");
+	oci_config_free(c);
+}
+
 static void test_validate_direct(void)
 {
 	oci_config *c = parse_ok(full_config, "full config again");
@@ -1141,6 +1226,7 @@ int main(void)
 	test_type_errors();
 	test_json_errors();
 	test_validation();
+	test_intel_rdt();
 	test_validate_direct();
 	test_files();
 	test_resources();
