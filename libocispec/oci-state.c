@@ -26,6 +26,9 @@ static const ojson_field state_fields[] = {
     OJF_BOOL("detached_stdio", oci_state, detached_stdio),
     OJF_U64("init_exe_dev", oci_state, init_exe_dev),
     OJF_U64("init_exe_ino", oci_state, init_exe_ino),
+    OJF_STR("rdt_group", oci_state, rdt_group),
+    OJF_BOOL("rdt_own_group", oci_state, rdt_own_group),
+    OJF_STR("rdt_mon_group", oci_state, rdt_mon_group),
     OJF_END,
 };
 
@@ -96,6 +99,11 @@ static void gen_disk(yajl_gen g, const oci_state *state)
 	if (state->init_exe_ino) {
 		ojson_gen_kv_uint(g, "init_exe_dev", state->init_exe_dev);
 		ojson_gen_kv_uint(g, "init_exe_ino", state->init_exe_ino);
+	}
+	if (state->rdt_group) {
+		ojson_gen_kv_string(g, "rdt_group", state->rdt_group);
+		ojson_gen_kv_bool(g, "rdt_own_group", state->rdt_own_group);
+		gen_opt_string(g, "rdt_mon_group", state->rdt_mon_group);
 	}
 }
 

@@ -45,6 +45,9 @@ typedef struct {
 	bool detached_stdio;	 /* reserved */
 	uint64_t init_exe_dev;	 /* the init's executable before it runs the */
 	uint64_t init_exe_ino;	 /* process: still it means not started yet */
+	char *rdt_group;	 /* linux.intelRdt: the resctrl group's directory */
+	bool rdt_own_group;	 /* named after the container: delete removes it */
+	char *rdt_mon_group;	 /* the MON group of enableMonitoring (always removed) */
 } oci_state;
 
 /* Serialize. `*out` is malloc'd and NUL-terminated; `*len` (optional)

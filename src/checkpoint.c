@@ -1463,6 +1463,13 @@ static int load_new_bundle(restore_ctx *r, const char *images, tern_error **err)
 		free(msg);
 		return ret;
 	}
+	/* criu knows nothing of resctrl, and tern does not yet put the
+	 * restored tree in a group: refused rather than silently left out */
+	if (r->c.config->linux_ && r->c.config->linux_->intel_rdt)
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "linux.intelRdt: restore does not put the restored "
+					     "processes in a resctrl group (not implemented); "
+					     "remove linux.intelRdt from the config to restore");
 	cleanup_free char *joined =
 	    r->c.config->root->path[0] == '/'
 		? tern_xstrdup(r->c.config->root->path)

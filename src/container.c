@@ -44,6 +44,9 @@ static void fill_state(oci_state *s, const tern_container *c, const char *status
 	s->systemd_cgroup = c->rt->systemd_cgroup;
 	s->own_cgroup = c->own_cgroup;
 	s->config_path = TERN_CONFIG_COPY;
+	s->rdt_group = c->rdt.group;
+	s->rdt_own_group = c->rdt.own_group;
+	s->rdt_mon_group = c->rdt.mon_group;
 }
 
 char *tern_container_hook_state(const tern_container *c, const char *status)
@@ -78,6 +81,7 @@ static void free_container(tern_container *c)
 	free(c->rootfs);
 	free(c->cgroup_path);
 	oci_map_clear(&c->cgroup_paths);
+	tern_rdt_clear(&c->rdt);
 	free(c->created);
 }
 
@@ -129,6 +133,10 @@ static int load_bundle(tern_container *c, tern_error **err)
 	if (ret < 0)
 		return ret;
 	ret = tern_sysctl_check(c->config, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_rdt_plan(c->config->linux_ ? c->config->linux_->intel_rdt : NULL, c->id, &c->rdt,
+			    err);
 	if (ret < 0)
 		return ret;
 	/* The systemd driver asks systemd (PID 1) over D-Bus for a scope;
@@ -235,6 +243,7 @@ static void rollback_create(tern_container *c)
 		tern_cgroup_remove(
 		    &c->cgroup_paths,
 		    c->rt->systemd_cgroup ? tern_systemd_state_unit(c->cgroup_path) : NULL, NULL);
+	tern_rdt_undo(&c->rdt);
 	if (c->dir) {
 		tern_state_dir_remove(c->dir, NULL);
 	}
@@ -296,6 +305,12 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 			goto fail;
 		tern_fault_point("create:cgroup-made");
 	}
+	/* The resctrl group with its schemata, too, before the process can
+	 * run: spawn puts the child in it with the cgroup. */
+	ret = tern_rdt_apply(&c->rdt, err);
+	if (ret < 0)
+		goto fail;
+	tern_fault_point("create:rdt-group-made");
 	/* No mount namespace: the mounts are made in ours, and nothing would
 	 * unmount them. What is under the rootfs now is not the container's. */
 	if (!c->ns.has[OCI_NS_MOUNT]) {
@@ -635,6 +650,9 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 			goto out;
 	}
 	tern_fault_point("delete:cgroup-removed");
+	ret = tern_rdt_remove(st->rdt_group, st->rdt_own_group, st->rdt_mon_group, err);
+	if (ret < 0)
+		goto out;
 	ret = tern_state_dir_remove(dir, err);
 out:
 	oci_state_free(st);

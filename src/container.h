@@ -5,6 +5,7 @@
 
 #include "cgroup.h"
 #include "error.h"
+#include "intel-rdt.h"
 #include "namespaces.h"
 #include "oci-config.h"
 #include "oci-state.h"
@@ -50,6 +51,7 @@ typedef struct {
 	char *cgroup_path;    /* as configured, for messages */
 	oci_map cgroup_paths; /* per hierarchy, see cgroup.h */
 	bool own_cgroup;
+	tern_rdt rdt;	       /* linux.intelRdt: the resctrl group (intel-rdt.h) */
 	int console_sock;      /* connected --console-socket (or run's internal pair), -1 */
 	int console_recv;      /* run's end of the internal pair, -1 */
 	bool internal_console; /* a foreground run may proxy the terminal itself */

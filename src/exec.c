@@ -4,6 +4,7 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "identity.h"
+#include "intel-rdt.h"
 #include "log.h"
 #include "lsm.h"
 #include "path-resolve.h"
@@ -629,6 +630,10 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 		if (ret < 0)
 			goto fail;
 	}
+	/* linux.intelRdt: the container's resctrl group, before it execs */
+	ret = tern_rdt_enter(st->rdt_group, st->rdt_mon_group, child, err);
+	if (ret < 0)
+		goto fail;
 	tern_fault_point("exec:cgroup-joined");
 	ret = tern_sync_send(sv[0], SYNC_GO, 0, err);
 	if (ret < 0)

@@ -2,6 +2,7 @@
 #include "mountinfo.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool tern_mountinfo_parse(char *line, tern_mountinfo_line *m)
@@ -26,4 +27,23 @@ bool tern_mountinfo_parse(char *line, tern_mountinfo_line *m)
 			return m->fstype != NULL;
 		}
 	return false;
+}
+
+char *tern_mountinfo_unescape(const char *s)
+{
+	char *out = malloc(strlen(s) + 1), *w = out;
+
+	if (out == NULL)
+		abort();
+	for (const char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+	return out;
 }

@@ -14,3 +14,7 @@ typedef struct {
 /* Splits `line` (modified) into m's fields; false if it is not a
  * mountinfo line. */
 bool tern_mountinfo_parse(char *line, tern_mountinfo_line *m);
+
+/* A malloc'd copy of a mountinfo path with the kernel's octal escapes
+ * undone ("\040" is a space). */
+char *tern_mountinfo_unescape(const char *s);

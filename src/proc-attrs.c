@@ -1,6 +1,6 @@
 /* Process attributes other than capabilities: rlimits, user and groups,
  * umask, no_new_privs, oom_score_adj, sysctls, personality, scheduler, I/O
- * priority, the intelRdt check and the final exec. */
+ * priority and the final exec. (linux.intelRdt: intel-rdt.c.) */
 #include "proc-attrs.h"
 #include "log.h"
 #include "procfs.h"
@@ -845,47 +845,6 @@ int tern_io_priority_apply(const oci_io_priority *io, tern_error **err)
 	return 0;
 }
 
-/* ---- intelRdt ---- */
-
-static bool filesystem_known(const char *name)
-{
-	FILE *f = fopen("/proc/filesystems", "re");
-	char *line = NULL;
-	size_t cap = 0, len = strlen(name);
-	bool found = false;
-
-	if (f == NULL)
-		return false;
-	while (!found && getline(&line, &cap, f) > 0) {
-		const char *fs = strrchr(line, '\t');
-		fs = fs ? fs + 1 : line;
-		found = strncmp(fs, name, len) == 0 && (fs[len] == '\n' || fs[len] == '\0');
-	}
-	free(line);
-	fclose(f);
-	return found;
-}
-
-int tern_intel_rdt_check(const oci_intel_rdt *rdt, tern_error **err)
-{
-	(void)rdt;
-	if (!filesystem_known("resctrl"))
-		return tern_error_make_quiet(
-		    err, ENOTSUP,
-		    "linux.intelRdt: resctrl is not available on this host "
-		    "(no resctrl filesystem in /proc/filesystems: the CPU or "
-		    "kernel lacks Intel RDT / AMD QoS support)");
-	if (access("/sys/fs/resctrl/schemata", F_OK) < 0)
-		return tern_error_make_quiet(
-		    err, ENOTSUP,
-		    "linux.intelRdt: resctrl is not available on this host "
-		    "(not mounted at /sys/fs/resctrl: mount -t resctrl "
-		    "resctrl /sys/fs/resctrl)");
-	return tern_error_make_quiet(err, ENOTSUP,
-				     "linux.intelRdt: resctrl groups are not implemented by tern "
-				     "yet; remove linux.intelRdt from the config");
-}
-
 int tern_proc_attrs_check(const oci_config *config, tern_error **err)
 {
 	const oci_process *p = config->process;
@@ -908,8 +867,6 @@ int tern_proc_attrs_check(const oci_config *config, tern_error **err)
 		if (ret < 0)
 			return ret;
 	}
-	if (l && l->intel_rdt)
-		return tern_intel_rdt_check(l->intel_rdt, err);
 	return 0;
 }
 

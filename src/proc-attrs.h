@@ -126,11 +126,6 @@ int tern_io_priority_check(const oci_io_priority *io, tern_error **err);
  * CAP_SYS_NICE: same place as the scheduler). */
 int tern_io_priority_apply(const oci_io_priority *io, tern_error **err);
 
-/* linux.intelRdt needs the resctrl filesystem mounted at /sys/fs/resctrl;
- * tern does not create resctrl groups yet, so any intelRdt fails with a
- * message that says which of the two is missing. */
-int tern_intel_rdt_check(const oci_intel_rdt *rdt, tern_error **err);
-
-/* Every check above for a container's config, in the parent before
- * anything is created. */
+/* Every check above for a container's config (scheduler, ioPriority,
+ * personality), in the parent before anything is created. */
 int tern_proc_attrs_check(const oci_config *config, tern_error **err);

@@ -4,6 +4,7 @@
 #include "container-cgroup.h"
 #include "hooks.h"
 #include "init.h"
+#include "intel-rdt.h"
 #include "log.h"
 #include "mount-source.h"
 #include "sync.h"
@@ -171,6 +172,10 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 		ret = tern_container_cgroup_join(c, child, err);
 		if (ret < 0)
 			return ret;
+		/* the init it forks inherits the resctrl group too */
+		ret = tern_rdt_enter(c->rdt.group, c->rdt.mon_group, child, err);
+		if (ret < 0)
+			return ret;
 	}
 	if (!c->ns.two_stage && c->ns.new_user) {
 		ret = tern_ns_write_id_maps(child, c->config, err);
@@ -201,6 +206,9 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 				return ret;
 		}
 		ret = joined ? 0 : tern_container_cgroup_join(c, child, err);
+		if (ret < 0)
+			return ret;
+		ret = tern_rdt_enter(c->rdt.group, c->rdt.mon_group, child, err);
 		if (ret < 0)
 			return ret;
 		/* A child that failed meanwhile has closed its end: then its

@@ -1,6 +1,7 @@
 /* config.json: the parser (libocispec, with its validation) and the checks
  * tern makes on a parsed config before it creates anything: rlimits,
- * process attributes (scheduler, ioPriority, personality, intelRdt),
+ * process attributes (scheduler, ioPriority, personality), the schema
+ * lines of intelRdt (without resctrl),
  * cgroup resources (both the v1 and the v2 rules), each mount's options,
  * the systemd form of linux.cgroupsPath and the device rules' eBPF
  * program. Nothing is applied. Any input must parse or fail with a
@@ -8,6 +9,7 @@
 #include "cgroup-systemd.h"
 #include "cgroup-v1.h"
 #include "cgroup-v2.h"
+#include "intel-rdt.h"
 #include "mounts.h"
 #include "oci-config.h"
 #include "proc-attrs.h"
@@ -33,6 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	tern_proc_attrs_check(config, &err);
 	tern_error_freep(&err);
+	if (config->linux_ && config->linux_->intel_rdt) {
+		tern_rdt_check_config(config->linux_->intel_rdt, &err);
+		tern_error_freep(&err);
+	}
 	for (size_t i = 0; i < config->mounts_len; i++) {
 		tern_mount_options o = {0};
 		tern_mount_options_parse(config->mounts[i].options, &o, &err);

@@ -232,16 +232,46 @@ userns_bundle() {
 	[ "$(echo "$output" | jq length)" -eq 1 ]
 }
 
-@test "intelRdt: fails clearly because this host has no resctrl" {
+# linux.intelRdt. NOT TESTED HERE: making, joining and removing resctrl
+# groups, writing their schemata, putting the init and exec'd processes in
+# them, MON groups. The machine has no resctrl at all: its CPU has no Intel
+# RDT / AMD QoS (no rdt_a, cat_l3, mba or cqm flag in /proc/cpuinfo), its
+# kernel is built without CONFIG_X86_CPU_RESCTRL, and qemu's emulated CPU
+# (TCG, -cpu max) has none either (checked: Debian's kernel, built with
+# resctrl, registers no resctrl filesystem in such a guest). A fake resctrl
+# would test nothing the kernel does, so there is none. What is tested: the
+# schema line checks (tests/unit/test-intel-rdt.c, and bad-input.bats with
+# the binary), and here that every linux.intelRdt fails before anything is
+# created, naming the field and why, with nothing left behind.
+@test "intelRdt: fails clearly because this host has no resctrl (the resctrl path is untested here)" {
 	if grep -qw resctrl /proc/filesystems; then
-		skip "this host has resctrl"
+		skip "this host has resctrl: the error below is for hosts without it"
 	fi
 	is_tern || skip "runc 1.1.5 ignores linux.intelRdt without resctrl"
-	update_config '.linux.intelRdt = {"closID": "tern-test", "l3CacheSchema": "L3:0=f"}'
 	set_args /bin/sleep "$MARK"
+	for rdt in '{"closID": "tern-test", "l3CacheSchema": "L3:0=f"}' \
+		'{"schemata": ["L3:0=7f0;1=1f", "MB:0=20;1=70"], "enableMonitoring": true}' \
+		'{"closID": "tern-test"}' '{"closID": "/"}' '{}'; do
+		update_config ".linux.intelRdt = $rdt"
+		run_container
+		check_fails_cleanly "linux.intelRdt" "resctrl is not available on this host" \
+			"/proc/filesystems"
+		run tern create -b "$BUNDLE" "$ID"
+		check_fails_cleanly "linux.intelRdt" "resctrl is not available on this host"
+	done
+	[ ! -e /sys/fs/resctrl/tern-test ]
+	[ ! -e "/sys/fs/resctrl/$ID" ]
+}
+
+@test "intelRdt: a bad schema line is named before resctrl is looked for" {
+	is_tern || skip "runc 1.1.5 ignores linux.intelRdt without resctrl"
+	set_args /bin/sleep "$MARK"
+	update_config '.linux.intelRdt = {"schemata": ["L3:0=f", "L3:0=3"]}'
 	run_container
-	check_fails_cleanly "linux.intelRdt" "resctrl is not available on this host"
-	[ ! -e "/sys/fs/resctrl/tern-test" ]
+	check_fails_cleanly "linux.intelRdt.schemata[1]" "domain 0 of L3 is set in schemata[0] too"
+	update_config '.linux.intelRdt = {"l3CacheSchema": "MB:0=10"}'
+	run_container
+	check_fails_cleanly "linux.intelRdt.l3CacheSchema" "MB is not an L3 resource"
 }
 
 # setuid_rootfs: a setuid-root copy of the ids helper, and the process run

@@ -150,6 +150,9 @@ static void test_disk(void)
 	    .own_cgroup = true,
 	    .config_path = "/run/tern/c1/config.json",
 	    .detached_stdio = true,
+	    .rdt_group = "/sys/fs/resctrl/c1",
+	    .rdt_own_group = true,
+	    .rdt_mon_group = "/sys/fs/resctrl/c1/mon_groups/c1",
 	};
 	oci_state *back = NULL;
 	char *out = NULL, *err = NULL;
@@ -176,6 +179,10 @@ static void test_disk(void)
 		ok(back->systemd_cgroup && back->own_cgroup && back->detached_stdio,
 		   "disk booleans");
 		is_str(back->config_path, "/run/tern/c1/config.json", "disk config_path");
+		is_str(back->rdt_group, "/sys/fs/resctrl/c1", "disk rdt_group");
+		ok(back->rdt_own_group, "disk rdt_own_group");
+		is_str(back->rdt_mon_group, "/sys/fs/resctrl/c1/mon_groups/c1",
+		       "disk rdt_mon_group");
 	}
 	oci_state_free(back);
 	back = NULL;
@@ -191,7 +198,10 @@ static void test_disk(void)
 		   "NULL strings read back as NULL");
 		ok(back->annotations.len == 0 && !back->own_cgroup && back->pid == 0,
 		   "zero fields read back as zero");
+		ok(back->rdt_group == NULL && back->rdt_mon_group == NULL && !back->rdt_own_group,
+		   "no resctrl group written, none read back");
 	}
+	ok(out && !strstr(out, "rdt_"), "no rdt_ fields without a resctrl group");
 	oci_state_free(back);
 	free(out);
 }
