@@ -537,7 +537,12 @@ static int validate_process(ojson_ctx *c, const oci_process *process, const ojso
 		if (iop->class_ == NULL || !name_in(iop->class_, classes, 3))
 			return ojson_fail(c, &cl,
 					  "must be IOPRIO_CLASS_RT, IOPRIO_CLASS_BE or "
-					  "IOPRIO_CLASS_IDLE");
+					  "IOPRIO_CLASS_IDLE%s",
+					  iop->class_ &&
+						  strcmp(iop->class_, "IOPRIO_CLASS_NONE") == 0
+					      ? " (the kernel's IOPRIO_CLASS_NONE, its default, is "
+						"what leaving ioPriority out gives)"
+					      : "");
 		/* ioprio_set(2): eight levels, 0 (highest) to 7. */
 		if (iop->priority < 0 || iop->priority > 7)
 			return ojson_fail(c, &pr, "must be between 0 and 7");

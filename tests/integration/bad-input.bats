@@ -18,7 +18,7 @@ CRIU_BIN=${TERN_CRIU:-/opt/tern-criu/bin/criu}
 # setup_bundle's work, once per file: the config from the runtime's own
 # `spec` (the process sleeps long enough to be found, and killed, by its
 # marker if it got away). Each test then takes a copy of it and a copy of
-# the rootfs made of hard links: 268 tests, and nothing here writes into a
+# the rootfs made of hard links: some 300 tests, and nothing here writes into a
 # file of the rootfs (a container made here never runs its process).
 setup_file() {
 	build_base_rootfs
@@ -430,6 +430,33 @@ M=7
 @test "range: process.scheduler.priority 500 for SCHED_FIFO" {
 	bad_config '.process.scheduler = {"policy": "SCHED_FIFO", "priority": 500}' process.scheduler.priority
 }
+@test "range: process.scheduler.priority 0 for SCHED_RR" {
+	bad_config '.process.scheduler = {"policy": "SCHED_RR", "priority": 0}' process.scheduler.priority "1-99"
+}
+@test "range: process.scheduler.priority 5 for SCHED_BATCH" {
+	bad_config '.process.scheduler = {"policy": "SCHED_BATCH", "priority": 5}' process.scheduler.priority SCHED_BATCH
+}
+@test "range: process.scheduler SCHED_DEADLINE runtime above the deadline" {
+	bad_config '.process.scheduler = {"policy": "SCHED_DEADLINE", "runtime": 30000000, "deadline": 20000000, "period": 40000000}' process.scheduler.runtime "runtime <= deadline <= period"
+}
+@test "range: process.scheduler SCHED_DEADLINE deadline above the period" {
+	bad_config '.process.scheduler = {"policy": "SCHED_DEADLINE", "runtime": 10000000, "deadline": 50000000, "period": 40000000}' process.scheduler.deadline "runtime <= deadline <= period"
+}
+@test "range: process.scheduler SCHED_DEADLINE runtime below 1024 ns" {
+	bad_config '.process.scheduler = {"policy": "SCHED_DEADLINE", "runtime": 1000, "deadline": 20000000}' process.scheduler.runtime 1024
+}
+@test "range: process.scheduler SCHED_DEADLINE period of 5 s, above the kernel's maximum" {
+	bad_config '.process.scheduler = {"policy": "SCHED_DEADLINE", "runtime": 1000000, "deadline": 2000000, "period": 5000000000}' process.scheduler.period sched_deadline_period
+}
+@test "range: process.scheduler SCHED_DEADLINE deadline (the period) of 50 us, below the kernel's minimum" {
+	bad_config '.process.scheduler = {"policy": "SCHED_DEADLINE", "runtime": 20000, "deadline": 50000}' process.scheduler.deadline sched_deadline_period
+}
+@test "range: process.ioPriority.priority -1" {
+	bad_config '.process.ioPriority = {"class": "IOPRIO_CLASS_RT", "priority": -1}' process.ioPriority.priority
+}
+@test "range: process.ioPriority.priority 4 with IOPRIO_CLASS_IDLE (it has no levels)" {
+	bad_config '.process.ioPriority = {"class": "IOPRIO_CLASS_IDLE", "priority": 4}' process.ioPriority.priority IOPRIO_CLASS_IDLE
+}
 @test "range: hostname of 100 characters" {
 	bad_config '.hostname = ("h" * 100)' hostname
 }
@@ -504,6 +531,15 @@ M=7
 }
 @test "name: process.scheduler.policy" {
 	bad_config '.process.scheduler = {"policy": "SCHED_BOGUS"}' process.scheduler.policy SCHED_BOGUS
+}
+@test "name: process.scheduler.policy SCHED_ISO (not in Linux)" {
+	bad_config '.process.scheduler = {"policy": "SCHED_ISO"}' process.scheduler.policy SCHED_ISO
+}
+@test "name: process.scheduler.flags" {
+	bad_config '.process.scheduler = {"policy": "SCHED_OTHER", "flags": ["SCHED_FLAG_RESET_ON_FORK", "SCHED_FLAG_BOGUS"]}' 'process.scheduler.flags[1]' SCHED_FLAG_BOGUS
+}
+@test "name: process.ioPriority.class IOPRIO_CLASS_NONE" {
+	bad_config '.process.ioPriority = {"class": "IOPRIO_CLASS_NONE", "priority": 0}' process.ioPriority.class IOPRIO_CLASS_NONE
 }
 @test "name: namespace without a type" {
 	bad_config '.linux.namespaces += [{"path": "/proc/1/ns/net"}]' linux.namespaces
@@ -597,6 +633,33 @@ M=7
 }
 @test "contradiction: memory swap below the limit" {
 	bad_config '.linux.resources.memory = {"limit": 100000000, "swap": 50000000}' linux.resources.memory.swap
+}
+@test "contradiction: process.scheduler.nice with SCHED_IDLE (the kernel drops it)" {
+	bad_config '.process.scheduler = {"policy": "SCHED_IDLE", "nice": 10}' process.scheduler.nice SCHED_IDLE
+}
+@test "contradiction: process.scheduler.nice with SCHED_FIFO" {
+	bad_config '.process.scheduler = {"policy": "SCHED_FIFO", "priority": 10, "nice": -5}' process.scheduler.nice SCHED_FIFO
+}
+@test "contradiction: process.scheduler.runtime with SCHED_OTHER" {
+	bad_config '.process.scheduler = {"policy": "SCHED_OTHER", "runtime": 1000000}' process.scheduler.runtime SCHED_DEADLINE
+}
+@test "contradiction: process.scheduler SCHED_DEADLINE without a runtime" {
+	bad_config '.process.scheduler = {"policy": "SCHED_DEADLINE", "deadline": 20000000}' process.scheduler.runtime
+}
+@test "contradiction: process.scheduler.flags SCHED_FLAG_DL_OVERRUN with SCHED_OTHER" {
+	bad_config '.process.scheduler = {"policy": "SCHED_OTHER", "flags": ["SCHED_FLAG_DL_OVERRUN"]}' 'process.scheduler.flags[0]' SCHED_DEADLINE
+}
+@test "contradiction: process.scheduler.flags SCHED_FLAG_RECLAIM with SCHED_BATCH" {
+	bad_config '.process.scheduler = {"policy": "SCHED_BATCH", "flags": ["SCHED_FLAG_RECLAIM"]}' 'process.scheduler.flags[0]' SCHED_DEADLINE
+}
+@test "contradiction: process.scheduler.flags SCHED_FLAG_UTIL_CLAMP_MIN without a value" {
+	bad_config '.process.scheduler = {"policy": "SCHED_OTHER", "flags": ["SCHED_FLAG_UTIL_CLAMP_MIN"]}' 'process.scheduler.flags[0]' "no field"
+}
+@test "contradiction: process.scheduler.flags SCHED_FLAG_KEEP_PARAMS" {
+	bad_config '.process.scheduler = {"policy": "SCHED_BATCH", "nice": 5, "flags": ["SCHED_FLAG_KEEP_PARAMS"]}' 'process.scheduler.flags[0]' SCHED_FLAG_KEEP_PARAMS
+}
+@test "contradiction: process.scheduler.flags SCHED_FLAG_KEEP_POLICY with another policy than tern's" {
+	bad_config '.process.scheduler = {"policy": "SCHED_BATCH", "flags": ["SCHED_FLAG_KEEP_POLICY"]}' 'process.scheduler.flags[0]' SCHED_FLAG_KEEP_POLICY SCHED_BATCH
 }
 @test "contradiction: cgroupsPath climbing out with .." {
 	bad_config '.linux.cgroupsPath = "relative/../.."' linux.cgroupsPath

@@ -190,6 +190,23 @@ userns_bundle() {
 	[[ "$(sched_line)" == "policy=SCHED_DEADLINE priority=0 nice=0 flags=0x0 runtime=2000000 deadline=20000000 period=40000000" ]]
 }
 
+@test "scheduler: SCHED_DEADLINE without SCHED_FLAG_RESET_ON_FORK warns (no fork); with it a shell's child runs as SCHED_OTHER" {
+	is_tern || skip "runc 1.1.5 ignores process.scheduler"
+	update_config '.process.scheduler = {"policy": "SCHED_DEADLINE",
+		"runtime": 2000000, "deadline": 20000000, "period": 40000000}'
+	set_args /bin/schedinfo
+	run_container
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"warning"*"process.scheduler: a SCHED_DEADLINE process cannot fork"*"SCHED_FLAG_RESET_ON_FORK"* ]]
+	update_config '.process.scheduler.flags = ["SCHED_FLAG_RESET_ON_FORK"]'
+	set_cmd '/bin/schedinfo; true'
+	run_container
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"cannot fork"* ]]
+	# the shell forked: its child was reset to the default policy
+	[[ "$(sched_line)" == "policy=SCHED_OTHER priority=0 nice=0 "* ]]
+}
+
 @test "scheduler: out-of-range values fail clearly before anything exists" {
 	is_tern || skip "runc 1.1.5 ignores process.scheduler"
 	set_args /bin/sleep "$MARK"
@@ -208,7 +225,14 @@ userns_bundle() {
 	update_config '.process.scheduler = {"policy": "SCHED_DEADLINE", "runtime": 30000000,
 		"deadline": 20000000}'
 	run tern create -b "$BUNDLE" "$ID"
-	check_fails_cleanly "process.scheduler" "runtime <= deadline <= period"
+	check_fails_cleanly "process.scheduler.runtime" "runtime <= deadline <= period"
+	# what the kernel would take and silently ignore is refused too
+	update_config '.process.scheduler = {"policy": "SCHED_IDLE", "nice": 5}'
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly "process.scheduler.nice: 5 has no effect with SCHED_IDLE"
+	update_config '.process.scheduler = {"policy": "SCHED_OTHER", "flags": ["SCHED_FLAG_DL_OVERRUN"]}'
+	run tern create -b "$BUNDLE" "$ID"
+	check_fails_cleanly "process.scheduler.flags[0]: SCHED_FLAG_DL_OVERRUN is for SCHED_DEADLINE only"
 }
 
 @test "exec: --process with scheduler and ioPriority applies them to the new process" {

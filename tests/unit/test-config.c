@@ -876,6 +876,12 @@ static void test_validation(void)
 		  "config.json: process.ioPriority.class: must be IOPRIO_CLASS_RT, IOPRIO_CLASS_BE "
 		  "or IOPRIO_CLASS_IDLE",
 		  "ioPriority class");
+	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'ioPriority': {'class': "
+		       "'IOPRIO_CLASS_NONE', 'priority': 0}}"),
+		  "config.json: process.ioPriority.class: must be IOPRIO_CLASS_RT, IOPRIO_CLASS_BE "
+		  "or IOPRIO_CLASS_IDLE (the kernel's IOPRIO_CLASS_NONE, its default, is what "
+		  "leaving ioPriority out gives)",
+		  "ioPriority class NONE");
 	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'ioPriority': {'class': 'IOPRIO_CLASS_RT', "
 		       "'priority': 8}}"),
 		  "config.json: process.ioPriority.priority: must be between 0 and 7",
