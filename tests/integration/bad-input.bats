@@ -274,6 +274,9 @@ M=7
 @test "type: process.ioPriority.priority a string" {
 	bad_config '.process.ioPriority = {"class": "IOPRIO_CLASS_BE", "priority": "4"}' process.ioPriority.priority
 }
+@test "type: linux.intelRdt.schemata a string" {
+	bad_config '.linux.intelRdt = {"schemata": "L3:0=f"}' linux.intelRdt.schemata
+}
 @test "type: hostname a number" {
 	bad_config '.hostname = 5' hostname
 }
@@ -457,6 +460,15 @@ M=7
 @test "range: process.ioPriority.priority 4 with IOPRIO_CLASS_IDLE (it has no levels)" {
 	bad_config '.process.ioPriority = {"class": "IOPRIO_CLASS_IDLE", "priority": 4}' process.ioPriority.priority IOPRIO_CLASS_IDLE
 }
+@test "range: linux.intelRdt.l3CacheSchema mask not hexadecimal" {
+	bad_config '.linux.intelRdt = {"l3CacheSchema": "L3:0=zz"}' linux.intelRdt.l3CacheSchema zz
+}
+@test "range: linux.intelRdt.memBwSchema bandwidth not decimal" {
+	bad_config '.linux.intelRdt = {"memBwSchema": "MB:0=ff"}' linux.intelRdt.memBwSchema ff
+}
+@test "range: linux.intelRdt.schemata domain not a number" {
+	bad_config '.linux.intelRdt = {"schemata": ["L3:x=f"]}' 'linux.intelRdt.schemata[0]' 'domain `x`'
+}
 @test "range: hostname of 100 characters" {
 	bad_config '.hostname = ("h" * 100)' hostname
 }
@@ -540,6 +552,18 @@ M=7
 }
 @test "name: process.ioPriority.class IOPRIO_CLASS_NONE" {
 	bad_config '.process.ioPriority = {"class": "IOPRIO_CLASS_NONE", "priority": 0}' process.ioPriority.class IOPRIO_CLASS_NONE
+}
+@test "name: linux.intelRdt.schemata resource" {
+	bad_config '.linux.intelRdt = {"schemata": ["L3:0=f", "L9:0=1"]}' 'linux.intelRdt.schemata[1]' L9
+}
+@test "name: linux.intelRdt.closID with a slash" {
+	bad_config '.linux.intelRdt = {"closID": "../x"}' linux.intelRdt.closID ../x
+}
+@test "name: linux.intelRdt.closID info (resctrl's own)" {
+	bad_config '.linux.intelRdt = {"closID": "info"}' linux.intelRdt.closID info
+}
+@test "name: linux.intelRdt.memBwSchema of another resource" {
+	bad_config '.linux.intelRdt = {"memBwSchema": "L3:0=f"}' linux.intelRdt.memBwSchema 'MB:'
 }
 @test "name: namespace without a type" {
 	bad_config '.linux.namespaces += [{"path": "/proc/1/ns/net"}]' linux.namespaces
@@ -660,6 +684,19 @@ M=7
 }
 @test "contradiction: process.scheduler.flags SCHED_FLAG_KEEP_POLICY with another policy than tern's" {
 	bad_config '.process.scheduler = {"policy": "SCHED_BATCH", "flags": ["SCHED_FLAG_KEEP_POLICY"]}' 'process.scheduler.flags[0]' SCHED_FLAG_KEEP_POLICY SCHED_BATCH
+}
+@test "contradiction: linux.intelRdt.schemata domain given twice in a line" {
+	bad_config '.linux.intelRdt = {"schemata": ["L3:0=f;0=3"]}' 'linux.intelRdt.schemata[0]' "domain 0 is given twice"
+}
+@test "contradiction: linux.intelRdt.schemata domain in two lines" {
+	bad_config '.linux.intelRdt = {"schemata": ["L3:0=f", "MB:0=10", "L3:0=3"]}' 'linux.intelRdt.schemata[2]' 'schemata[0]'
+}
+@test "contradiction: linux.intelRdt.l3CacheSchema of an MB line" {
+	bad_config '.linux.intelRdt = {"l3CacheSchema": "MB:0=10"}' linux.intelRdt.l3CacheSchema "not an L3 resource"
+}
+@test "contradiction: linux.intelRdt on a host without resctrl" {
+	! grep -qw resctrl /proc/filesystems || skip "this host has resctrl"
+	bad_config '.linux.intelRdt = {"closID": "tern-bad-input", "schemata": ["L3:0=f"]}' linux.intelRdt "resctrl is not available"
 }
 @test "contradiction: cgroupsPath climbing out with .." {
 	bad_config '.linux.cgroupsPath = "relative/../.."' linux.cgroupsPath
