@@ -175,7 +175,7 @@ char *oci_default_spec_json(bool rootless)
 	char *out = NULL;
 
 	yajl_gen_map_open(g);
-	ojson_gen_kv_string(g, "ociVersion", "1.2.0");
+	ojson_gen_kv_string(g, "ociVersion", "1.3.0"); /* TERN_OCI_VERSION */
 	gen_process(g);
 	ojson_gen_key(g, "root");
 	yajl_gen_map_open(g);
