@@ -78,24 +78,31 @@ static void seccomp_section(yajl_gen g)
 	static const char *const operators[] = {"SCMP_CMP_EQ", "SCMP_CMP_GE", "SCMP_CMP_GT",
 						"SCMP_CMP_LE", "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ",
 						"SCMP_CMP_NE"};
-	/* the OCI names of the architectures libseccomp resolves on this build */
+	/* the OCI names (runtime-spec 1.3's list) of the architectures this
+	 * build's libseccomp resolves: seccomp.c takes exactly those */
 	static const struct {
 		const char *oci, *lib;
 	} archs[] = {
 	    {"SCMP_ARCH_AARCH64", "aarch64"},
 	    {"SCMP_ARCH_ARM", "arm"},
+	    {"SCMP_ARCH_LOONGARCH64", "loongarch64"},
+	    {"SCMP_ARCH_M68K", "m68k"},
 	    {"SCMP_ARCH_MIPS", "mips"},
 	    {"SCMP_ARCH_MIPS64", "mips64"},
 	    {"SCMP_ARCH_MIPS64N32", "mips64n32"},
 	    {"SCMP_ARCH_MIPSEL", "mipsel"},
 	    {"SCMP_ARCH_MIPSEL64", "mipsel64"},
 	    {"SCMP_ARCH_MIPSEL64N32", "mipsel64n32"},
+	    {"SCMP_ARCH_PARISC", "parisc"},
+	    {"SCMP_ARCH_PARISC64", "parisc64"},
 	    {"SCMP_ARCH_PPC", "ppc"},
 	    {"SCMP_ARCH_PPC64", "ppc64"},
 	    {"SCMP_ARCH_PPC64LE", "ppc64le"},
 	    {"SCMP_ARCH_RISCV64", "riscv64"},
 	    {"SCMP_ARCH_S390", "s390"},
 	    {"SCMP_ARCH_S390X", "s390x"},
+	    {"SCMP_ARCH_SH", "sh"},
+	    {"SCMP_ARCH_SHEB", "sheb"},
 	    {"SCMP_ARCH_X32", "x32"},
 	    {"SCMP_ARCH_X86", "x86"},
 	    {"SCMP_ARCH_X86_64", "x86_64"},
@@ -122,6 +129,20 @@ static void seccomp_section(yajl_gen g)
 		if (tern_seccomp_flag_supported(flags[i]))
 			str(g, flags[i]);
 	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+}
+
+/* linux.intelRdt (intel-rdt.c), schemata and enableMonitoring included.
+ * Like every entry here, what tern implements, not what this host has
+ * (features.md: "irrelevant to the actual availability of the features
+ * in the host"): without resctrl, a config asking for it fails. */
+static void intel_rdt_section(yajl_gen g)
+{
+	str(g, "intelRdt");
+	yajl_gen_map_open(g);
+	boolean(g, "enabled", true);
+	boolean(g, "schemata", true);
+	boolean(g, "monitoring", true);
 	yajl_gen_map_close(g);
 }
 
@@ -170,6 +191,7 @@ int tern_cmd_features(tern_global_opts *g_opts, int argc, char **argv)
 	boolean(g, "v2", true);
 	boolean(g, "systemd", true); /* --systemd-cgroup (when systemd is PID 1) */
 	boolean(g, "systemdUser", false); /* no user-bus scopes (rootless) yet */
+	boolean(g, "rdma", true);	  /* linux.resources.rdma, v1 and v2 */
 	yajl_gen_map_close(g);
 	seccomp_section(g);
 	str(g, "mountExtensions"); /* idmapped mounts: idmap.c */
@@ -187,6 +209,7 @@ int tern_cmd_features(tern_global_opts *g_opts, int argc, char **argv)
 	yajl_gen_map_open(g);
 	boolean(g, "enabled", true); /* likewise; libselinux is always linked */
 	yajl_gen_map_close(g);
+	intel_rdt_section(g);
 	yajl_gen_map_close(g);
 	str(g, "annotations");
 	yajl_gen_map_open(g);
@@ -194,11 +217,16 @@ int tern_cmd_features(tern_global_opts *g_opts, int argc, char **argv)
 		 sv ? sv->minor : 0, sv ? sv->micro : 0);
 	str(g, "io.github.seccomp.libseccomp.version");
 	str(g, libseccomp_version);
+	/* checkpoint and restore through CRIU (libcriu is always linked),
+	 * as runc's org.opencontainers.runc.checkpoint.enabled says it */
 	str(g, "org.tern.checkpoint.enabled");
-	str(g, "false");
+	str(g, "true");
 	str(g, "org.tern.version");
 	str(g, PACKAGE_VERSION);
 	yajl_gen_map_close(g);
+	/* config.json annotations that change what tern does: none, tern
+	 * reads none (it only hands them on, in the state) */
+	str_array(g, "potentiallyUnsafeConfigAnnotations", NULL, 0);
 	yajl_gen_map_close(g);
 	yajl_gen_get_buf(g, &buf, &len);
 	fwrite(buf, 1, len, stdout);

@@ -147,5 +147,42 @@ load helpers
 		echo "$output" | jq -e '.linux.seccomp.actions | index("SCMP_ACT_NOTIFY") != null'
 		# supported (compiled in), whether or not this host runs either LSM
 		echo "$output" | jq -e '.linux.apparmor.enabled == true and .linux.selinux.enabled == true'
+		# runtime-spec 1.3: tern takes configs up to 1.3.x
+		echo "$output" | jq -e '.ociVersionMax == "1.3.0"'
+		# implemented (intel-rdt.c), schemata and enableMonitoring too; like
+		# every entry, not whether this host has resctrl (this one has not,
+		# and a linux.intelRdt fails here: process-attrs.bats)
+		echo "$output" | jq -e '.linux.intelRdt == {"enabled": true, "schemata": true, "monitoring": true}'
+		echo "$output" | jq -e '.linux.cgroup.rdma == true'
+		# tern reads no config.json annotation: none changes what it does
+		echo "$output" | jq -e '.potentiallyUnsafeConfigAnnotations == []'
+		# checkpoint/restore through CRIU (checkpoint.bats)
+		echo "$output" | jq -e '.annotations."org.tern.checkpoint.enabled" == "true"'
+		echo "$output" | jq -e '.annotations."org.tern.version" | length > 0'
 	fi
+}
+
+@test "features: every key is one runtime-spec 1.3 defines (features.md: MUST NOT contain others)" {
+	is_tern || skip "runc 1.1.5 implements 1.0.2"
+	run "$TERN_BIN" features
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e 'keys - ["ociVersionMin", "ociVersionMax", "hooks", "mountOptions",
+		"linux", "annotations", "potentiallyUnsafeConfigAnnotations"] == []'
+	echo "$output" | jq -e '.linux | keys - ["namespaces", "capabilities", "cgroup", "seccomp",
+		"apparmor", "selinux", "intelRdt", "mountExtensions", "memoryPolicy",
+		"netDevices"] == []'
+	echo "$output" | jq -e '.linux.cgroup | keys - ["v1", "v2", "systemd", "systemdUser", "rdma"] == []'
+	echo "$output" | jq -e '.linux.intelRdt | keys - ["enabled", "schemata", "monitoring"] == []'
+}
+
+@test "features: a configuration at ociVersionMax is taken without a warning" {
+	run "$TERN_BIN" features
+	[ "$status" -eq 0 ]
+	local max
+	max=$(echo "$output" | jq -r .ociVersionMax)
+	update_config ".ociVersion = \"$max\""
+	set_args /bin/true
+	run tern run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"ociVersion"* ]]
 }

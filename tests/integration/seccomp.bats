@@ -478,11 +478,26 @@ notify_profile() {
 		"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"]'
 	# this kernel (6.18) has all four; each one reported is accepted
 	echo "$output" | jq -e '.linux.seccomp.supportedFlags | length == 4'
-	local f
+	local f features=$output
 	for f in $(echo "$output" | jq -r '.linux.seccomp.supportedFlags[]'); do
 		seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"flags\": [\"$f\"]}"
 		run_container
 		[ "$status" -eq 0 ]
+	done
+	# every architecture reported is a name tern knows: a filter takes it,
+	# or libseccomp refuses to add it here (one of the other byte order),
+	# never "unknown" (SCMP_ARCH_PARISC and _PARISC64 were known and not
+	# reported before runtime-spec 1.3)
+	echo "$features" | jq -e '.linux.seccomp.archs | index("SCMP_ARCH_PARISC64") != null'
+	for f in $(echo "$features" | jq -r '.linux.seccomp.archs[]'); do
+		seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"architectures\": [\"$f\"]}"
+		run tern create -b "$BUNDLE" "$ID"
+		[[ "$output" != *unknown* ]]
+		if [ "$status" -eq 0 ]; then
+			tern delete "$ID"
+		else
+			[[ "$output" == *"adding \`$f\`"* ]]
+		fi
 	done
 }
 
