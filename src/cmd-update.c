@@ -1,6 +1,7 @@
 /* tern update [options] ID: change a container's resource limits. */
 #include "cli.h"
 #include "container-cgroup.h"
+#include "intel-rdt.h"
 #include "utils.h"
 
 #include <ctype.h>
@@ -32,6 +33,9 @@ static const char usage[] =
     "  --cpuset-mems LIST          memory nodes to use\n"
     "  --pids-limit N              maximum number of processes (-1 unlimited)\n"
     "  --blkio-weight N            block IO weight, 10 to 1000\n"
+    "  --l3-cache-schema LINE      the L3 line of the container's resctrl group\n"
+    "                              schemata (linux.intelRdt), e.g. L3:0=f;1=ff\n"
+    "  --mem-bw-schema LINE        its MB line, e.g. MB:0=50;1=70\n"
     "  -h, --help                  this help\n";
 
 int tern_update_parse_bytes(const char *opt, const char *s, int64_t *out, tern_error **err)
@@ -175,7 +179,7 @@ int tern_cmd_update(tern_global_opts *g, int argc, char **argv)
 	};
 	cleanup_error tern_error *err = NULL;
 	oci_resources *r = tern_xmalloc0(sizeof(*r));
-	const char *resources_file = NULL;
+	const char *resources_file = NULL, *l3 = NULL, *mb = NULL;
 	int64_t v;
 	int c, ret = 0;
 
@@ -263,13 +267,15 @@ int tern_cmd_update(tern_global_opts *g, int argc, char **argv)
 			}
 			break;
 		case OPT_L3:
+			l3 = optarg;
+			break;
 		case OPT_MBA:
-			ret = tern_error_make(&err, ENOTSUP,
-					      "--%s: Intel RDT is not supported by tern yet",
-					      c == OPT_L3 ? "l3-cache-schema" : "mem-bw-schema");
+			mb = optarg;
 			break;
 		}
 	}
+	if (ret == 0)
+		ret = tern_rdt_check_update(l3, mb, &err);
 	if (ret == 0)
 		tern_cli_require_args(argc, argv, 1, true, "update", usage);
 	if (ret == 0 && resources_file) {
@@ -277,6 +283,10 @@ int tern_cmd_update(tern_global_opts *g, int argc, char **argv)
 		r = NULL;
 		ret = read_resources(resources_file, &r, &err);
 	}
+	/* resctrl first: a container without a group fails before its
+	 * cgroup limits change */
+	if (ret == 0 && (l3 || mb))
+		ret = tern_container_update_rdt(&g->rt, argv[optind], l3, mb, &err);
 	if (ret == 0)
 		ret = tern_container_update(&g->rt, argv[optind], r, &err);
 	oci_resources_free(r);

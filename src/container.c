@@ -660,6 +660,30 @@ out:
 	return ret;
 }
 
+int tern_container_update_rdt(const tern_runtime *rt, const char *id, const char *l3,
+			      const char *mb, tern_error **err)
+{
+	cleanup_state_dir tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+	int ret = tern_container_load(rt, id, &dir, &st, NULL, err);
+
+	if (ret < 0)
+		return ret;
+	if (strcmp(st->status, "stopped") == 0)
+		ret = tern_error_make_quiet(err, EINVAL,
+					    "cannot update container `%s`: it is stopped", id);
+	else if (st->rdt_group == NULL)
+		ret = tern_error_make_quiet(
+		    err, EINVAL,
+		    "--%s: container `%s` has no resctrl group (its config has "
+		    "no linux.intelRdt)",
+		    l3 ? "l3-cache-schema" : "mem-bw-schema", id);
+	else
+		ret = tern_rdt_update(st->rdt_group, l3, mb, err);
+	oci_state_free(st);
+	return ret;
+}
+
 /* ---- run ---- */
 
 static volatile pid_t forward_to;

@@ -79,6 +79,11 @@ int tern_container_state_json(const tern_runtime *rt, const char *id, char **jso
 int tern_container_kill(const tern_runtime *rt, const char *id, int sig, bool all,
 			tern_error **err);
 int tern_container_delete(const tern_runtime *rt, const char *id, bool force, tern_error **err);
+/* update --l3-cache-schema / --mem-bw-schema: the lines (checked with
+ * tern_rdt_check_update) written to the container's resctrl group, which
+ * it must have (linux.intelRdt). */
+int tern_container_update_rdt(const tern_runtime *rt, const char *id, const char *l3,
+			      const char *mb, tern_error **err);
 
 /* From now on, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1/2 and SIGWINCH
  * sent to tern go to `pid` (0: to nobody), as for a foreground run. */

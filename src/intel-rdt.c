@@ -780,9 +780,9 @@ fail:
 
 /* ---- making, joining, removing ---- */
 
-static int write_schemata(const tern_rdt *plan, const char *text, tern_error **err)
+static int write_schemata(const char *root, const char *group, const char *text, tern_error **err)
 {
-	cleanup_free char *path = tern_strdup_printf("%s/schemata", plan->group);
+	cleanup_free char *path = tern_strdup_printf("%s/schemata", group);
 	cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC);
 	int ret;
 
@@ -792,7 +792,7 @@ static int write_schemata(const tern_rdt *plan, const char *text, tern_error **e
 	ret = (int)write(fd, text, strlen(text));
 	if (ret < 0) {
 		int e = errno;
-		cleanup_free char *why = kernel_says(plan->root);
+		cleanup_free char *why = kernel_says(root);
 		size_t l = strlen(text);
 		return tern_error_make(err, e, "linux.intelRdt: writing `%.*s` to `%s`%s",
 				       (int)(l && text[l - 1] == '\n' ? l - 1 : l), text, path,
@@ -855,9 +855,9 @@ int tern_rdt_apply(tern_rdt *plan, tern_error **err)
 		}
 	}
 	if (plan->made_group) {
-		ret = plan->write1 ? write_schemata(plan, plan->write1, err) : 0;
+		ret = plan->write1 ? write_schemata(plan->root, plan->group, plan->write1, err) : 0;
 		if (ret == 0 && plan->write2)
-			ret = write_schemata(plan, plan->write2, err);
+			ret = write_schemata(plan->root, plan->group, plan->write2, err);
 		if (ret < 0)
 			goto fail;
 	}
@@ -923,6 +923,48 @@ int tern_rdt_remove(const char *group, bool own_group, const char *mon_group, te
 		return tern_error_make(err, errno,
 				       "linux.intelRdt: removing the resctrl group `%s`", group);
 	return 0;
+}
+
+/* One line of an update option, of the resources it is for. */
+static int check_update_line(const char *opt, const char *text, bool l3, tern_error **err)
+{
+	tern_rdt_line l;
+	char *why = NULL;
+	int ret = 0;
+
+	if (text == NULL)
+		return 0;
+	if (strchr(text, '\n'))
+		return tern_error_make_quiet(err, EINVAL, "%s `%s`: one line only", opt, text);
+	if (tern_rdt_parse_line(text, false, &l, &why) < 0) {
+		ret = tern_error_make_quiet(err, EINVAL, "%s `%s`: %s", opt, text, why);
+		free(why);
+		return ret;
+	}
+	if (l3 ? strncmp(l.resource, "L3", 2) != 0 : strcmp(l.resource, "MB") != 0)
+		ret = tern_error_make_quiet(err, EINVAL, "%s `%s`: %s is not %s", opt, text,
+					    l.resource,
+					    l3 ? "an L3 resource (L3, L3CODE or L3DATA)" : "MB");
+	tern_rdt_line_clear(&l);
+	return ret;
+}
+
+int tern_rdt_check_update(const char *l3, const char *mb, tern_error **err)
+{
+	int ret = check_update_line("--l3-cache-schema", l3, true, err);
+	return ret < 0 ? ret : check_update_line("--mem-bw-schema", mb, false, err);
+}
+
+int tern_rdt_update(const char *group, const char *l3, const char *mb, tern_error **err)
+{
+	cleanup_free char *root = resctrl_mount();
+	cleanup_free char *text = tern_strdup_printf("%s%s%s%s", l3 ? l3 : "", l3 ? "\n" : "",
+						     mb ? mb : "", mb ? "\n" : "");
+
+	if (root == NULL)
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "linux.intelRdt: resctrl is not mounted on this host");
+	return text[0] ? write_schemata(root, group, text, err) : 0;
 }
 
 void tern_rdt_clear(tern_rdt *plan)

@@ -110,3 +110,9 @@ void tern_rdt_undo(tern_rdt *plan);
 int tern_rdt_remove(const char *group, bool own_group, const char *mon_group, tern_error **err);
 
 void tern_rdt_clear(tern_rdt *plan);
+
+/* update --l3-cache-schema / --mem-bw-schema (runc's flags): one line
+ * each, of an L3 resource and of MB. The check needs no resctrl. */
+int tern_rdt_check_update(const char *l3, const char *mb, tern_error **err);
+/* Both lines in one write to the group's schemata (NULL: not given). */
+int tern_rdt_update(const char *group, const char *l3, const char *mb, tern_error **err);

@@ -1125,6 +1125,15 @@ open(sys.argv[1] + '/config.json', 'w').write('{\"annotations\": ' + '[' * 10000
 @test "flag: update --blkio-weight 5" {
 	bad_in_state running blkio -- update --blkio-weight 5 ID
 }
+@test "flag: update --l3-cache-schema with a mask that is not hexadecimal" {
+	bad_in_state running --l3-cache-schema zz -- update --l3-cache-schema L3:0=zz ID
+}
+@test "flag: update --mem-bw-schema of an L3 line" {
+	bad_in_state running --mem-bw-schema "is not MB" -- update --mem-bw-schema L3:0=f ID
+}
+@test "flag: update --l3-cache-schema of a container without linux.intelRdt" {
+	bad_in_state running --l3-cache-schema ID "no resctrl group" -- update --l3-cache-schema L3:0=f ID
+}
 @test "flag: update --cpuset-cpus z" {
 	bad_in_state running cpus -- update --cpuset-cpus z ID
 }

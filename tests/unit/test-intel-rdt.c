@@ -230,6 +230,36 @@ static void compare_checks(void)
 	is_str(why, "no `:` after the resource name", "says why");
 }
 
+static int update_check(const char *l3, const char *mb)
+{
+	tern_error *e = NULL;
+	int ret = tern_rdt_check_update(l3, mb, &e);
+
+	free(msg);
+	msg = e ? strdup(e->msg) : NULL;
+	tern_error_free(e);
+	return ret;
+}
+
+static void update_checks(void)
+{
+	is_int(update_check(NULL, NULL), 0, "update without RDT flags");
+	is_int(update_check("L3:0=f;1=ff", "MB:0=50"), 0, "--l3-cache-schema and --mem-bw-schema");
+	is_int(update_check("L3CODE:0=f", NULL), 0, "an L3CODE line (CDP)");
+	ok(update_check("MB:0=10", NULL) < 0, "--l3-cache-schema of an MB line");
+	is_str(msg, "--l3-cache-schema `MB:0=10`: MB is not an L3 resource (L3, L3CODE or L3DATA)",
+	       "named");
+	ok(update_check(NULL, "L3:0=f") < 0, "--mem-bw-schema of an L3 line");
+	is_str(msg, "--mem-bw-schema `L3:0=f`: L3 is not MB", "named");
+	ok(update_check("L3:0=zz", NULL) < 0, "a bad mask");
+	is_str(msg,
+	       "--l3-cache-schema `L3:0=zz`: `zz` (domain 0) is not a hexadecimal bit mask of at "
+	       "most 64 bits",
+	       "named");
+	ok(update_check(NULL, "MB:0=10\nMB:1=10") < 0, "two lines");
+	is_str(msg, "--mem-bw-schema `MB:0=10\nMB:1=10`: one line only", "named");
+}
+
 static void mon_features(void)
 {
 	const char *f = "llc_occupancy\nmbm_total_bytes\nmbm_total_bytes_config\n";
@@ -247,6 +277,7 @@ int main(void)
 	parse_bad();
 	config_checks();
 	compare_checks();
+	update_checks();
 	mon_features();
 	free(why);
 	free(msg);
