@@ -68,6 +68,18 @@ c["mounts"].append({"destination": "/data", "type": "bind", "source": "/srv",
 c["mounts"].append({"destination": "/scratch", "type": "tmpfs", "source": "tmpfs",
                     "options": ["mode=1777", "size=64m", "tmpcopyup", "rro", "rnosuid"]})
 put("config", "full.json", json.dumps(c, indent=1))
+# runtime-spec 1.3's intelRdt and a deadline scheduler (intel-rdt.c,
+# proc-attrs.c)
+r = json.loads(default)
+r["process"]["scheduler"] = {"policy": "SCHED_DEADLINE", "runtime": 2000000,
+                             "deadline": 20000000, "period": 40000000,
+                             "flags": ["SCHED_FLAG_RESET_ON_FORK", "SCHED_FLAG_DL_OVERRUN"]}
+r["process"]["ioPriority"] = {"class": "IOPRIO_CLASS_IDLE", "priority": 0}
+r["linux"]["intelRdt"] = {"closID": "guaranteed", "l3CacheSchema": "L3CODE:0=7f0\nL3DATA:0=1f",
+                          "memBwSchema": "MB:0=20;1=70",
+                          "schemata": ["L3:0=7f0;1=1f", "L2:0=f;1=f;2=f;3=f", "MB:0=20;1=70"],
+                          "enableMonitoring": True}
+put("config", "rdt-sched.json", json.dumps(r, indent=1))
 resources = c["linux"]["resources"]
 
 # ---- state.json ----
