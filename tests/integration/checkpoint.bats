@@ -403,6 +403,16 @@ in_ct() {
 	check_fails_cleanly "prestart hook" "/bin/false"
 }
 
+@test "checkpoint: restore refuses a config with linux.intelRdt (restored processes are not put in a resctrl group), leaves nothing" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete "$ID"
+	update_config '.linux.intelRdt = {"closID": "tern-restore"}'
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	check_fails_cleanly "linux.intelRdt" "restore does not put the restored processes in a resctrl group"
+}
+
 # ---- bad input ----
 
 @test "checkpoint: restore from a missing image path fails cleanly" {
