@@ -13,6 +13,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "memory-merge.h"
+#include "netdev.h"
 #include "restore-mountpoints.h"
 #include "terminal.h"
 #include "utils.h"
@@ -1126,6 +1127,20 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 					    id, dir_used->dir);
 		goto out;
 	}
+	/* CRIU would have to dump the moved devices with the namespace and
+	 * make them anew (a veth, not a physical device), and the namespace
+	 * the dump ends takes them along: virtual ones destroyed, physical
+	 * ones back to the host under their container names. */
+	if (tern_netdev_in_own_netns(config)) {
+		ret = tern_error_make_quiet(
+		    err, ENOTSUP,
+		    "cannot checkpoint container `%s`: linux.netDevices moved host devices into "
+		    "its own network namespace, which CRIU cannot carry them in; a container "
+		    "keeps its devices across a checkpoint only in a network namespace joined "
+		    "by path",
+		    id);
+		goto out;
+	}
 	if (o->lazy_pages) {
 		ret = check_lazy_dump(o, err);
 		if (ret < 0)
@@ -1482,6 +1497,15 @@ static int load_new_bundle(restore_ctx *r, const char *images, tern_error **err)
 					     "the checkpoint in `%s` has a terminal: restore needs "
 					     "--console-socket to send the new pty master to",
 					     images);
+	/* The devices were in the checkpointed namespace, and went with it
+	 * (see the dump's refusal); a namespace joined by path still has
+	 * them, and nothing is moved. */
+	if (tern_netdev_in_own_netns(r->c.config))
+		return tern_error_make_quiet(
+		    err, ENOTSUP,
+		    "linux.netDevices: restore does not move host devices into a network "
+		    "namespace of the container's own; a container keeps its devices across "
+		    "a checkpoint only in a network namespace joined by path");
 	if (r->o->join_netns && (r->d.netns_external || r->d.netns_fresh)) {
 		r->netns_fd = fcntl(r->o->netns_fd, F_DUPFD_CLOEXEC, 3);
 		if (r->netns_fd < 0)

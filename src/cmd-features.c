@@ -210,6 +210,10 @@ int tern_cmd_features(tern_global_opts *g_opts, int argc, char **argv)
 	boolean(g, "enabled", true); /* likewise; libselinux is always linked */
 	yajl_gen_map_close(g);
 	intel_rdt_section(g);
+	str(g, "netDevices"); /* linux.netDevices: netdev.c */
+	yajl_gen_map_open(g);
+	boolean(g, "enabled", true);
+	yajl_gen_map_close(g);
 	yajl_gen_map_close(g);
 	str(g, "annotations");
 	yajl_gen_map_open(g);

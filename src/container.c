@@ -74,6 +74,7 @@ static void free_container(tern_container *c)
 	if (c->console_recv >= 0)
 		close(c->console_recv);
 	tern_ns_plan_close(&c->ns);
+	tern_netdev_set_free(c->netdevs);
 	tern_seccomp_filter_free(c->seccomp);
 	oci_config_free(c->config);
 	tern_state_dir_free(c->dir);
@@ -121,6 +122,9 @@ static int load_bundle(tern_container *c, tern_error **err)
 	if (!S_ISDIR(st.st_mode))
 		return tern_error_make(err, ENOTDIR, "root.path: rootfs `%s`", c->rootfs);
 	ret = tern_ns_plan_make(c->config, &c->ns, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_netdev_check(c->config, &c->ns, err);
 	if (ret < 0)
 		return ret;
 	ret = tern_rlimits_check(c->config->process->rlimits, c->config->process->rlimits_len, err);
@@ -219,15 +223,17 @@ static int write_pid_file(const char *path, pid_t pid, tern_error **err)
 	return 0;
 }
 
-/* Undo everything a failed create made: the process, the mounts it made
- * in our mount namespace when it has none of its own (mounts in its own die
- * with it), the cgroup, the state directory. */
+/* Undo everything a failed create made: the process, the network devices
+ * it moved in (the set holds their namespace, dead init or not), the mounts
+ * it made in our mount namespace when it has none of its own (mounts in its
+ * own die with it), the cgroup, the state directory. */
 static void rollback_create(tern_container *c)
 {
 	if (c->pid > 0) {
 		kill(c->pid, SIGKILL);
 		waitpid(c->pid, NULL, 0);
 	}
+	tern_netdev_undo(c->netdevs);
 	if (c->dir) {
 		tern_error *e = NULL;
 		if (tern_host_mounts_undo(c->dir->dirfd, &e) < 0) {
@@ -766,6 +772,10 @@ int tern_container_run(const tern_runtime *rt, const char *id, const tern_create
 	/* start takes the directory lock itself: let go of create's */
 	tern_state_dir_free(c.dir);
 	c.dir = NULL;
+	/* created: the devices are the container's now, and its namespace
+	 * must not outlive its processes on our account */
+	tern_netdev_set_free(c.netdevs);
+	c.netdevs = NULL;
 
 	ret = tern_container_start(rt, id, err);
 	if (ret < 0) {

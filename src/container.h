@@ -7,6 +7,7 @@
 #include "error.h"
 #include "intel-rdt.h"
 #include "namespaces.h"
+#include "netdev.h"
 #include "oci-config.h"
 #include "oci-state.h"
 #include "seccomp.h"
@@ -57,6 +58,7 @@ typedef struct {
 	bool internal_console; /* a foreground run may proxy the terminal itself */
 	int n_listen_fds;      /* fds from LISTEN_FDS passed on as well */
 	pid_t pid;	       /* the container init, as the host sees it */
+	tern_netdev_set *netdevs; /* linux.netDevices moved in by this create */
 	char *created;	       /* RFC 3339 */
 } tern_container;
 

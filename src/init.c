@@ -208,6 +208,15 @@ static int run_container_hooks(init_ctx *ic, const oci_hook_list *list, const ch
 	return tern_hooks_run(list, stage, json, err);
 }
 
+bool tern_init_awaits_parent(const oci_config *config)
+{
+	const oci_hooks *h = config->hooks;
+	const oci_linux *lx = config->linux_;
+
+	return (h && (h->prestart.len > 0 || h->create_runtime.len > 0)) ||
+	       (lx && lx->net_devices_len > 0);
+}
+
 /* Between the mounts and pivot_root: the spec's place for the prestart and
  * createRuntime hooks (run by the parent, in the host's namespaces) and the
  * createContainer hooks (run here, in the container's namespaces). */
@@ -215,13 +224,14 @@ static int before_pivot(void *data, tern_error **err)
 {
 	init_ctx *ic = data;
 	const oci_hooks *hooks = ic->c->config->hooks;
+	bool await_parent = tern_init_awaits_parent(ic->c->config);
 
-	if (hooks == NULL)
+	if (hooks == NULL && !await_parent)
 		return 0;
 	int ret = await_cgroup(ic, err);
 	if (ret < 0)
 		return ret;
-	if (hooks->prestart.len > 0 || hooks->create_runtime.len > 0) {
+	if (await_parent) {
 		ret = tern_sync_send(ic->sync_fd, SYNC_HOOKS_REQUEST, 0, err);
 		if (ret < 0)
 			return ret;
@@ -229,6 +239,8 @@ static int before_pivot(void *data, tern_error **err)
 		if (ret < 0)
 			return ret;
 	}
+	if (hooks == NULL)
+		return 0;
 	return run_container_hooks(ic, &hooks->create_container, "createContainer", "created", err);
 }
 

@@ -7,6 +7,7 @@
 #include "intel-rdt.h"
 #include "log.h"
 #include "mount-source.h"
+#include "netdev.h"
 #include "sync.h"
 #include "utils.h"
 
@@ -65,20 +66,17 @@ static pid_t clone_child_into(int flags, int cgroup_fd, bool *joined)
 static int run_parent_hooks(tern_container *c, tern_error **err)
 {
 	const oci_hooks *hooks = c->config->hooks;
-	cleanup_free char *json = tern_container_hook_state(c, "creating");
+	cleanup_free char *json = NULL;
 	int ret;
 
+	if (hooks == NULL)
+		return 0;
+	json = tern_container_hook_state(c, "creating");
 	/* prestart is deprecated but still part of the spec; it runs first. */
 	ret = tern_hooks_run(&hooks->prestart, "prestart", json, err);
 	if (ret < 0)
 		return ret;
 	return tern_hooks_run(&hooks->create_runtime, "createRuntime", json, err);
-}
-
-static bool has_parent_hooks(const tern_container *c)
-{
-	const oci_hooks *h = c->config->hooks;
-	return h && (h->prestart.len > 0 || h->create_runtime.len > 0);
 }
 
 /* (4b) in sync.h: the child loaded a filter with SCMP_ACT_NOTIFY rules and
@@ -249,7 +247,12 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	}
 	c->pid = init_pid;
 
-	if (has_parent_hooks(c)) {
+	/* runtime-spec: the devices are in before the createRuntime hooks
+	 * run (runc and crun move them there too); the child waits at (4) */
+	ret = tern_netdev_move_in(c->config, init_pid, &c->netdevs, err);
+	if (ret < 0)
+		return ret;
+	if (tern_init_awaits_parent(c->config)) {
 		ret = tern_sync_expect(sv[0], SYNC_HOOKS_REQUEST, NULL, err);
 		if (ret < 0)
 			return ret;

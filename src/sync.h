@@ -30,7 +30,9 @@
  *  [slow path] open the bind sources (0),
  *  (0a) SYNC_MOUNT_SOURCES... --------------->  (0a) the init keeps them for the mounts
  *                                               mounts, /dev
- *  run prestart + createRuntime hooks <-------  (4) SYNC_HOOKS_REQUEST  (only with such hooks)
+ *  [linux.netDevices] move them in (netdev.h)
+ *  run prestart + createRuntime hooks <-------  (4) SYNC_HOOKS_REQUEST  (only with such hooks
+ *                                                    or linux.netDevices)
  *  (4) SYNC_HOOKS_DONE ----------------------->  createContainer hooks, pivot_root,
  *                                                hostname, sysctl, console, masked paths,
  *                                                rlimits, close inherited fds, stdio to

@@ -123,6 +123,12 @@ bad_config() {
 	check_clean
 }
 
+# spec_1_3 FIELD: a row for a runtime-spec 1.3 field, which runc 1.1.5
+# predates and ignores: skipped for runc, saying so.
+spec_1_3() {
+	is_tern || skip "runc 1.1.5 predates runtime-spec 1.3: it ignores $1"
+}
+
 # bad_config_raw SED-EXPR KEYWORD...: the same for an edit jq cannot make
 # (bytes that are not UTF-8).
 bad_config_raw() {
@@ -376,6 +382,18 @@ M=7
 @test "type: annotations value a number" {
 	bad_config '.annotations = {"a": 5}' annotations.a
 }
+@test "type: linux.netDevices an array" {
+	spec_1_3 linux.netDevices
+	bad_config '.linux.netDevices = ["eth0"]' linux.netDevices
+}
+@test "type: linux.netDevices entry a string" {
+	spec_1_3 linux.netDevices
+	bad_config '.linux.netDevices = {"eth0": "eth1"}' linux.netDevices.eth0
+}
+@test "type: linux.netDevices name a number" {
+	spec_1_3 linux.netDevices
+	bad_config '.linux.netDevices = {"eth0": {"name": 5}}' linux.netDevices.eth0.name
+}
 
 # ---- out of range, 64-bit overflows ------------------------------------------
 
@@ -616,6 +634,18 @@ M=7
 @test "name: bad tmpfs size option" {
 	bad_config '.mounts += [{"destination": "/m", "type": "tmpfs", "source": "tmpfs", "options": ["size=abc"]}]' "mounts[$M]"
 }
+@test "name: linux.netDevices host device that does not exist" {
+	spec_1_3 linux.netDevices
+	bad_config '.linux.netDevices = {"tern-nodev0": {}}' 'linux.netDevices["tern-nodev0"]' "no such network device"
+}
+@test "name: linux.netDevices name with a slash" {
+	spec_1_3 linux.netDevices
+	bad_config '.linux.netDevices = {"lo": {"name": "a/b"}}' 'linux.netDevices["lo"].name' a/b
+}
+@test "name: linux.netDevices name over 15 bytes" {
+	spec_1_3 linux.netDevices
+	bad_config '.linux.netDevices = {"lo": {"name": "abcdefghijklmnop"}}' 'linux.netDevices["lo"].name' "15 bytes"
+}
 
 # ---- contradictions ----------------------------------------------------------
 
@@ -709,6 +739,14 @@ M=7
 }
 @test "contradiction: bind mount of a file onto a directory" {
 	bad_config '.mounts += [{"destination": "/etc", "type": "bind", "source": "/etc/hostname", "options": ["bind"]}]' "mounts[$M]" /etc/hostname
+}
+@test "contradiction: linux.netDevices without a network namespace" {
+	spec_1_3 linux.netDevices
+	bad_config '.linux.namespaces |= map(select(.type != "network")) | .linux.netDevices = {"lo": {}}' linux.netDevices "network namespace"
+}
+@test "contradiction: linux.netDevices moving the loopback" {
+	spec_1_3 linux.netDevices
+	bad_config '.linux.netDevices = {"lo": {"name": "lo0"}}' 'linux.netDevices["lo"]' loopback
 }
 @test "contradiction: a mount duplicated, the second one broken" {
 	bad_config '.mounts += [{"destination": "/m", "type": "tmpfs", "source": "tmpfs"}, {"destination": "/m", "type": "bind", "source": "/no/such/dir", "options": ["bind"]}]' "mounts[$((M + 1))]" /no/such/dir
