@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "intel-rdt.h"
 #include "mounts.h"
 #include "seccomp.h"
 #include "utils.h"
@@ -133,16 +134,18 @@ static void seccomp_section(yajl_gen g)
 }
 
 /* linux.intelRdt (intel-rdt.c), schemata and enableMonitoring included.
- * Like every entry here, what tern implements, not what this host has
- * (features.md: "irrelevant to the actual availability of the features
- * in the host"): without resctrl, a config asking for it fails. */
+ * Unlike the other entries (and runc, which says true everywhere), from
+ * this host: tern implements it all, but without resctrl mounted a config
+ * asking for it fails, and a client should know before it sends one. */
 static void intel_rdt_section(yajl_gen g)
 {
+	bool here = tern_rdt_available();
+
 	str(g, "intelRdt");
 	yajl_gen_map_open(g);
-	boolean(g, "enabled", true);
-	boolean(g, "schemata", true);
-	boolean(g, "monitoring", true);
+	boolean(g, "enabled", here);
+	boolean(g, "schemata", here);
+	boolean(g, "monitoring", here);
 	yajl_gen_map_close(g);
 }
 

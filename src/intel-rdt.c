@@ -529,6 +529,16 @@ static int find_resctrl(char **root, tern_error **err)
 	return 0;
 }
 
+bool tern_rdt_available(void)
+{
+	cleanup_free char *root = NULL;
+	tern_error *err = NULL;
+	bool ok = find_resctrl(&root, &err) == 0;
+
+	tern_error_free(err);
+	return ok;
+}
+
 /* " (resctrl: <info/last_cmd_status>)" when it says more than "ok". */
 static char *kernel_says(const char *root)
 {

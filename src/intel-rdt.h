@@ -57,6 +57,10 @@ typedef struct {
 int tern_rdt_parse_line(const char *line, bool any_resource, tern_rdt_line *out, char **why);
 void tern_rdt_line_clear(tern_rdt_line *line);
 
+/* resctrl is known to the kernel and mounted in our mount namespace: a
+ * config with linux.intelRdt can be honoured here. */
+bool tern_rdt_available(void);
+
 /* The checks of linux.intelRdt that need no resctrl: every line parses,
  * l3CacheSchema holds only L3 lines, no domain of a resource is given twice
  * in one write (l3CacheSchema with memBwSchema; schemata), the closID is
