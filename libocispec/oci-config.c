@@ -912,7 +912,7 @@ int oci_config_validate(const oci_config *config, const char *name, char **err)
 
 /* ---- parsing ---- */
 
-/* 1.0.0 up to any 1.2.x, with or without a suffix ("1.0.2-dev"). */
+/* 1.0.0 up to any 1.3.x, with or without a suffix ("1.0.2-dev"). */
 static bool version_supported(const char *v)
 {
 	char *end;
@@ -926,7 +926,7 @@ static bool version_supported(const char *v)
 	minor = strtoul(end + 1, &end, 10);
 	if (*end != '.' || end[1] < '0' || end[1] > '9')
 		return false;
-	return major == 1 && minor <= 2;
+	return major == 1 && minor <= 3;
 }
 
 static void add_warning(oci_config *config, char *msg)
@@ -986,7 +986,7 @@ int oci_config_parse_data(const char *data, size_t len, const char *name, oci_co
 	if (config->oci_version && !version_supported(config->oci_version))
 		add_warning(config,
 			    ojson_strdup_printf("%s: ociVersion %s is outside the supported "
-						"range 1.0.0 to 1.2.x; continuing",
+						"range 1.0.0 to 1.3.x; continuing",
 						name, config->oci_version));
 	ret = oci_config_validate(config, name, err);
 	if (ret < 0) {

@@ -449,9 +449,9 @@ static void test_versions(void)
 		const char *v;
 		bool warn;
 	} cases[] = {
-	    {"1.0.0", false},	{"1.0.2-dev", false}, {"1.1.0", false}, {"1.2.0", false},
-	    {"1.2.1+x", false}, {"2.0.0", true},      {"1.3.0", true},	{"0.9.0", true},
-	    {"1.0", true},	{"banana", true},
+	    {"1.0.0", false},	{"1.0.2-dev", false}, {"1.1.0", false},	    {"1.2.0", false},
+	    {"1.2.1+x", false}, {"1.3.0", false},     {"1.3.2-rc1", false}, {"2.0.0", true},
+	    {"1.4.0", true},	{"0.9.0", true},      {"1.0", true},	    {"banana", true},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char json[256];
@@ -470,7 +470,7 @@ static void test_versions(void)
 	if (c) {
 		is_str(
 		    c->warnings ? c->warnings[0] : NULL,
-		    "config.json: ociVersion 2.0.0 is outside the supported range 1.0.0 to 1.2.x; "
+		    "config.json: ociVersion 2.0.0 is outside the supported range 1.0.0 to 1.3.x; "
 		    "continuing",
 		    "ociVersion warning text");
 		ok(c->warnings && c->warnings[1] == NULL, "one warning");
