@@ -6,6 +6,7 @@
 #include "cgroup.h"
 #include "error.h"
 #include "namespaces.h"
+#include "numa.h"
 #include "oci-config.h"
 #include "oci-state.h"
 #include "seccomp.h"
@@ -47,6 +48,7 @@ typedef struct {
 	tern_container_dir *dir;
 	tern_ns_plan ns;
 	tern_seccomp_filter *seccomp;
+	tern_mempolicy mempolicy; /* linux.memoryPolicy, ready for the child */
 	char *cgroup_path;    /* as configured, for messages */
 	oci_map cgroup_paths; /* per hierarchy, see cgroup.h */
 	bool own_cgroup;
