@@ -68,6 +68,12 @@ c["mounts"].append({"destination": "/data", "type": "bind", "source": "/srv",
 c["mounts"].append({"destination": "/scratch", "type": "tmpfs", "source": "tmpfs",
                     "options": ["mode=1777", "size=64m", "tmpcopyup", "rro", "rnosuid"]})
 put("config", "full.json", json.dumps(c, indent=1))
+n = json.loads(default)  # runtime-spec 1.3: NUMA memory policy, exec CPU affinity
+n["ociVersion"] = "1.3.0"
+n["process"]["execCPUAffinity"] = {"initial": "0", "final": "0-1"}
+n["linux"]["memoryPolicy"] = {"mode": "MPOL_INTERLEAVE", "nodes": "0-1,3",
+                              "flags": ["MPOL_F_STATIC_NODES"]}
+put("config", "numa.json", json.dumps(n, indent=1))
 resources = c["linux"]["resources"]
 
 # ---- state.json ----
@@ -160,6 +166,8 @@ p["scheduler"] = {"policy": "SCHED_BATCH", "nice": 0, "flags": ["SCHED_FLAG_RESE
 p["ioPriority"] = {"class": "IOPRIO_CLASS_IDLE", "priority": 0}
 put("process", "process.json", json.dumps(p, indent=1))
 put("process", "minimal.json", '{"args":["sh"],"cwd":"/","user":{"uid":0,"gid":0}}')
+put("process", "affinity.json",
+    '{"args":["sh"],"cwd":"/","execCPUAffinity":{"initial":"1","final":"0-1"}}')
 
 # ---- checkpoint/restore options (one argument per line) ----
 put("criu-opts", "cgmode", "--manage-cgroups-mode\nsoft\n--tcp-established\n--ext-unix-sk")
