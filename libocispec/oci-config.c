@@ -347,6 +347,103 @@ static const ojson_field intel_rdt_fields[] = {
     OJF_END,
 };
 
+/* linux.memoryPolicy: the names, in the spec's order (config-linux.md). */
+static const char *const mpol_mode_names[OCI_MPOL_MODE_COUNT] = {
+    [OCI_MPOL_DEFAULT] = "MPOL_DEFAULT",
+    [OCI_MPOL_BIND] = "MPOL_BIND",
+    [OCI_MPOL_INTERLEAVE] = "MPOL_INTERLEAVE",
+    [OCI_MPOL_WEIGHTED_INTERLEAVE] = "MPOL_WEIGHTED_INTERLEAVE",
+    [OCI_MPOL_PREFERRED] = "MPOL_PREFERRED",
+    [OCI_MPOL_PREFERRED_MANY] = "MPOL_PREFERRED_MANY",
+    [OCI_MPOL_LOCAL] = "MPOL_LOCAL",
+};
+
+static const char *const mpol_flag_names[OCI_MPOL_FLAG_COUNT] = {
+    [OCI_MPOL_F_NUMA_BALANCING] = "MPOL_F_NUMA_BALANCING",
+    [OCI_MPOL_F_RELATIVE_NODES] = "MPOL_F_RELATIVE_NODES",
+    [OCI_MPOL_F_STATIC_NODES] = "MPOL_F_STATIC_NODES",
+};
+
+/* "A, B or C", malloc'd, for the messages that list the known names. */
+static char *join_names(const char *const *names, size_t n)
+{
+	size_t len = 1;
+	char *out;
+
+	for (size_t i = 0; i < n; i++)
+		len += strlen(names[i]) + 4;
+	out = ojson_xmalloc0(len);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			strcat(out, i + 1 == n ? " or " : ", ");
+		strcat(out, names[i]);
+	}
+	return out;
+}
+
+static int name_index(const char *name, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int parse_mpol_mode(ojson_ctx *c, yajl_val v, const ojson_path *p, void *field)
+{
+	int mode;
+
+	if (!YAJL_IS_STRING(v))
+		return ojson_fail(c, p, "expected a string");
+	mode = name_index(v->u.string, mpol_mode_names, OCI_MPOL_MODE_COUNT);
+	if (mode < 0) {
+		char *known = join_names(mpol_mode_names, OCI_MPOL_MODE_COUNT);
+		int ret =
+		    ojson_fail(c, p, "unknown mode \"%s\" (the modes are %s)", v->u.string, known);
+		free(known);
+		return ret;
+	}
+	*(oci_mpol_mode *)field = (oci_mpol_mode)mode;
+	return 0;
+}
+
+/* flags: an array of flag names, kept as a bit set; a flag given twice is
+ * refused as the typo it most likely is. */
+static int parse_mpol_flags(ojson_ctx *c, yajl_val v, const ojson_path *p, void *field)
+{
+	unsigned *flags = field;
+
+	if (!YAJL_IS_ARRAY(v))
+		return ojson_fail(c, p, "expected an array of strings");
+	for (size_t i = 0; i < v->u.array.len; i++) {
+		yajl_val s = v->u.array.values[i];
+		ojson_path ip = {p, NULL, i};
+		int f;
+
+		if (!YAJL_IS_STRING(s))
+			return ojson_fail(c, &ip, "expected a string");
+		f = name_index(s->u.string, mpol_flag_names, OCI_MPOL_FLAG_COUNT);
+		if (f < 0) {
+			char *known = join_names(mpol_flag_names, OCI_MPOL_FLAG_COUNT);
+			int ret = ojson_fail(c, &ip, "unknown flag \"%s\" (the flags are %s)",
+					     s->u.string, known);
+			free(known);
+			return ret;
+		}
+		if (*flags & (1u << f))
+			return ojson_fail(c, &ip, "%s is given twice", mpol_flag_names[f]);
+		*flags |= 1u << f;
+	}
+	return 0;
+}
+
+static const ojson_field memory_policy_fields[] = {
+    {OJF("mode", OJ_CUSTOM, oci_memory_policy, mode), .parse = parse_mpol_mode, .required = true},
+    OJF_STR("nodes", oci_memory_policy, nodes),
+    {OJF("flags", OJ_CUSTOM, oci_memory_policy, flags), .parse = parse_mpol_flags},
+    OJF_END,
+};
+
 static const ojson_field net_device_fields[] = {
     OJF_STR("name", oci_net_device, new_name),
     OJF_END,
@@ -369,6 +466,7 @@ static const ojson_field linux_fields[] = {
     OJF_OBJECT("personality", oci_linux, personality, oci_personality, personality_fields),
     OJF_OBJECT("intelRdt", oci_linux, intel_rdt, oci_intel_rdt, intel_rdt_fields),
     OJF_KEYED("netDevices", oci_linux, net_devices, oci_net_device, net_device_fields, name),
+    OJF_OBJECT("memoryPolicy", oci_linux, memory_policy, oci_memory_policy, memory_policy_fields),
     OJF_END,
 };
 
@@ -406,6 +504,86 @@ int oci_namespace_type_from_name(const char *name)
 		if (strcmp(name, namespace_names[i]) == 0)
 			return i;
 	return -1;
+}
+
+const char *oci_mpol_mode_name(oci_mpol_mode mode)
+{
+	return (unsigned)mode < OCI_MPOL_MODE_COUNT ? mpol_mode_names[mode] : NULL;
+}
+
+const char *oci_mpol_flag_name(oci_mpol_flag flag)
+{
+	return (unsigned)flag < OCI_MPOL_FLAG_COUNT ? mpol_flag_names[flag] : NULL;
+}
+
+/* One decimal number at *p, moving *p past it. */
+static int parse_list_id(const char **p, uint32_t *out, const char **why)
+{
+	const char *q = *p;
+	uint32_t v = 0;
+
+	if (*q < '0' || *q > '9') {
+		*why = *q ? "expected a number" : "the list ends where a number should be";
+		return -EINVAL;
+	}
+	for (; *q >= '0' && *q <= '9'; q++) {
+		v = v * 10 + (uint32_t)(*q - '0');
+		if (v > OCI_ID_LIST_MAX) {
+			*why = "a number is above 65535";
+			return -EINVAL;
+		}
+	}
+	*p = q;
+	*out = v;
+	return 0;
+}
+
+int oci_id_list_parse(const char *s, oci_id_range **ranges, size_t *n, const char **why)
+{
+	oci_id_range *r = NULL;
+	size_t count = 0;
+	const char *p = s;
+
+	*ranges = NULL;
+	*n = 0;
+	*why = NULL;
+	if (*p == '\0')
+		return 0;
+	for (;;) {
+		oci_id_range item;
+		oci_id_range *grown;
+
+		if (parse_list_id(&p, &item.first, why) < 0)
+			goto bad;
+		item.last = item.first;
+		if (*p == '-') {
+			p++;
+			if (parse_list_id(&p, &item.last, why) < 0)
+				goto bad;
+			if (item.last < item.first) {
+				*why = "a range runs backwards";
+				goto bad;
+			}
+		}
+		grown = realloc(r, (count + 1) * sizeof(*r));
+		if (grown == NULL)
+			abort();
+		r = grown;
+		r[count++] = item;
+		if (*p == '\0')
+			break;
+		if (*p != ',') {
+			*why = "expected a comma or a dash after a number";
+			goto bad;
+		}
+		p++;
+	}
+	*ranges = r;
+	*n = count;
+	return 0;
+bad:
+	free(r);
+	return -EINVAL;
 }
 
 /* The resource names Linux has (getrlimit(2)), spelled as config.json does. */
@@ -492,6 +670,22 @@ static int validate_rlimits(ojson_ctx *c, const oci_process *process, const ojso
 	return 0;
 }
 
+/* A CPU or node list (oci_id_list_parse); NULL (absent) is fine. */
+static int validate_id_list(ojson_ctx *c, const char *list, const char *what, const ojson_path *p)
+{
+	oci_id_range *r = NULL;
+	const char *why;
+	size_t n;
+
+	if (list == NULL)
+		return 0;
+	if (oci_id_list_parse(list, &r, &n, &why) < 0)
+		return ojson_fail(c, p, "\"%s\" is not a list of %s numbers such as \"0-3,7\": %s",
+				  list, what, why);
+	free(r);
+	return 0;
+}
+
 /* process.* checks; `p` is "process" inside config.json, the root for a
  * process.json on its own. */
 static int validate_process(ojson_ctx *c, const oci_process *process, const ojson_path *p)
@@ -546,6 +740,16 @@ static int validate_process(ojson_ctx *c, const oci_process *process, const ojso
 		/* ioprio_set(2): eight levels, 0 (highest) to 7. */
 		if (iop->priority < 0 || iop->priority > 7)
 			return ojson_fail(c, &pr, "must be between 0 and 7");
+	}
+	if (process->exec_cpu_affinity) {
+		ojson_path ap = {p, "execCPUAffinity", 0};
+		ojson_path ip = {&ap, "initial", 0}, fp = {&ap, "final", 0};
+		ret = validate_id_list(c, process->exec_cpu_affinity->initial, "CPU", &ip);
+		if (ret < 0)
+			return ret;
+		ret = validate_id_list(c, process->exec_cpu_affinity->final, "CPU", &fp);
+		if (ret < 0)
+			return ret;
 	}
 	return 0;
 }
@@ -817,6 +1021,71 @@ static int validate_intel_rdt(ojson_ctx *c, const oci_intel_rdt *rdt, const ojso
 	return 0;
 }
 
+/* linux.memoryPolicy: what set_mempolicy(2) would refuse with a bare
+ * EINVAL, said here with the field. Whether the nodes exist on this
+ * machine and whether its kernel knows the mode is for the runtime to
+ * check (src/numa.c). */
+static int validate_memory_policy(ojson_ctx *c, const oci_memory_policy *mp, const ojson_path *p)
+{
+	ojson_path np = {p, "nodes", 0}, fp = {p, "flags", 0}, mdp = {p, "mode", 0};
+	const char *mode = oci_mpol_mode_name(mp->mode);
+	bool fstatic = mp->flags & (1u << OCI_MPOL_F_STATIC_NODES);
+	bool frelative = mp->flags & (1u << OCI_MPOL_F_RELATIVE_NODES);
+	bool fbalancing = mp->flags & (1u << OCI_MPOL_F_NUMA_BALANCING);
+	oci_id_range *r = NULL;
+	size_t nranges = 0;
+	const char *why;
+	int ret;
+
+	if (mode == NULL)
+		return ojson_fail(c, &mdp, "unknown mode");
+	ret = validate_id_list(c, mp->nodes, "node", &np);
+	if (ret < 0)
+		return ret;
+	if (mp->nodes) {
+		oci_id_list_parse(mp->nodes, &r, &nranges, &why);
+		free(r);
+	}
+	switch (mp->mode) {
+	case OCI_MPOL_DEFAULT:
+	case OCI_MPOL_LOCAL:
+		/* The kernel takes no nodes with either; it ignores the
+		 * node flags with MPOL_DEFAULT (and refuses them with
+		 * MPOL_LOCAL), so they can only be a mistake. */
+		if (nranges > 0)
+			return ojson_fail(c, &np, "must be empty: %s takes no nodes", mode);
+		if (mp->flags != 0)
+			return ojson_fail(c, &fp, "must be empty: %s takes no flags", mode);
+		return 0;
+	case OCI_MPOL_PREFERRED:
+		/* Without nodes it means local allocation, for which the
+		 * kernel refuses the node flags. */
+		if (nranges == 0 && (fstatic || frelative))
+			return ojson_fail(c, &fp,
+					  "%s needs nodes: MPOL_PREFERRED without nodes means "
+					  "local allocation",
+					  mpol_flag_names[fstatic ? OCI_MPOL_F_STATIC_NODES
+								  : OCI_MPOL_F_RELATIVE_NODES]);
+		break;
+	default:
+		if (nranges == 0)
+			return ojson_fail(c, &np, "%s needs at least one node", mode);
+		break;
+	}
+	if (fstatic && frelative)
+		return ojson_fail(
+		    c, &fp, "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES exclude each other");
+	/* set_mempolicy(2): NUMA balancing is for MPOL_BIND; newer kernels
+	 * also take it with MPOL_PREFERRED_MANY (the runtime asks the
+	 * kernel). */
+	if (fbalancing && mp->mode != OCI_MPOL_BIND && mp->mode != OCI_MPOL_PREFERRED_MANY)
+		return ojson_fail(c, &fp,
+				  "MPOL_F_NUMA_BALANCING works only with MPOL_BIND and "
+				  "MPOL_PREFERRED_MANY, not %s",
+				  mode);
+	return 0;
+}
+
 static int validate_linux(ojson_ctx *c, const oci_linux *linux_, const ojson_path *p)
 {
 	ojson_path nsp = {p, "namespaces", 0};
@@ -894,6 +1163,12 @@ static int validate_linux(ojson_ctx *c, const oci_linux *linux_, const ojson_pat
 	if (linux_->intel_rdt) {
 		ojson_path ip = {p, "intelRdt", 0};
 		ret = validate_intel_rdt(c, linux_->intel_rdt, &ip);
+		if (ret < 0)
+			return ret;
+	}
+	if (linux_->memory_policy) {
+		ojson_path mp = {p, "memoryPolicy", 0};
+		ret = validate_memory_policy(c, linux_->memory_policy, &mp);
 		if (ret < 0)
 			return ret;
 	}

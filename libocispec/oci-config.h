@@ -338,6 +338,33 @@ typedef struct {
 	oci_opt_uint64 nanosecs;
 } oci_time_offset;
 
+/* linux.memoryPolicy (runtime-spec 1.3, set_mempolicy(2)). The modes and
+ * flags in the spec's order; oci_mpol_mode_name and oci_mpol_flag_name
+ * give their names, the one list of what tern accepts. */
+typedef enum {
+	OCI_MPOL_DEFAULT = 0,
+	OCI_MPOL_BIND,
+	OCI_MPOL_INTERLEAVE,
+	OCI_MPOL_WEIGHTED_INTERLEAVE,
+	OCI_MPOL_PREFERRED,
+	OCI_MPOL_PREFERRED_MANY,
+	OCI_MPOL_LOCAL,
+	OCI_MPOL_MODE_COUNT
+} oci_mpol_mode;
+
+typedef enum {
+	OCI_MPOL_F_NUMA_BALANCING = 0,
+	OCI_MPOL_F_RELATIVE_NODES,
+	OCI_MPOL_F_STATIC_NODES,
+	OCI_MPOL_FLAG_COUNT
+} oci_mpol_flag;
+
+typedef struct {
+	oci_mpol_mode mode; /* required */
+	char *nodes;	    /* a node list ("0-3,7"); NULL when absent */
+	unsigned flags;	    /* bit (1u << oci_mpol_flag) for each flag given */
+} oci_memory_policy;
+
 typedef struct {
 	oci_namespace *namespaces;
 	size_t namespaces_len;
@@ -361,6 +388,7 @@ typedef struct {
 	oci_intel_rdt *intel_rdt;     /* NULL when absent */
 	oci_net_device *net_devices;
 	size_t net_devices_len;
+	oci_memory_policy *memory_policy; /* NULL when absent */
 } oci_linux;
 
 typedef struct {
@@ -410,6 +438,23 @@ void oci_resources_free(oci_resources *resources);
 /* Namespace type names as used in config.json ("pid", "network", ...). */
 const char *oci_namespace_type_name(oci_namespace_type type);
 int oci_namespace_type_from_name(const char *name); /* -1 when unknown */
+
+/* linux.memoryPolicy names as config.json spells them ("MPOL_BIND",
+ * "MPOL_F_STATIC_NODES"); NULL when out of range. */
+const char *oci_mpol_mode_name(oci_mpol_mode mode);
+const char *oci_mpol_flag_name(oci_mpol_flag flag);
+
+/* A list of CPU or NUMA node numbers as the kernel writes them: numbers
+ * and low-high ranges separated by commas ("0-3,7"); "" is the empty list.
+ * Fills a malloc'd array of ranges (NULL when empty). Returns 0, or -EINVAL
+ * with *why saying what is wrong (a static string). Numbers above
+ * OCI_ID_LIST_MAX are refused: no kernel has that many CPUs or nodes. */
+#define OCI_ID_LIST_MAX 65535
+typedef struct {
+	uint32_t first;
+	uint32_t last;
+} oci_id_range;
+int oci_id_list_parse(const char *s, oci_id_range **ranges, size_t *n, const char **why);
 
 /* Helper for NULL-terminated string lists. */
 size_t oci_strv_len(char *const *strv);

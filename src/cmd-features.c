@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "intel-rdt.h"
 #include "mounts.h"
+#include "oci-config.h"
 #include "seccomp.h"
 #include "utils.h"
 
@@ -149,6 +150,27 @@ static void intel_rdt_section(yajl_gen g)
 	yajl_gen_map_close(g);
 }
 
+/* linux.memoryPolicy (features-linux.md): the modes and flags tern
+ * accepts, from libocispec's one list of them. The spec's meaning:
+ * recognized, whether or not this host's kernel has them (numa.c says
+ * which it lacks when a container asks). */
+static void memory_policy_section(yajl_gen g)
+{
+	str(g, "memoryPolicy");
+	yajl_gen_map_open(g);
+	str(g, "modes");
+	yajl_gen_array_open(g);
+	for (int m = 0; m < OCI_MPOL_MODE_COUNT; m++)
+		str(g, oci_mpol_mode_name((oci_mpol_mode)m));
+	yajl_gen_array_close(g);
+	str(g, "flags");
+	yajl_gen_array_open(g);
+	for (int f = 0; f < OCI_MPOL_FLAG_COUNT; f++)
+		str(g, oci_mpol_flag_name((oci_mpol_flag)f));
+	yajl_gen_array_close(g);
+	yajl_gen_map_close(g);
+}
+
 int tern_cmd_features(tern_global_opts *g_opts, int argc, char **argv)
 {
 	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
@@ -217,6 +239,7 @@ int tern_cmd_features(tern_global_opts *g_opts, int argc, char **argv)
 	yajl_gen_map_open(g);
 	boolean(g, "enabled", true);
 	yajl_gen_map_close(g);
+	memory_policy_section(g);
 	yajl_gen_map_close(g);
 	str(g, "annotations");
 	yajl_gen_map_open(g);

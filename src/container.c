@@ -76,6 +76,7 @@ static void free_container(tern_container *c)
 	tern_ns_plan_close(&c->ns);
 	tern_netdev_set_free(c->netdevs);
 	tern_seccomp_filter_free(c->seccomp);
+	tern_mempolicy_clear(&c->mempolicy);
 	oci_config_free(c->config);
 	tern_state_dir_free(c->dir);
 	free(c->bundle);
@@ -84,6 +85,26 @@ static void free_container(tern_container *c)
 	oci_map_clear(&c->cgroup_paths);
 	tern_rdt_clear(&c->rdt);
 	free(c->created);
+}
+
+/* linux.memoryPolicy against this machine and its kernel, made ready for
+ * the init; process.execCPUAffinity is for `tern exec` only (config.md:
+ * not for the init), but a bad one fails create rather than the first
+ * exec. */
+static int check_numa(tern_container *c, tern_error **err)
+{
+	tern_cpu_affinity aff;
+	int ret;
+
+	ret = tern_mempolicy_prepare(c->config, NULL, &c->mempolicy, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_mempolicy_probe(&c->mempolicy, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_cpu_affinity_prepare(c->config->process->exec_cpu_affinity, NULL, &aff, err);
+	tern_cpu_affinity_clear(&aff);
+	return ret;
 }
 
 /* Everything that can be checked before the first thing is created, so
@@ -141,6 +162,9 @@ static int load_bundle(tern_container *c, tern_error **err)
 		return ret;
 	ret = tern_rdt_plan(c->config->linux_ ? c->config->linux_->intel_rdt : NULL, c->id, &c->rdt,
 			    err);
+	if (ret < 0)
+		return ret;
+	ret = check_numa(c, err);
 	if (ret < 0)
 		return ret;
 	/* The systemd driver asks systemd (PID 1) over D-Bus for a scope;

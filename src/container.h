@@ -8,6 +8,7 @@
 #include "intel-rdt.h"
 #include "namespaces.h"
 #include "netdev.h"
+#include "numa.h"
 #include "oci-config.h"
 #include "oci-state.h"
 #include "seccomp.h"
@@ -49,6 +50,7 @@ typedef struct {
 	tern_container_dir *dir;
 	tern_ns_plan ns;
 	tern_seccomp_filter *seccomp;
+	tern_mempolicy mempolicy; /* linux.memoryPolicy, ready for the child */
 	char *cgroup_path;    /* as configured, for messages */
 	oci_map cgroup_paths; /* per hierarchy, see cgroup.h */
 	bool own_cgroup;

@@ -7,6 +7,7 @@
 #include "intel-rdt.h"
 #include "log.h"
 #include "lsm.h"
+#include "numa.h"
 #include "path-resolve.h"
 #include "proc-attrs.h"
 #include "seccomp.h"
@@ -156,6 +157,15 @@ static oci_capabilities *caps_dup(const oci_capabilities *c)
 	return d;
 }
 
+static oci_exec_cpu_affinity *affinity_dup(const oci_exec_cpu_affinity *a)
+{
+	oci_exec_cpu_affinity *d = tern_xmalloc0(sizeof(*d));
+
+	d->initial = a->initial ? tern_xstrdup(a->initial) : NULL;
+	d->final = a->final ? tern_xstrdup(a->final) : NULL;
+	return d;
+}
+
 static int parse_u32(const char *s, uint32_t *out)
 {
 	char *end;
@@ -262,6 +272,12 @@ static int build_process(const tern_exec_opts *o, const oci_config *config, oci_
 		if ((*out)->capabilities == NULL && config && config->process &&
 		    config->process->capabilities)
 			(*out)->capabilities = caps_dup(config->process->capabilities);
+		/* Likewise execCPUAffinity: config.json's is the default of
+		 * every exec (runc does the same). */
+		if ((*out)->exec_cpu_affinity == NULL && config && config->process &&
+		    config->process->exec_cpu_affinity)
+			(*out)->exec_cpu_affinity =
+			    affinity_dup(config->process->exec_cpu_affinity);
 		return 0;
 	}
 	if (o->args == NULL || o->args[0] == NULL)
@@ -411,11 +427,19 @@ static void nested_fork(exec_ns *ns, int sync_fd)
 	close(gate[0]);
 }
 
+/* What the exec process gets besides its process object. */
+typedef struct {
+	const tern_seccomp_filter *filter;
+	const oci_seccomp *seccomp;
+	const tern_mempolicy *mempolicy;
+	const tern_cpu_affinity *affinity;
+} exec_extras;
+
 __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const oci_process *p,
-						 exec_ns *ns, bool nested,
-						 const tern_seccomp_filter *filter,
+						 exec_ns *ns, bool nested, const exec_extras *x,
 						 int console_sock, int sync_fd)
 {
+	const tern_seccomp_filter *filter = x->filter;
 	tern_error *e = NULL;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -480,6 +504,13 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	if (p->scheduler && tern_scheduler_apply(p->scheduler, &e) < 0)
 		child_fail(sync_fd, e);
 	if (p->io_priority && tern_io_priority_apply(p->io_priority, &e) < 0)
+		child_fail(sync_fd, e);
+	/* We are in the container's cgroup (the parent moved us before
+	 * SYNC_GO): the memory policy and the final CPUs now, before any
+	 * seccomp filter (numa.h). */
+	if (tern_mempolicy_apply(x->mempolicy, &e) < 0)
+		child_fail(sync_fd, e);
+	if (tern_cpu_affinity_apply_final(x->affinity, &e) < 0)
 		child_fail(sync_fd, e);
 	if (close_inherited_fds(o, sync_fd, &e) < 0)
 		child_fail(sync_fd, e);
@@ -550,9 +581,9 @@ static int hand_notify_fd(int sync_fd, const oci_state *st, const oci_seccomp *s
 }
 
 static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_process *p,
-		      const tern_seccomp_filter *filter, const oci_seccomp *seccomp,
-		      int *exit_status, tern_error **err)
+		      const exec_extras *x, int *exit_status, tern_error **err)
 {
+	const tern_seccomp_filter *filter = x->filter;
 	exec_ns ns;
 	cleanup_close_pair int sv[2] = {-1, -1};
 	cleanup_close_pair int console_pair[2] = {-1, -1};
@@ -610,7 +641,7 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 	child = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
 	if (child == 0) {
 		close(sv[0]);
-		exec_child(o, p, &ns, nested, filter, console_sock, sv[1]);
+		exec_child(o, p, &ns, nested, x, console_sock, sv[1]);
 	}
 	int clone_errno = errno;
 	if (!nested && ns.pid_fd >= 0 && self_pid >= 0)
@@ -625,6 +656,11 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 		close(steal_fd(&console_sock));
 	tern_fault_point("exec:cloned");
 
+	/* execCPUAffinity.initial: before the process joins the cgroup
+	 * (config.md), so that what it does until its exec runs there. */
+	ret = tern_cpu_affinity_set_initial(x->affinity, child, err);
+	if (ret < 0)
+		goto fail;
 	if (st->cgroup_paths.len > 0) {
 		ret = tern_cgroup_enter(&st->cgroup_paths, child, err);
 		if (ret < 0)
@@ -661,7 +697,7 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 	}
 	if (tern_seccomp_has_notify(filter)) {
 		/* a child that failed before sent its error instead of the fd */
-		ret = hand_notify_fd(sv[0], st, seccomp, child, err);
+		ret = hand_notify_fd(sv[0], st, x->seccomp, child, err);
 		if (ret < 0)
 			goto fail;
 	}
@@ -707,6 +743,8 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 	oci_config *config = NULL;
 	oci_process *p = NULL;
 	tern_seccomp_filter *filter = NULL;
+	tern_mempolicy mempolicy = {0};
+	tern_cpu_affinity affinity = {0};
 	int ret;
 
 	*exit_status = 0;
@@ -743,6 +781,16 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 	ret = check_process(o, p, err);
 	if (ret < 0)
 		goto out;
+	/* The container's memory policy (exec processes inherit nothing
+	 * from the init) and this process's CPUs, checked and made ready. */
+	if (config) {
+		ret = tern_mempolicy_prepare(config, NULL, &mempolicy, err);
+		if (ret < 0)
+			goto out;
+	}
+	ret = tern_cpu_affinity_prepare(p->exec_cpu_affinity, NULL, &affinity, err);
+	if (ret < 0)
+		goto out;
 	/* before it runs: it may change the container's network namespace
 	 * and be gone by the time a migration decides whether to carry it */
 	if (tern_caps_may_change_netns(p->capabilities)) {
@@ -766,8 +814,11 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 			goto out;
 	}
 	tern_fault_point("exec:process-built");
-	ret =
-	    spawn_exec(o, st, p, filter, filter ? config->linux_->seccomp : NULL, exit_status, err);
+	exec_extras x = {.filter = filter,
+			 .seccomp = filter ? config->linux_->seccomp : NULL,
+			 .mempolicy = &mempolicy,
+			 .affinity = &affinity};
+	ret = spawn_exec(o, st, p, &x, exit_status, err);
 	if (ret < 0 && (tern_process_start_time(st->pid) != st->pid_start_time ||
 			tern_process_is_exiting(st->pid))) {
 		/* Its init exited since we looked: whatever failed (a
@@ -781,6 +832,8 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 					    id, why);
 	}
 out:
+	tern_mempolicy_clear(&mempolicy);
+	tern_cpu_affinity_clear(&affinity);
 	tern_seccomp_filter_free(filter);
 	oci_process_free(p);
 	oci_config_free(config);

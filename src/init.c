@@ -6,6 +6,7 @@
 #include "log.h"
 #include "lsm.h"
 #include "mount-source.h"
+#include "numa.h"
 #include "path-resolve.h"
 #include "proc-attrs.h"
 #include "rootfs.h"
@@ -443,6 +444,16 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	}
 	if (p->io_priority) {
 		ret = tern_io_priority_apply(p->io_priority, err);
+		if (ret < 0)
+			return ret;
+	}
+	/* In the container's cgroup first: joining a cpuset remaps the
+	 * policy's nodes (numa.h). Before any seccomp filter. */
+	if (c->mempolicy.set) {
+		ret = await_cgroup(ic, err);
+		if (ret < 0)
+			return ret;
+		ret = tern_mempolicy_apply(&c->mempolicy, err);
 		if (ret < 0)
 			return ret;
 	}

@@ -4,13 +4,16 @@
  * lines of intelRdt (without resctrl),
  * cgroup resources (both the v1 and the v2 rules), each mount's options,
  * the systemd form of linux.cgroupsPath and the device rules' eBPF
- * program. Nothing is applied. Any input must parse or fail with a
- * message, never crash or leak. */
+ * program, linux.memoryPolicy and process.execCPUAffinity against this
+ * machine's nodes and CPUs (numa.c, which reads sysfs only). Nothing is
+ * applied. Any input must parse or fail with a message, never crash or
+ * leak. */
 #include "cgroup-systemd.h"
 #include "cgroup-v1.h"
 #include "cgroup-v2.h"
 #include "intel-rdt.h"
 #include "mounts.h"
+#include "numa.h"
 #include "oci-config.h"
 #include "proc-attrs.h"
 
@@ -38,6 +41,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (config->linux_ && config->linux_->intel_rdt) {
 		tern_rdt_check_config(config->linux_->intel_rdt, &err);
 		tern_error_freep(&err);
+	}
+	{
+		tern_mempolicy mp;
+		tern_cpu_affinity aff;
+		tern_mempolicy_prepare(config, NULL, &mp, &err);
+		tern_error_freep(&err);
+		tern_mempolicy_clear(&mp);
+		tern_cpu_affinity_prepare(
+		    config->process ? config->process->exec_cpu_affinity : NULL, NULL, &aff, &err);
+		tern_error_freep(&err);
+		tern_cpu_affinity_clear(&aff);
 	}
 	for (size_t i = 0; i < config->mounts_len; i++) {
 		tern_mount_options o = {0};

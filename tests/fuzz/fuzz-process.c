@@ -1,8 +1,10 @@
 /* `tern exec --process FILE`: the process object's parser (with its
  * validation), then the checks exec makes before it starts anything:
- * rlimits (type names and values), scheduler and ioPriority. Nothing is
+ * rlimits (type names and values), scheduler, ioPriority and
+ * execCPUAffinity (against this machine's CPUs). Nothing is
  * applied. The input is handed over as a file (a memfd), as exec reads
  * it. */
+#include "numa.h"
 #include "oci-config.h"
 #include "proc-attrs.h"
 #include "utils.h"
@@ -42,7 +44,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (p->io_priority) {
 		tern_io_priority_check(p->io_priority, &err);
 		tern_error_free(err);
+		err = NULL;
 	}
+	tern_cpu_affinity aff;
+	tern_cpu_affinity_prepare(p->exec_cpu_affinity, NULL, &aff, &err);
+	tern_error_free(err);
+	tern_cpu_affinity_clear(&aff);
 	oci_process_free(p);
 	return 0;
 }

@@ -80,6 +80,12 @@ r["linux"]["intelRdt"] = {"closID": "guaranteed", "l3CacheSchema": "L3CODE:0=7f0
                           "schemata": ["L3:0=7f0;1=1f", "L2:0=f;1=f;2=f;3=f", "MB:0=20;1=70"],
                           "enableMonitoring": True}
 put("config", "rdt-sched.json", json.dumps(r, indent=1))
+n = json.loads(default)  # runtime-spec 1.3: NUMA memory policy, exec CPU affinity
+n["ociVersion"] = "1.3.0"
+n["process"]["execCPUAffinity"] = {"initial": "0", "final": "0-1"}
+n["linux"]["memoryPolicy"] = {"mode": "MPOL_INTERLEAVE", "nodes": "0-1,3",
+                              "flags": ["MPOL_F_STATIC_NODES"]}
+put("config", "numa.json", json.dumps(n, indent=1))
 resources = c["linux"]["resources"]
 
 # ---- state.json ----
@@ -172,6 +178,8 @@ p["scheduler"] = {"policy": "SCHED_BATCH", "nice": 0, "flags": ["SCHED_FLAG_RESE
 p["ioPriority"] = {"class": "IOPRIO_CLASS_IDLE", "priority": 0}
 put("process", "process.json", json.dumps(p, indent=1))
 put("process", "minimal.json", '{"args":["sh"],"cwd":"/","user":{"uid":0,"gid":0}}')
+put("process", "affinity.json",
+    '{"args":["sh"],"cwd":"/","execCPUAffinity":{"initial":"1","final":"0-1"}}')
 
 # ---- checkpoint/restore options (one argument per line) ----
 put("criu-opts", "cgmode", "--manage-cgroups-mode\nsoft\n--tcp-established\n--ext-unix-sk")

@@ -37,6 +37,10 @@
 # Environment: TERN_VM_CACHE (default /var/cache/tern-vm) keeps the built
 # initrd between runs; TERN_VM_KERNEL picks a kernel version from /boot;
 # TERN_VM_MEM (MiB, default 2048) and TERN_VM_SMP (default 2) size the guest;
+# TERN_VM_NUMA=N (default 1) gives it N NUMA nodes: the memory split evenly
+# between them, CPU c on node c % N (a node past the CPUs has memory only),
+# for the linux.memoryPolicy tests (oci13-mempolicy.bats) that need more
+# than one node;
 # TERN_VM_KEEP=1 keeps the run's temporary directory (console log, output).
 #
 # There is no /dev/kvm on the machines this runs on: qemu emulates the CPU
@@ -51,6 +55,7 @@ GUEST_INIT=$VM_DIR/guest-init.sh
 CACHE=${TERN_VM_CACHE:-/var/cache/tern-vm}
 MEM=${TERN_VM_MEM:-2048}
 SMP=${TERN_VM_SMP:-2}
+NUMA=${TERN_VM_NUMA:-1}
 timeout=600
 
 init_mode=plain
@@ -98,6 +103,10 @@ done
 case "$timeout" in
 '' | *[!0-9]*) die "--timeout wants a number of seconds, not '$timeout'" ;;
 esac
+case "$NUMA" in
+'' | *[!0-9]* | 0) die "TERN_VM_NUMA wants a number of nodes (1 or more), not '$NUMA'" ;;
+esac
+[ $((MEM % NUMA)) -eq 0 ] || die "TERN_VM_MEM ($MEM MiB) does not split evenly into $NUMA NUMA nodes"
 [ "$(id -u)" -eq 0 ] || die "run as root: the guest shares this machine's root filesystem"
 # The kernel command line splits on spaces and has no quoting we can rely on.
 case "$GUEST_INIT" in
@@ -238,6 +247,17 @@ else
 	append+=(systemd.unified_cgroup_hierarchy=0)
 fi
 
+# NUMA nodes: each its own RAM backend (qemu then wants every node to have
+# one, and their sizes to add up to -m).
+numa=()
+if [ "$NUMA" -gt 1 ]; then
+	for ((n = 0; n < NUMA; n++)); do
+		node="node,nodeid=$n,memdev=ram$n"
+		for ((c = n; c < SMP; c += NUMA)); do node+=",cpus=$c"; done
+		numa+=(-object "memory-backend-ram,id=ram$n,size=$((MEM / NUMA))M" -numa "$node")
+	done
+fi
+
 # multidevs=remap: the host's root spans several file systems; without it
 # inode numbers from different devices could collide in the guest.
 # timeout(1) rather than a sleeping watchdog: a stray sleep would keep the
@@ -248,6 +268,7 @@ boot_guest() {
 	timeout -k 10 "$timeout" qemu-system-x86_64 \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-accel tcg,thread=multi -cpu max -smp "$SMP" -m "$MEM" \
+		"${numa[@]}" \
 		-kernel "$kernel" -initrd "$initrd" -append "${append[*]}" \
 		-serial "file:$run/console.log" \
 		-fsdev local,id=root,path=/,security_model=passthrough,readonly=on,multidevs=remap \
@@ -313,6 +334,6 @@ esac
 # Times from the host's clock: qemu writes the guest's files on the host.
 t_cmd=$(stat -c %Y "$io/started" 2>/dev/null || echo "$t_end")
 t_done=$(stat -c %Y "$io/status")
-echo "$prog: kernel $kver; setup $((t_qemu - t_start)) s, boot $((t_cmd - t_qemu)) s," \
+echo "$prog: kernel $kver, $NUMA NUMA node(s); setup $((t_qemu - t_start)) s, boot $((t_cmd - t_qemu)) s," \
 	"command $((t_done - t_cmd)) s, total $((t_end - t_start)) s; status $rc" >&2
 exit "$rc"
