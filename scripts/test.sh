@@ -83,53 +83,73 @@ export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-120}
 TERN_BIN=$REPO/tern bats --tap tests/integration </dev/null 2>&1 | tee "$TAP"
 count_tap "$TAP" "${PIPESTATUS[0]}"
 
-echo "== cgroup v2 tests in a qemu guest (Debian's kernel, pure cgroup v2)"
-# This machine is cgroup v1 hybrid; the v2 path runs for real in a guest
-# booted from Debian's own kernel (tests/vm/run-in-guest.sh installs qemu and
-# the kernel itself). The guest emulates its CPU, hence the wide timeouts.
-# seccomp-compat32.bats needs int $0x80, which some hosts' kernels refuse
-# (it skips there, loudly); Debian's kernel in the guest has it, and dummy
-# network devices (netdev-dummy.bats).
-# The guest has two NUMA nodes (TERN_VM_NUMA=2): oci13-mempolicy.bats
-# puts pages on node 1 for real (this host has one node; the other files do
-# not mind them).
-TAPV2=$LOGDIR/cgroup-v2.tap
-BATS_TEST_TIMEOUT=600 TERN_VM_NUMA=2 tests/vm/run-in-guest.sh --timeout 2700 -- \
-	env TERN_BIN="$REPO/tern" TERN_REQUIRE_COMPAT32=1 bats --tap tests/integration-v2 \
-	tests/integration/pause-ps-update.bats tests/integration/events.bats \
-	tests/integration/cgroup.bats tests/integration/cgroup-resources.bats \
-	tests/integration/seccomp-compat32.bats tests/integration/netdev-dummy.bats \
-	tests/integration/oci13-mempolicy.bats </dev/null 2>&1 |
-	tee "$TAPV2"
-count_tap "$TAPV2" "${PIPESTATUS[0]}"
+# ---- qemu guests ----
+# This machine is cgroup v1 hybrid, has no soft-dirty tracking and does not
+# run systemd: what needs those runs for real in guests booted from Debian's
+# own kernel (tests/vm/run-in-guest.sh installs qemu and the kernel itself).
+# The guests emulate their CPUs (TCG), hence the wide timeouts, yet keep
+# this machine's cores only about 60% busy: they run in two lanes at once,
+# each guest's output kept in its .tap file and printed when all are done.
 
-echo "== checkpoint/restore in a qemu guest (incremental dumps need soft-dirty tracking)"
-# This machine's kernel has no CONFIG_MEM_SOFT_DIRTY, so CRIU's pre-dump and
-# incremental dumps run in the guest, on Debian's kernel; checkpoint.bats runs
-# there too, on pure cgroup v2, and snapshot-warm.bats (a spare frozen by the
-# v2 freezer while CRIU holds it, on Debian's 6.1 kernel), and the guest's own
-# files (snapshot-spares-v2.bats: a clone spare moved between v2 cgroups).
-# The private criu in /opt is visible there.
-TAPCR=$LOGDIR/criu-guest.tap
-BATS_TEST_TIMEOUT=600 tests/vm/run-in-guest.sh --timeout 2400 -- \
+# guest NAME CMD...: one guest run, CMD being run-in-guest.sh (after any
+# env VAR=...); its output in $LOGDIR/NAME.tap, its status in NAME.rc.
+guest() {
+	local name=$1
+	shift
+	BATS_TEST_TIMEOUT=600 "$@" </dev/null >"$LOGDIR/$name.tap" 2>&1
+	echo $? >"$LOGDIR/$name.rc"
+}
+
+# report NAME TITLE: a finished guest run's output, counted.
+report() {
+	echo "== $2"
+	cat "$LOGDIR/$1.tap"
+	count_tap "$LOGDIR/$1.tap" "$(cat "$LOGDIR/$1.rc" 2>/dev/null || echo 1)"
+}
+
+# Lane 1: pure cgroup v2, then the systemd cgroup driver.
+# - cgroup v2: seccomp-compat32.bats needs int $0x80, which some hosts'
+#   kernels refuse (it skips there, loudly), and netdev-dummy.bats dummy
+#   network devices: Debian's kernel has both. Two NUMA nodes
+#   (TERN_VM_NUMA=2): oci13-mempolicy.bats puts pages on node 1 for real
+#   (this host has one node; the other files do not mind them). A spare
+#   NIC: a physical device that netdev-physical.bats moves into a
+#   container and gets back.
+# - systemd: the guest boots systemd as PID 1, on pure v2 and in systemd's
+#   hybrid layout (the one this machine has).
+SPARE_NIC_MAC=52:54:00:7e:72:6e
+rm -f "$LOGDIR"/*.rc
+{
+	guest cgroup-v2 env TERN_VM_NUMA=2 TERN_VM_SPARE_NIC=$SPARE_NIC_MAC \
+		tests/vm/run-in-guest.sh --timeout 2700 -- \
+		env TERN_BIN="$REPO/tern" TERN_REQUIRE_COMPAT32=1 TERN_TEST_SPARE_NIC_MAC=$SPARE_NIC_MAC \
+		bats --tap tests/integration-v2 \
+		tests/integration/pause-ps-update.bats tests/integration/events.bats \
+		tests/integration/cgroup.bats tests/integration/cgroup-resources.bats \
+		tests/integration/seccomp-compat32.bats tests/integration/netdev-dummy.bats \
+		tests/integration/netdev-physical.bats tests/integration/oci13-mempolicy.bats
+	guest systemd-v2 tests/vm/run-in-guest.sh --timeout 1800 --systemd -- \
+		env TERN_BIN="$REPO/tern" bats --tap tests/integration-systemd
+	guest systemd-hybrid tests/vm/run-in-guest.sh --timeout 1800 --systemd --hybrid -- \
+		env TERN_BIN="$REPO/tern" bats --tap tests/integration-systemd
+} &
+lane1=$!
+# Lane 2: checkpoint/restore. This machine's kernel has no
+# CONFIG_MEM_SOFT_DIRTY, so CRIU's pre-dump and incremental dumps run here,
+# on Debian's kernel; checkpoint.bats runs here too, on pure cgroup v2, and
+# snapshot-warm.bats (a spare frozen by the v2 freezer while CRIU holds it),
+# and the guest's own files (snapshot-spares-v2.bats: a clone spare moved
+# between v2 cgroups). The private criu in /opt is visible there.
+guest criu-guest tests/vm/run-in-guest.sh --timeout 2400 -- \
 	env TERN_BIN="$REPO/tern" bats --tap tests/integration-criu-guest \
-	tests/integration/checkpoint.bats tests/integration/snapshot-warm.bats </dev/null 2>&1 |
-	tee "$TAPCR"
-count_tap "$TAPCR" "${PIPESTATUS[0]}"
-
-# The systemd cgroup driver needs systemd as PID 1, which this machine does
-# not run: the guest boots systemd, on pure v2 and in systemd's hybrid
-# layout (the one this machine has).
-for layout in v2 hybrid; do
-	echo "== systemd cgroup driver in a qemu guest booted with systemd ($layout)"
-	TAPSD=$LOGDIR/systemd-$layout.tap
-	opts=(--systemd)
-	[ "$layout" = hybrid ] && opts+=(--hybrid)
-	BATS_TEST_TIMEOUT=600 tests/vm/run-in-guest.sh --timeout 1800 "${opts[@]}" -- \
-		env TERN_BIN="$REPO/tern" bats --tap tests/integration-systemd </dev/null 2>&1 |
-		tee "$TAPSD"
-	count_tap "$TAPSD" "${PIPESTATUS[0]}"
-done
+	tests/integration/checkpoint.bats tests/integration/snapshot-warm.bats &
+lane2=$!
+echo "== qemu guests: cgroup v2 then systemd (v2, hybrid), and checkpoint/restore, at once"
+wait "$lane1" "$lane2"
+report cgroup-v2 "cgroup v2 tests in a qemu guest (Debian's kernel, pure cgroup v2)"
+report criu-guest "checkpoint/restore in a qemu guest (incremental dumps need soft-dirty tracking)"
+report systemd-v2 "systemd cgroup driver in a qemu guest booted with systemd (v2)"
+report systemd-hybrid "systemd cgroup driver in a qemu guest booted with systemd (hybrid)"
 
 summary
 [ "$failed" -eq 0 ]

@@ -40,7 +40,10 @@
 # TERN_VM_NUMA=N (default 1) gives it N NUMA nodes: the memory split evenly
 # between them, CPU c on node c % N (a node past the CPUs has memory only),
 # for the linux.memoryPolicy tests (oci13-mempolicy.bats) that need more
-# than one node;
+# than one node; TERN_VM_SPARE_NIC=MAC gives it a virtio NIC with that
+# address on a hub of its own (no way out), a physical device that
+# netdev-physical.bats may move into a container (the guest's kernel loads
+# its driver, virtio_net, when the test asks);
 # TERN_VM_KEEP=1 keeps the run's temporary directory (console log, output).
 #
 # There is no /dev/kvm on the machines this runs on: qemu emulates the CPU
@@ -56,6 +59,7 @@ CACHE=${TERN_VM_CACHE:-/var/cache/tern-vm}
 MEM=${TERN_VM_MEM:-2048}
 SMP=${TERN_VM_SMP:-2}
 NUMA=${TERN_VM_NUMA:-1}
+SPARE_NIC=${TERN_VM_SPARE_NIC:-}
 timeout=600
 
 init_mode=plain
@@ -258,6 +262,11 @@ if [ "$NUMA" -gt 1 ]; then
 	done
 fi
 
+nics=(-nic none)
+if [ -n "$SPARE_NIC" ]; then
+	nics=(-netdev hubport,id=spare,hubid=0 -device "virtio-net-pci,netdev=spare,mac=$SPARE_NIC")
+fi
+
 # multidevs=remap: the host's root spans several file systems; without it
 # inode numbers from different devices could collide in the guest.
 # timeout(1) rather than a sleeping watchdog: a stray sleep would keep the
@@ -275,7 +284,7 @@ boot_guest() {
 		-device virtio-9p-pci,fsdev=root,mount_tag=ternroot \
 		-fsdev local,id=io,path="$io",security_model=passthrough \
 		-device virtio-9p-pci,fsdev=io,mount_tag=ternio \
-		-nic none \
+		"${nics[@]}" \
 		</dev/null >"$run/qemu.log" 2>&1 &
 	qpid=$!
 	t_qemu=$(date +%s)
