@@ -2,6 +2,7 @@
  * state directory and the unmount at delete (see host-mounts.h). */
 #include "host-mounts.h"
 #include "log.h"
+#include "mountinfo.h"
 #include "utils.h"
 
 #include <errno.h>
@@ -83,22 +84,6 @@ static char *escape(const char *s)
 		else
 			*w++ = *s;
 	}
-	return out;
-}
-
-static char *unescape(const char *s)
-{
-	char *out = tern_xstrdup(s), *w = out;
-	for (const char *r = s; *r; r++) {
-		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
-		    r[3] >= '0' && r[3] <= '7') {
-			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
-			r += 3;
-		} else {
-			*w++ = *r;
-		}
-	}
-	*w = '\0';
 	return out;
 }
 
@@ -283,7 +268,7 @@ int tern_host_mounts_commit(int statedir, tern_error **err)
  * now and is freed when its last user lets go. */
 static int unmount_one(const mnt_entry *m, tern_error **err)
 {
-	cleanup_free char *path = unescape(m->mp), *target = NULL;
+	cleanup_free char *path = tern_mountinfo_unescape(m->mp), *target = NULL;
 	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 	cleanup_close int dirfd = -1;
@@ -372,7 +357,8 @@ static int unmount_ours(const record *r, tern_error **err)
 		if (!m->ours || list_has(&failed, m->id, m->mp) ||
 		    (c = first_child(&now, m->id)) == NULL || c->ours)
 			continue;
-		cleanup_free char *mp = unescape(m->mp), *cp = unescape(c->mp);
+		cleanup_free char *mp = tern_mountinfo_unescape(m->mp),
+				  *cp = tern_mountinfo_unescape(c->mp);
 		cleanup_free char *msg = tern_strdup_printf(
 		    "`%s` stays mounted: `%s`, which tern did not mount, is mounted on it", mp, cp);
 		append(&why, msg);

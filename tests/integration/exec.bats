@@ -3,15 +3,6 @@
 
 load helpers
 
-start_sleeper() {
-	set_args /bin/sleep "$MARK"
-	run tern run -d -b "$BUNDLE" "$ID"
-	[ "$status" -eq 0 ] || {
-		echo "$output"
-		return 1
-	}
-}
-
 @test "exec: output and exit status are the process's" {
 	start_sleeper
 	run tern exec "$ID" /bin/echo hello

@@ -319,6 +319,16 @@ check_nothing_left() {
 	return $leak
 }
 
+# start_sleeper: $ID runs detached from $BUNDLE, its process a sleep.
+start_sleeper() {
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || {
+		echo "$output"
+		return 1
+	}
+}
+
 # output_mentions KEYWORD...: $output names every KEYWORD.
 output_mentions() {
 	local k

@@ -25,15 +25,6 @@ apparmor_off() {
 	fi
 }
 
-start_sleeper() {
-	set_args /bin/sleep "$MARK"
-	run tern run -d -b "$BUNDLE" "$ID"
-	[ "$status" -eq 0 ] || {
-		echo "$output"
-		return 1
-	}
-}
-
 # no_exec_left: the container holds its init and nothing else (a refused
 # exec must not leave a process behind in it).
 no_exec_left() {

@@ -84,15 +84,6 @@ run_policy() {
 	POLICY=$(policy_of "${lines[0]}")
 }
 
-start_sleeper() {
-	set_args /bin/sleep "$MARK"
-	run tern run -d -b "$BUNDLE" "$ID"
-	[ "$status" -eq 0 ] || {
-		echo "$output"
-		return 1
-	}
-}
-
 # node_pages LINE NODE: the pages on NODE in a numa_maps line (0 if none).
 node_pages() {
 	local f
