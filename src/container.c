@@ -462,16 +462,15 @@ static int release_container(tern_container_dir *dir, const oci_state *st, tern_
 	return 0;
 }
 
-static void run_poststart(const oci_config *config, const oci_state *st)
+static int run_poststart(const oci_config *config, const oci_state *st, tern_error **err)
 {
 	cleanup_free char *json = NULL;
 
 	if (config == NULL || config->hooks == NULL || config->hooks->poststart.len == 0)
-		return;
+		return 0;
 	if (hook_state_from_disk(st, "running", &json) < 0)
-		return;
-	/* runtime-spec: a failing poststart hook is logged, nothing more. */
-	tern_hooks_run_all(&config->hooks->poststart, "poststart", json);
+		return 0;
+	return tern_hooks_run(&config->hooks->poststart, "poststart", json, err);
 }
 
 int tern_container_read(tern_container_dir *dir, oci_state **state, oci_config **config,
@@ -541,7 +540,19 @@ int tern_container_start(const tern_runtime *rt, const char *id, tern_error **er
 	if (ret < 0)
 		goto out;
 	tern_fault_point("start:released");
-	run_poststart(config, st);
+	ret = run_poststart(config, st, err);
+	if (ret < 0) {
+		/* runtime-spec 1.3 (runc too): a failing poststart hook fails
+		 * start, and the container is stopped and destroyed, poststop
+		 * hooks and all, as a delete would (delete takes the lock) */
+		tern_error *e = NULL;
+		tern_state_dir_freep(&dir);
+		if (tern_container_delete(rt, id, true, &e) < 0) {
+			tern_warn("deleting `%s` after its poststart hook failed: %s", id, e->msg);
+			tern_error_free(e);
+		}
+		tern_error_wrap(err, "container `%s` stopped and deleted", id);
+	}
 out:
 	oci_state_free(st);
 	oci_config_free(config);
