@@ -129,7 +129,9 @@ load netdev-helpers
 	check_nothing_left "$ID"
 }
 
-@test "netDevices: into a namespace joined by path; delete leaves them there (runtime-spec)" {
+# run_in_path_netns: $ID runs in the network namespace /run/netns/$P
+# (teardown removes it), with the veth end ${P}a moved in as ctr0.
+run_in_path_netns() {
 	NETNS=$P
 	ip netns add "$NETNS"
 	add_namespace network "/run/netns/$NETNS"
@@ -137,6 +139,10 @@ load netdev-helpers
 	addressed "${P}a"
 	set_netdevs "{\"${P}a\": {\"name\": \"ctr0\"}}"
 	tern run -d -b "$BUNDLE" "$ID"
+}
+
+@test "netDevices: into a namespace joined by path; delete leaves them there (runtime-spec)" {
+	run_in_path_netns
 	[ "$(ip netns exec "$NETNS" ip -j addr show dev ctr0 | global_addrs)" = "$PERMANENT_GLOBAL" ]
 	tern delete --force "$ID"
 	# the runtime MUST NOT move it out: the namespace's owner decides
@@ -301,13 +307,7 @@ load netdev-helpers
 
 @test "netDevices: checkpoint and restore in a namespace joined by path keep the devices" {
 	"$CRIU_BIN" --version >/dev/null 2>&1 || skip "!!! NO CRIU AT $CRIU_BIN: see scripts/install-criu.sh !!!"
-	NETNS=$P
-	ip netns add "$NETNS"
-	add_namespace network "/run/netns/$NETNS"
-	veth "${P}a"
-	addressed "${P}a"
-	set_netdevs "{\"${P}a\": {\"name\": \"ctr0\"}}"
-	tern run -d -b "$BUNDLE" "$ID"
+	run_in_path_netns
 	tern checkpoint --image-path "$IMG" "$ID"
 	tern delete "$ID"
 	# still in the namespace, which /run/netns keeps; restore moves nothing
