@@ -157,7 +157,7 @@ in_ct() {
 	"$TERN_BIN" --root "$ROOT" restore --image-path "$IMG" -b "$BUNDLE" "$ID" </dev/null \
 		>"$out" 2>&1 &
 	pid=$!
-	wait_status "$ID" running 10 || { cat "$out"; false; }
+	wait_status "$ID" running 60 || { cat "$out"; false; }
 	kill -USR1 "$pid"
 	rc=0
 	timeout 20 tail --pid="$pid" -f /dev/null
@@ -235,7 +235,7 @@ in_ct() {
 	# the client lives outside the container, in the same netns
 	mkfifo "$BATS_TEST_TMPDIR/go"
 	ip netns exec "$NETNS" bash -c '
-		for i in $(seq 50); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
+		for i in $(seq 600); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
 		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1.tmp"; mv "$1/r1.tmp" "$1/r1"
 		read -r _ <"$1/go"
 		echo two >&5; read -r -t 10 -u 5 l; echo "$l" >"$1/r2"' _ "$BATS_TEST_TMPDIR" 3>&- &
@@ -261,7 +261,7 @@ in_ct() {
 	set_args /bin/tcpecho 5555
 	start_detached "$ID"
 	ip netns exec "$NETNS" bash -c '
-		for i in $(seq 50); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
+		for i in $(seq 600); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
 		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1.tmp"; mv "$1/r1.tmp" "$1/r1"; exec sleep "$2"' _ "$BATS_TEST_TMPDIR" "$MARK" 3>&- &
 	EXTRA_PIDS=$!
 	wait_for_file "$BATS_TEST_TMPDIR/r1"
@@ -549,7 +549,7 @@ in_ct() {
 	"$CRIU_BIN" lazy-pages --page-server --address 127.0.0.1 --port "$port" -D "$IMG" \
 		-o lazy-pages.log &
 	LAZY_DAEMON_PID=$!
-	wait_for_file "$IMG/lazy-pages.socket" 10
+	wait_for_file "$IMG/lazy-pages.socket" 60
 	rm "$BUNDLE/rootfs/tmp/hash"
 	# a new id: the source exists until its last page has been fetched
 	tern restore -d --lazy-pages --image-path "$IMG" -b "$BUNDLE" "$ID-lazy"

@@ -160,13 +160,11 @@ load helpers
 	set_args /bin/true
 	"$TERN_BIN" --root "$ROOT" create -b "$BUNDLE" "$ID" </dev/null >/dev/null 2>&1 3>&- &
 	local pid=$!
-	for _ in $(seq 100); do [ -e "$BATS_TEST_TMPDIR/hook-ran" ] && break; sleep 0.05; done
-	[ -e "$BATS_TEST_TMPDIR/hook-ran" ]
+	wait_until 60 test -e "$BATS_TEST_TMPDIR/hook-ran"
 	kill -9 "$pid"
 	wait "$pid" || true
 	# the container process and the hook die with tern
-	for _ in $(seq 100); do pgrep -f "sleep $MARK" >/dev/null || break; sleep 0.05; done
-	! pgrep -f "sleep $MARK" || false
+	wait_until 60 no_mark_procs
 	# the half-made container is not listed as alive and delete removes it all
 	run tern delete --force "$ID"
 	[ "$status" -eq 0 ]
@@ -178,7 +176,7 @@ load helpers
 	set_args /bin/true
 	"$TERN_BIN" --root "$ROOT" create -b "$BUNDLE" "$ID" </dev/null >/dev/null 2>&1 3>&- &
 	local pid=$!
-	for _ in $(seq 100); do [ -e "$BATS_TEST_TMPDIR/hook-ran" ] && break; sleep 0.05; done
+	wait_until 60 test -e "$BATS_TEST_TMPDIR/hook-ran"
 	kill -9 "$pid"
 	wait "$pid" || true
 	update_config 'del(.hooks)'

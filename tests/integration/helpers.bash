@@ -163,8 +163,10 @@ state_field() {
 }
 
 # wait_status ID STATUS [TIMEOUT_SECONDS]: poll until state reports STATUS.
+# The default is wide: a TCG guest or a loaded CI machine is slow, and the
+# wait ends as soon as the status is there.
 wait_status() {
-	local i n=$((${3:-5} * 20)) s
+	local i n=$((${3:-30} * 20)) s
 	for ((i = 0; i < n; i++)); do
 		# (not JSON while the container does not exist yet: keep polling)
 		s=$(tern state "$1" 2>/dev/null | jq -r .status 2>/dev/null || true)
@@ -185,9 +187,9 @@ require_soft_dirty() {
 	fi
 }
 
-# wait_for_file PATH [TIMEOUT_SECONDS]
+# wait_for_file PATH [TIMEOUT_SECONDS] (default 30, as wait_status)
 wait_for_file() {
-	local i n=$((${2:-5} * 20))
+	local i n=$((${2:-30} * 20))
 	for ((i = 0; i < n; i++)); do
 		[ -e "$1" ] && return 0
 		sleep 0.05
@@ -217,6 +219,16 @@ wait_until() {
 	done
 	echo "timed out waiting for: $*" >&2
 	return 1
+}
+
+# mark_procs_at_least N: at least N processes run `sleep $MARK` (this
+# test's own sleepers); no_mark_procs: none does. For wait_until.
+mark_procs_at_least() {
+	[ "$(pgrep -f "sleep $MARK" | wc -l)" -ge "$1" ]
+}
+
+no_mark_procs() {
+	! pgrep -f "sleep $MARK" >/dev/null
 }
 
 # count_above FILE N: FILE holds a whole number greater than N. A counter

@@ -230,11 +230,7 @@ run_killed() {
 	run tern kill --all "$ID" KILL
 	[ "$status" -eq 0 ]
 	wait_status "$ID" stopped
-	for i in $(seq 50); do
-		[ "$(pgrep -f "sleep $MARK" | wc -l)" -eq 0 ] && break
-		sleep 0.05
-	done
-	[ "$(pgrep -f "sleep $MARK" | wc -l)" -eq 0 ]
+	wait_until 60 no_mark_procs
 }
 
 @test "kill: bad signal name fails and names it" {

@@ -349,7 +349,7 @@ load migrate-helpers
 	start_source
 	# a client in the container's network namespace, connected and idle
 	nsenter --net="/proc/$SRC_PID/ns/net" bash -c '
-		for i in $(seq 50); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
+		for i in $(seq 600); do exec 5<>/dev/tcp/127.0.0.1/5555 2>/dev/null && break; sleep 0.1; done
 		echo one >&5; read -r -u 5 l; echo "$l" >"$1/r1.tmp"; mv "$1/r1.tmp" "$1/r1"
 		exec sleep "$2"' _ "$BATS_TEST_TMPDIR" "$MARK" 3>&- &
 	EXTRA_PIDS=$!

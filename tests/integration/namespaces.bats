@@ -133,7 +133,7 @@ userns_mappings() {
 	# tcpecho listens on every address; nc connects to 127.0.0.1 until the
 	# server listens (a few tries at most), which fails with "Network is
 	# unreachable" for as long as lo is down.
-	set_cmd 'ip link show lo | head -1; tcpecho 5555 & srv=$!; ok=; for i in $(seq 50); do if echo hello | nc 127.0.0.1 5555; then ok=1; break; fi; sleep 0.1; done; kill $srv 2>/dev/null; [ -n "$ok" ]'
+	set_cmd 'ip link show lo | head -1; tcpecho 5555 & srv=$!; ok=; for i in $(seq 600); do if echo hello | nc 127.0.0.1 5555; then ok=1; break; fi; sleep 0.1; done; kill $srv 2>/dev/null; [ -n "$ok" ]'
 	run_container
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" == *"<LOOPBACK,UP,LOWER_UP>"* ]]

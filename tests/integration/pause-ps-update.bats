@@ -74,7 +74,7 @@ load helpers
 	set_cmd "sleep $MARK & sleep $MARK & wait"
 	run tern run -d -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ]
-	for _ in $(seq 50); do [ "$(pgrep -f "sleep $MARK" | wc -l)" -ge 2 ] && break; sleep 0.05; done
+	wait_until 60 mark_procs_at_least 2
 	run tern ps --format json "$ID"
 	[ "$status" -eq 0 ]
 	echo "$output" | jq -e 'length == 3'

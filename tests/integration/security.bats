@@ -108,7 +108,7 @@ check_exe_attack_failed() {
 	set_args /bin/sleep "$MARK"
 	"$TERN_BIN" --root "$ROOT" run -b "$BUNDLE" "$ID" </dev/null >"$BATS_TEST_TMPDIR/runner.out" 2>&1 3>&- &
 	runner=$!
-	wait_status "$ID" running 15 || { cat "$BATS_TEST_TMPDIR/runner.out"; false; }
+	wait_status "$ID" running 60 || { cat "$BATS_TEST_TMPDIR/runner.out"; false; }
 	exe=$(readlink "/proc/$runner/exe")
 	echo "exe: $exe ($(stat -L -f -c %T "/proc/$runner/exe"))"
 	# a read-only overlay of its directory, attached to no mount tree, or
