@@ -7,7 +7,7 @@
  * After RUNNING it is never thawed: it is deleted. */
 #include "checkpoint.h"
 #include "criu-kdat.h"
-#include "criu-uncork.h"
+#include "tcp-sockets.h"
 #include "checkpoint-net.h"
 #include "container-cgroup.h"
 #include "log.h"
@@ -1073,6 +1073,11 @@ static int finish(source *s, tern_error **err)
 				     "every page fetched by the target");
 	}
 	tern_remove_tree(s->work);
+	/* its connections go on on the target: closed here they would linger
+	 * behind the lock (tcp-sockets.h) */
+	if (s->o->tcp_established && s->pid > 0)
+		tern_debug("`%s`: %d connections put in repair mode before the delete", s->o->id,
+			   tern_tcp_repair_tree(s->pid));
 	ret = tern_container_delete(&s->g->rt, s->o->id, true, err);
 	if (ret < 0)
 		return tern_error_wrap(

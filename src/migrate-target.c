@@ -20,7 +20,7 @@
 #include "checkpoint.h"
 #include "criu-kdat.h"
 #include "criu-lazy-daemon.h"
-#include "criu-uncork.h"
+#include "tcp-sockets.h"
 #include "log.h"
 #include "migrate.h"
 #include "oci-config.h"

@@ -1,8 +1,9 @@
-/* tern_criu_uncork on real sockets: a grandchild holds two corked TCP
- * connections; only the one to the given port is uncorked. */
+/* tern_criu_uncork and tern_tcp_repair_tree on real sockets: a grandchild
+ * holds two corked TCP connections; only the one to the given port is
+ * uncorked, and both are put in repair mode (root: CAP_NET_ADMIN). */
 #include "tap.h"
 
-#include "criu-uncork.h"
+#include "tcp-sockets.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -48,6 +49,14 @@ static int corked(int fd)
 	return getsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, &len) < 0 ? -1 : v;
 }
 
+static int in_repair(int fd)
+{
+	int v = -1;
+	socklen_t len = sizeof(v);
+
+	return getsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &v, &len) < 0 ? -1 : v;
+}
+
 int main(void)
 {
 	int port_a, port_b;
@@ -64,28 +73,34 @@ int main(void)
 		pid_t grandchild = fork();
 		if (grandchild == 0) {
 			int a = corked_connection(port_a), b = corked_connection(port_b);
-			char c = 'r', res[2];
+			char c = 'r', res[4];
 			if (a < 0 || b < 0)
 				_exit(1);
 			if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
 				_exit(1);
 			res[0] = (char)('0' + corked(a));
 			res[1] = (char)('0' + corked(b));
-			_exit(write(result[1], res, 2) == 2 ? 0 : 1);
+			res[2] = (char)('0' + in_repair(a));
+			res[3] = (char)('0' + in_repair(b));
+			_exit(write(result[1], res, 4) == 4 ? 0 : 1);
 		}
 		int status;
 		waitpid(grandchild, &status, 0);
 		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 	}
-	char c, res[2] = {'?', '?'};
+	char c, res[4] = {'?', '?', '?', '?'};
 	int ok_ready = read(ready[0], &c, 1) == 1;
 	ok(ok_ready, "the grandchild holds its corked connections");
 	is_int(tern_criu_uncork(child, port_a), 1, "one socket uncorked");
 	is_int(tern_criu_uncork(child, 1), 0, "none for a port nobody uses");
-	if (write(go[1], "g", 1) != 1 || read(result[0], res, 2) != 2)
+	/* the listeners are this process's, outside the tree */
+	is_int(tern_tcp_repair_tree(child), 2, "both connections put in repair mode");
+	if (write(go[1], "g", 1) != 1 || read(result[0], res, 4) != 4)
 		res[0] = res[1] = '?';
 	ok(res[0] == '0', "the connection to the port is no longer corked (%c)", res[0]);
 	ok(res[1] == '1', "the other connection still is (%c)", res[1]);
+	ok(res[2] == '1' && res[3] == '1', "the grandchild's sockets are in repair mode (%c %c)",
+	   res[2], res[3]);
 	int status;
 	waitpid(child, &status, 0);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child exited 0");

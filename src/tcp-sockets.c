@@ -1,5 +1,5 @@
-/* Uncorking criu's page-server connection (see criu-uncork.h). */
-#include "criu-uncork.h"
+/* TCP sockets of other processes (see tcp-sockets.h). */
+#include "tcp-sockets.h"
 #include "utils.h"
 
 #include <ctype.h>
@@ -17,7 +17,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define TREE_MAX 64
+/* a container's processes too: the walk stops there */
+#define TREE_MAX 1024
 
 static pid_t parent_of(pid_t pid)
 {
@@ -39,8 +40,8 @@ static pid_t parent_of(pid_t pid)
 	return ppid;
 }
 
-/* `root` and the processes below it (a few levels: tern's child, the
- * libcriu service, criu) */
+/* `root` and the processes below it (tern's child, the libcriu service and
+ * criu; or a container's init and its descendants) */
 static size_t process_tree(pid_t root, pid_t *out, size_t max)
 {
 	size_t n = 0;
@@ -90,7 +91,9 @@ static int sock_port(int fd, bool peer)
 	return -1;
 }
 
-static int uncork_process(pid_t pid, int port)
+/* Call fn on a copy (pidfd_getfd) of each socket descriptor of `pid`; the
+ * sum of what it returns. The copy is closed after the call. */
+static int for_each_socket(pid_t pid, int (*fn)(int fd, void *arg), void *arg)
 {
 	char path[64];
 	int done = 0;
@@ -118,18 +121,23 @@ static int uncork_process(pid_t pid, int port)
 		int fd = (int)syscall(SYS_pidfd_getfd, pidfd, atoi(e->d_name), 0);
 		if (fd < 0)
 			continue;
-		int type = 0, off = 0;
-		socklen_t len = sizeof(type);
-		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM &&
-		    (sock_port(fd, false) == port || sock_port(fd, true) == port) &&
-		    sock_port(fd, true) > 0 &&
-		    setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off)) == 0)
-			done++;
+		done += fn(fd, arg);
 		close(fd);
 	}
 	close(pidfd);
 	closedir(d);
 	return done;
+}
+
+static int uncork_socket(int fd, void *arg)
+{
+	int port = *(int *)arg, type = 0, off = 0;
+	socklen_t len = sizeof(type);
+
+	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM &&
+	       (sock_port(fd, false) == port || sock_port(fd, true) == port) &&
+	       sock_port(fd, true) > 0 &&
+	       setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off)) == 0;
 }
 
 int tern_criu_uncork(pid_t pid, int port)
@@ -139,6 +147,36 @@ int tern_criu_uncork(pid_t pid, int port)
 	int done = 0;
 
 	for (size_t i = 0; i < n; i++)
-		done += uncork_process(tree[i], port);
+		done += for_each_socket(tree[i], uncork_socket, &port);
+	return done;
+}
+
+/* Only an established connection (or a closed socket) may enter repair
+ * mode; the kernel refuses the others (a listener: EPERM), which close
+ * with nothing to send anyway. */
+static int repair_socket(int fd, void *arg)
+{
+	int domain = 0, protocol = 0, on = 1;
+	socklen_t len = sizeof(domain);
+
+	(void)arg;
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 ||
+	    (domain != AF_INET && domain != AF_INET6))
+		return 0;
+	len = sizeof(protocol);
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &len) < 0 ||
+	    protocol != IPPROTO_TCP)
+		return 0;
+	return setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &on, sizeof(on)) == 0;
+}
+
+int tern_tcp_repair_tree(pid_t pid)
+{
+	pid_t tree[TREE_MAX];
+	size_t n = process_tree(pid, tree, TREE_MAX);
+	int done = 0;
+
+	for (size_t i = 0; i < n; i++)
+		done += for_each_socket(tree[i], repair_socket, NULL);
 	return done;
 }
