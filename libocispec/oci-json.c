@@ -4,6 +4,8 @@
 #include "oci-json.h"
 #include "oci-state.h"
 
+#include <yajl/yajl_parse.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -197,10 +199,11 @@ fail:
 	return ret;
 }
 
-/* What yajl_tree cannot tell us afterwards: a "\u0000" escape ends the C
- * string it produces, so "/etc\u0000/x" would quietly read as "/etc"; and
- * its recursion depth. This is a scan for those two things only, not a
- * parser: yajl still judges the syntax. */
+/* What the tree cannot tell us afterwards: a "\u0000" escape ends the C
+ * string it produces, so "/etc\u0000/x" would quietly read as "/etc". And
+ * a first, cheap look at the depth (the tree builder below counts it for
+ * real). This is a scan for those two things only, not a parser: yajl
+ * still judges the syntax. */
 static const char *prescan(const char *data, size_t len)
 {
 	size_t depth = 0;
@@ -232,37 +235,211 @@ static const char *prescan(const char *data, size_t len)
 	return NULL;
 }
 
+/* ---- the tree ----
+ *
+ * The same tree as yajl_tree_parse's (yajl_val nodes that yajl_tree_free
+ * frees), built here on yajl's callback parser for two reasons. yajl_tree
+ * grows an array or object by one element per value: glibc's realloc
+ * absorbs that (mremap), but an allocator that copies on every growth
+ * (ASan's, valgrind's) made 100000 process.args take minutes; here the
+ * room doubles. And the depth is counted on the real structure: prescan's
+ * count can be fooled by brackets inside comments, which yajl_tree_parse
+ * allows (so do we), and yajl_tree_free recurses once per level. */
+
+typedef struct {
+	yajl_val root;
+	yajl_val open[MAX_DEPTH]; /* the arrays and objects not closed yet */
+	size_t room[MAX_DEPTH];	  /* how many elements each one's arrays hold */
+	size_t depth;
+	char *key; /* an object's key, until its value comes */
+	bool too_deep;
+} tree_builder;
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+		abort();
+	return p;
+}
+
+static yajl_val new_node(yajl_type type)
+{
+	yajl_val v = ojson_xmalloc0(sizeof(*v));
+	v->type = type;
+	return v;
+}
+
+static char *xstrndup(const unsigned char *s, size_t n)
+{
+	char *c = ojson_xmalloc0(n + 1);
+	memcpy(c, s, n);
+	return c;
+}
+
+/* v into the innermost open array or object, or as the root */
+static int attach(tree_builder *b, yajl_val v)
+{
+	if (b->depth == 0) {
+		b->root = v;
+		return 1;
+	}
+	yajl_val parent = b->open[b->depth - 1];
+	size_t *room = &b->room[b->depth - 1];
+	if (parent->type == yajl_t_array) {
+		if (parent->u.array.len == *room) {
+			*room = *room ? *room * 2 : 4;
+			parent->u.array.values =
+			    xrealloc(parent->u.array.values, *room * sizeof(yajl_val));
+		}
+		parent->u.array.values[parent->u.array.len++] = v;
+		return 1;
+	}
+	if (parent->u.object.len == *room) {
+		*room = *room ? *room * 2 : 4;
+		parent->u.object.keys = xrealloc(parent->u.object.keys, *room * sizeof(char *));
+		parent->u.object.values = xrealloc(parent->u.object.values, *room * sizeof(yajl_val));
+	}
+	parent->u.object.keys[parent->u.object.len] = b->key;
+	parent->u.object.values[parent->u.object.len++] = v;
+	b->key = NULL;
+	return 1;
+}
+
+static int open_container(tree_builder *b, yajl_type type)
+{
+	if (b->depth == MAX_DEPTH) {
+		b->too_deep = true;
+		return 0; /* yajl stops: "client cancelled parse" */
+	}
+	yajl_val v = new_node(type);
+	attach(b, v);
+	b->open[b->depth] = v;
+	b->room[b->depth++] = 0;
+	return 1;
+}
+
+static int on_null(void *ctx)
+{
+	return attach(ctx, new_node(yajl_t_null));
+}
+
+static int on_boolean(void *ctx, int value)
+{
+	return attach(ctx, new_node(value ? yajl_t_true : yajl_t_false));
+}
+
+/* the raw text, and the integer and double it reads as when it does, as
+ * yajl_tree keeps them */
+static int on_number(void *ctx, const char *s, size_t n)
+{
+	yajl_val v = new_node(yajl_t_number);
+	char *end;
+
+	v->u.number.r = xstrndup((const unsigned char *)s, n);
+	errno = 0;
+	v->u.number.i = strtoll(v->u.number.r, &end, 10);
+	if (errno == 0 && end != v->u.number.r && *end == '\0')
+		v->u.number.flags |= YAJL_NUMBER_INT_VALID;
+	errno = 0;
+	v->u.number.d = strtod(v->u.number.r, &end);
+	if (errno == 0 && end != v->u.number.r && *end == '\0')
+		v->u.number.flags |= YAJL_NUMBER_DOUBLE_VALID;
+	return attach(ctx, v);
+}
+
+static int on_string(void *ctx, const unsigned char *s, size_t n)
+{
+	yajl_val v = new_node(yajl_t_string);
+	v->u.string = xstrndup(s, n);
+	return attach(ctx, v);
+}
+
+static int on_start_map(void *ctx)
+{
+	return open_container(ctx, yajl_t_object);
+}
+
+static int on_map_key(void *ctx, const unsigned char *s, size_t n)
+{
+	tree_builder *b = ctx;
+	free(b->key);
+	b->key = xstrndup(s, n);
+	return 1;
+}
+
+static int on_start_array(void *ctx)
+{
+	return open_container(ctx, yajl_t_array);
+}
+
+static int on_close(void *ctx)
+{
+	tree_builder *b = ctx;
+	b->depth--;
+	return 1;
+}
+
+static const yajl_callbacks tree_callbacks = {
+    .yajl_null = on_null,
+    .yajl_boolean = on_boolean,
+    .yajl_number = on_number,
+    .yajl_string = on_string,
+    .yajl_start_map = on_start_map,
+    .yajl_map_key = on_map_key,
+    .yajl_end_map = on_close,
+    .yajl_start_array = on_start_array,
+    .yajl_end_array = on_close,
+};
+
 int ojson_parse_tree(const char *data, size_t len, const char *name, yajl_val *out, char **err)
 {
-	char errbuf[1024] = "";
+	tree_builder *b;
+	yajl_handle h;
+	yajl_status st;
 	const char *why;
-	char *text, *nl;
-	yajl_val tree;
+	char *msg, *nl;
 
 	why = prescan(data, len);
 	if (why != NULL) {
 		*err = ojson_strdup_printf("%s: invalid JSON: %s", name, why);
 		return -EINVAL;
 	}
-	/* yajl_tree_parse wants a NUL-terminated string. */
-	text = ojson_xmalloc0(len + 1);
-	memcpy(text, data, len);
-	tree = yajl_tree_parse(text, errbuf, sizeof(errbuf));
-	free(text);
-	if (tree == NULL) {
+	b = ojson_xmalloc0(sizeof(*b));
+	h = yajl_alloc(&tree_callbacks, NULL, b);
+	if (h == NULL)
+		abort();
+	yajl_config(h, yajl_allow_comments, 1);
+	st = yajl_parse(h, (const unsigned char *)data, len);
+	if (st == yajl_status_ok)
+		st = yajl_complete_parse(h);
+	if (st == yajl_status_ok && b->root != NULL) {
+		yajl_free(h);
+		*out = b->root;
+		free(b);
+		return 0;
+	}
+	if (b->too_deep) {
+		*err = ojson_strdup_printf("%s: invalid JSON: nested too deeply", name);
+	} else {
 		/* yajl's message goes on with a copy of the text and a "right
 		 * here" arrow on further lines; keep the first line only. */
-		nl = strchr(errbuf, '\n');
+		msg = (char *)yajl_get_error(h, 1, (const unsigned char *)data, len);
+		nl = msg ? strchr(msg, '\n') : NULL;
 		if (nl)
 			*nl = '\0';
-		for (size_t n = strlen(errbuf); n > 0 && errbuf[n - 1] == ' '; n--)
-			errbuf[n - 1] = '\0';
+		for (size_t n = msg ? strlen(msg) : 0; n > 0 && msg[n - 1] == ' '; n--)
+			msg[n - 1] = '\0';
 		*err = ojson_strdup_printf("%s: invalid JSON: %s", name,
-					   errbuf[0] ? errbuf : "parse error");
-		return -EINVAL;
+					   msg && msg[0] ? msg : "parse error");
+		if (msg)
+			yajl_free_error(h, (unsigned char *)msg);
 	}
-	*out = tree;
-	return 0;
+	yajl_free(h);
+	yajl_tree_free(b->root);
+	free(b->key);
+	free(b);
+	return -EINVAL;
 }
 
 /* ---- single values ---- */

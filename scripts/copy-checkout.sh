@@ -8,6 +8,18 @@ set -euo pipefail
 dest=$1
 cd "$(dirname "$0")/.."
 mkdir -p "$dest"
+# A copy has no .git of its own (git would answer for the checkout it sits
+# in, with nothing): it copies the list of files it was made from, which
+# each copy keeps in .tern-checkout-files. (The fault-injection build of
+# faults.bats copies the sanitizer run's copy.)
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
+	git ls-files -z >"$dest/.tern-checkout-files"
+elif [ -f .tern-checkout-files ]; then
+	cp .tern-checkout-files "$dest/.tern-checkout-files"
+else
+	echo "copy-checkout.sh: $(pwd) is neither a git checkout nor a copy of one" >&2
+	exit 1
+fi
 # --ignore-failed-read: a tracked file deleted in the working tree is
 # simply not copied
-git ls-files -z | tar -c --null -T - --ignore-failed-read 2>/dev/null | tar -x -C "$dest"
+tar -c --null -T "$dest/.tern-checkout-files" --ignore-failed-read 2>/dev/null | tar -x -C "$dest"

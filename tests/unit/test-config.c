@@ -640,6 +640,44 @@ static void test_json_errors(void)
 	free(err);
 	err = NULL;
 
+	/* brackets inside a comment (yajl allows comments) do not hide depth */
+	char hidden[1000];
+	size_t n = 0;
+	memset(hidden + n, '[', 100), n += 100;
+	memcpy(hidden + n, "/*", 2), n += 2;
+	memset(hidden + n, ']', 100), n += 100;
+	memcpy(hidden + n, "*/", 2), n += 2;
+	memset(hidden + n, '[', 100), n += 100;
+	memset(hidden + n, ']', 200), n += 200;
+	ret = oci_config_parse_data(hidden, n, "config.json", &c, &err);
+	is_int(ret, -EINVAL, "depth hidden by a comment fails");
+	is_str(err, "config.json: invalid JSON: nested too deeply", "hidden depth message");
+	free(err);
+	err = NULL;
+
+	/* 100000 elements: the tree grows by doubling (a copy per element
+	 * took minutes under ASan); the content is what was written */
+	size_t big_n = 100000, at = 0;
+	char *big = malloc(big_n * 4 + 256);
+	at += (size_t)sprintf(big + at, "{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"r\"}, "
+					"\"process\": {\"cwd\": \"/\", \"args\": [");
+	for (size_t i = 0; i < big_n; i++)
+		at += (size_t)sprintf(big + at, "%s\"%c\"", i ? "," : "", i == big_n - 1 ? 'z' : 'a');
+	at += (size_t)sprintf(big + at, "]}}");
+	ret = oci_config_parse_data(big, at, "config.json", &c, &err);
+	is_int(ret, 0, "100000 args parse");
+	if (ret == 0) {
+		size_t count = 0;
+		while (c->process->args[count])
+			count++;
+		ok(count == big_n && strcmp(c->process->args[big_n - 1], "z") == 0,
+		   "all 100000 args, in order (%zu)", count);
+		oci_config_free(c);
+	}
+	free(err);
+	err = NULL;
+	free(big);
+
 	ret = oci_config_parse_data("{}", 2, "other.json", &c, &err);
 	is_int(ret, -EINVAL, "empty object fails");
 	is_str(err, "other.json: ociVersion: is required", "name given is used in messages");
