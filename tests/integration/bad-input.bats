@@ -56,12 +56,9 @@ teardown() {
 }
 
 # A runtime call that cannot hang the file: killed after 60 s (status 137,
-# which expect_failure counts as a crash). TERN_TEST_CMD_TIMEOUT widens it
-# for a sanitized tern (scripts/test-sanitizers.sh): yajl's tree parser
-# grows an array one element at a time, which glibc's realloc absorbs
-# (mremap) but ASan's copies, so 100000 arguments take minutes there.
+# which expect_failure counts as a crash).
 rt() {
-	in_file timeout -s KILL "${TERN_TEST_CMD_TIMEOUT:-60}" "$TERN_BIN" --root "$ROOT" "$@"
+	in_file timeout -s KILL 60 "$TERN_BIN" --root "$ROOT" "$@"
 }
 
 # check_clean: check_nothing_left, and more: no file at all in the state
