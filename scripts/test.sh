@@ -130,7 +130,7 @@ BATS_TEST_DIRNAME=$REPO/tests/integration bash -c \
 phase "qemu guests started: cgroup v2 then systemd (v2, hybrid), and checkpoint/restore"
 {
 	guest cgroup-v2 env TERN_VM_NUMA=2 TERN_VM_SPARE_NIC=$SPARE_NIC_MAC \
-		tests/vm/run-in-guest.sh --timeout 2700 -- \
+		tests/vm/run-in-guest.sh --timeout 3600 -- \
 		env TERN_BIN="$REPO/tern" TERN_REQUIRE_COMPAT32=1 TERN_TEST_SPARE_NIC_MAC=$SPARE_NIC_MAC \
 		bats --tap --timing tests/integration-v2 \
 		tests/integration/pause-ps-update.bats tests/integration/events.bats \
@@ -149,7 +149,7 @@ lane1=$!
 # snapshot-warm.bats (a spare frozen by the v2 freezer while CRIU holds it),
 # and the guest's own files (snapshot-spares-v2.bats: a clone spare moved
 # between v2 cgroups). The private criu in /opt is visible there.
-guest criu-guest tests/vm/run-in-guest.sh --timeout 2400 -- \
+guest criu-guest tests/vm/run-in-guest.sh --timeout 3600 -- \
 	env TERN_BIN="$REPO/tern" bats --tap --timing tests/integration-criu-guest \
 	tests/integration/checkpoint.bats tests/integration/snapshot-warm.bats &
 lane2=$!

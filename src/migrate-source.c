@@ -676,9 +676,10 @@ static int page_stream_send(source *s, page_stream *ps, bool last, uint64_t *byt
 			continue;
 		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd < 0) {
-			int en = errno;
+			/* before closedir: e lives in d's buffer */
+			int ret = tern_error_make(err, errno, "image `%s/%s`", s->images, e->d_name);
 			closedir(d);
-			return tern_error_make(err, en, "image `%s/%s`", s->images, e->d_name);
+			return ret;
 		}
 		ps->fds[ps->n] = fd;
 		ps->sent[ps->n] = 0;

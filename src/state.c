@@ -210,9 +210,10 @@ static int remove_dir_contents(int dirfd, const char *path, tern_error **err)
 		if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT) {
 			if (errno == EISDIR && unlinkat(dirfd, de->d_name, AT_REMOVEDIR) == 0)
 				continue;
-			int e = errno;
+			/* before closedir: de lives in dir's buffer */
+			int ret = tern_error_make(err, errno, "remove `%s/%s`", path, de->d_name);
 			closedir(dir);
-			return tern_error_make(err, e, "remove `%s/%s`", path, de->d_name);
+			return ret;
 		}
 	}
 	closedir(dir);
