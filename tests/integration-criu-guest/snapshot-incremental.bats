@@ -7,6 +7,10 @@
 # a qemu guest booted from Debian's own kernel (tests/vm/run-in-guest.sh).
 # Run anywhere else, every test skips, loudly.
 
+# scripts/test.sh runs the tests tagged vm:v2 in its qemu guests: all of
+# this file's.
+# bats file_tags=vm:v2
+
 load ../integration/helpers
 
 setup() {

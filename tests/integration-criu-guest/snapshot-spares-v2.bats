@@ -6,6 +6,10 @@
 # it there): scripts/test.sh runs this file inside the qemu guest booted
 # from Debian's kernel with pure cgroup v2. Anywhere else it skips, loudly.
 
+# scripts/test.sh runs the tests tagged vm:v2 in its qemu guests: all of
+# this file's.
+# bats file_tags=vm:v2
+
 load ../integration/helpers
 load ../integration/snapshot-helpers
 

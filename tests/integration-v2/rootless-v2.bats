@@ -10,6 +10,10 @@
 # guest booted on a pure v2 hierarchy (tests/vm/run-in-guest.sh). Run
 # anywhere else, every test skips, loudly.
 
+# scripts/test.sh runs the tests tagged vm:v2 in its qemu guests: all of
+# this file's.
+# bats file_tags=vm:v2
+
 load ../integration/helpers
 load ../integration/rootless-helpers
 

@@ -6,6 +6,10 @@
 # (v1 hybrid, where hugetlb lives on the unified hierarchy) and inside the
 # qemu guest on pure v2.
 
+# Every test here also runs on pure cgroup v2 in scripts/test.sh's qemu
+# guests (they run the tests tagged vm:v2).
+# bats file_tags=vm:v2
+
 load helpers
 
 setup() {

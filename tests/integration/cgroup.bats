@@ -2,6 +2,10 @@
 # Where the container lives: its cgroup (the resource limits are another
 # file's business). Placement is checked in every hierarchy this host has.
 
+# Every test here also runs on pure cgroup v2 in scripts/test.sh's qemu
+# guests (they run the tests tagged vm:v2).
+# bats file_tags=vm:v2
+
 load helpers
 
 # expected_cgroups ID: our own /proc/self/cgroup with "/ID" appended to

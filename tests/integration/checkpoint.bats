@@ -3,6 +3,12 @@
 # driven through libcriu). Incremental dumps need soft-dirty tracking, which
 # this kernel lacks: those run in the qemu guest (tests/integration-criu-guest).
 
+# The tests tagged vm:v2 also run in scripts/test.sh's qemu guest (pure
+# cgroup v2 on Debian's kernel, its rootfs a tmpfs): the ones that touch
+# cgroups or the freezer, the kernel probes, or mounts that differ there.
+# The rest behave the same on either kernel and run here only, to keep
+# the slow emulated guest short.
+
 load helpers
 
 setup() {
@@ -87,6 +93,7 @@ in_ct() {
 	tern exec "$id" /bin/sh -c "$*"
 }
 
+# bats test_tags=vm:v2
 @test "checkpoint: a counter goes on from where it was after restore" {
 	set_cmd "$(counter count)"
 	start_detached "$ID"
@@ -104,6 +111,7 @@ in_ct() {
 	went_on "$BUNDLE/rootfs/tmp/count" "$before"
 }
 
+# bats test_tags=vm:v2
 @test "checkpoint: the restored container works with exec, pause, resume, kill and delete" {
 	set_cmd "echo started > /tmp/mark; sleep $MARK"
 	start_detached "$ID"
@@ -344,6 +352,7 @@ in_ct() {
 	BUNDLE=$BATS_TEST_TMPDIR/moved check_nothing_left "$ID"
 }
 
+# bats test_tags=vm:v2
 @test "checkpoint: restore goes into the cgroup of the new config, with its limits" {
 	update_config ".linux.cgroupsPath = \"/$ID-old\""
 	set_cmd "sleep $MARK"
@@ -449,6 +458,7 @@ in_ct() {
 	[ "$(pgrep -fc "sleep $MARK")" -eq 1 ]
 }
 
+# bats test_tags=vm:v2
 @test "checkpoint: restore --systemd-cgroup without systemd as PID 1 fails clearly, leaves nothing" {
 	if [ -d /run/systemd/system ]; then
 		skip "systemd runs here: tests/integration-systemd restores under it instead"
@@ -515,6 +525,7 @@ in_ct() {
 	[ "$(state_field "$ID" status)" = running ]
 }
 
+# bats test_tags=vm:v2
 @test "checkpoint: --lazy-pages migrates a container whose memory is fetched on demand" {
 	# criu's lazy page server needs 4 MiB pipes: without CAP_SYS_RESOURCE
 	# (root on this machine lacks it) fs.pipe-max-size must allow them
@@ -760,6 +771,7 @@ in_ct() {
 
 # (that --leave-running thaws the cgroup tern froze for criu is the
 # counter going on in "--leave-running keeps it running" above)
+# bats test_tags=vm:v2
 @test "checkpoint: --leave-running leaves a paused container paused (v2: refuses it at once); a plain checkpoint reads stopped" {
 	set_cmd "$(counter count)"
 	start_detached "$ID"
@@ -880,6 +892,7 @@ kdat_stamp() {
 	getfattr --only-values -n trusted.tern.boot_id /run/criu.kdat 2>/dev/null
 }
 
+# bats test_tags=vm:v2
 @test "checkpoint: criu's kernel probes are cached for this boot, also where /run is no tmpfs" {
 	local mounts_before
 	mounts_before=$(awk '$5 == "/run"' /proc/self/mountinfo)
@@ -903,6 +916,7 @@ kdat_stamp() {
 	check_nothing_left "$ID"
 }
 
+# bats test_tags=vm:v2
 @test "checkpoint: a kernel-probe cache of another boot is made anew (left to criu on a tmpfs /run)" {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"
@@ -921,6 +935,7 @@ kdat_stamp() {
 	check_nothing_left "$ID"
 }
 
+# bats test_tags=vm:v2
 @test "checkpoint: the masked directories' empty tmpfs stays out of the images and comes back empty and read-only" {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"
@@ -1008,6 +1023,7 @@ kdat_stamp() {
 	check_fails_cleanly "/dev/shm" "no tmpfs mount in config.json"
 }
 
+# bats test_tags=vm:v2
 @test "checkpoint: cgroup v1's /sys/fs/cgroup tmpfs travels as its tree, not an archive, and comes back with the same hierarchies, read-only" {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"

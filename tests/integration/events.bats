@@ -1,6 +1,10 @@
 #!/usr/bin/env bats
 # tern events: runc's JSON event stream (stats and OOM notifications).
 
+# Every test here also runs on pure cgroup v2 in scripts/test.sh's qemu
+# guests (they run the tests tagged vm:v2).
+# bats file_tags=vm:v2
+
 load helpers
 
 @test "events --stats: one stats object with cpu, memory, pids, blkio" {

@@ -5,6 +5,10 @@
 # qemu guest, on Debian's kernel, which has them (without the whole of
 # netdev.bats, which the host runs).
 
+# Every test here also runs on pure cgroup v2 in scripts/test.sh's qemu
+# guests (they run the tests tagged vm:v2).
+# bats file_tags=vm:v2
+
 load netdev-helpers
 
 @test "netDevices: a dummy device moves in, and goes with the namespace" {

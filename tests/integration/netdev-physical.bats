@@ -10,6 +10,10 @@
 # spare virtio NIC of the cgroup v2 qemu guest (run-in-guest.sh with
 # TERN_VM_SPARE_NIC); without one it skips, loudly.
 
+# Every test here also runs on pure cgroup v2 in scripts/test.sh's qemu
+# guests (they run the tests tagged vm:v2).
+# bats file_tags=vm:v2
+
 load netdev-helpers
 
 # nic_by_mac MAC: the name of the host's network device with address MAC.

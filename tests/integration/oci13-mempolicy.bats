@@ -9,6 +9,11 @@
 # scripts/test.sh runs this file in a qemu guest with two nodes
 # (TERN_VM_NUMA=2 tests/vm/run-in-guest.sh), where they run for real.
 
+# The tests tagged vm:v2 also run in scripts/test.sh's qemu guest (two NUMA
+# nodes, Debian's 6.1 kernel, pure cgroup v2): the two-node ones, the
+# refusals of modes that kernel lacks, and the order of affinity and cgroup
+# join. The rest behave the same on either kernel.
+
 load helpers
 
 setup() {
@@ -124,6 +129,7 @@ EOF
 	[ "$(policy_of "${lines[0]}")" = default ]
 }
 
+# bats test_tags=vm:v2
 @test "memoryPolicy: MPOL_WEIGHTED_INTERLEAVE where the kernel has it (Linux 6.9), a clear refusal where not" {
 	if kernel_at_least 6 9; then
 		run_policy '{"mode": "MPOL_WEIGHTED_INTERLEAVE", "nodes": "0"}'
@@ -137,6 +143,7 @@ EOF
 	fi
 }
 
+# bats test_tags=vm:v2
 @test "memoryPolicy: NUMA balancing with MPOL_PREFERRED_MANY where the kernel takes it (Linux 6.10), a clear refusal where not" {
 	if kernel_at_least 6 10; then
 		run_policy '{"mode": "MPOL_PREFERRED_MANY", "nodes": "0", "flags": ["MPOL_F_NUMA_BALANCING"]}'
@@ -205,6 +212,7 @@ EOF
 	check_fails_cleanly "linux.memoryPolicy.nodes: must be empty: MPOL_LOCAL takes no nodes"
 }
 
+# bats test_tags=vm:v2
 @test "memoryPolicy: two nodes: MPOL_BIND 1 puts every page on node 1" {
 	require_two_nodes
 	policy '{"mode": "MPOL_BIND", "nodes": "1"}'
@@ -224,6 +232,7 @@ EOF
 	[ "$(node_pages "$output" 0)" -eq 0 ]
 }
 
+# bats test_tags=vm:v2
 @test "memoryPolicy: two nodes: MPOL_INTERLEAVE 0-1 spreads the pages, MPOL_PREFERRED 1 prefers node 1" {
 	require_two_nodes
 	policy '{"mode": "MPOL_INTERLEAVE", "nodes": "0-1"}'
@@ -247,6 +256,7 @@ EOF
 	[ "$(node_pages "$output" 1)" -eq 1024 ]
 }
 
+# bats test_tags=vm:v2
 @test "memoryPolicy: two nodes: MPOL_F_RELATIVE_NODES counts within linux.resources.cpu.mems" {
 	require_two_nodes
 	# the container may use node 1 only: relative node 0 is node 1
@@ -294,6 +304,7 @@ cpus_allowed() {
 	[ "$(cpus_allowed)" = 1 ]
 }
 
+# bats test_tags=vm:v2
 @test "execCPUAffinity: initial is set before the process joins the cgroup, final after (strace)" {
 	[ "$(nproc --all)" -ge 2 ] || skip "!!! ONE CPU HERE: execCPUAffinity needs two !!!"
 	command -v strace >/dev/null || skip "!!! NO strace HERE (apt-get install strace) !!!"

@@ -2,6 +2,10 @@
 # pause / resume (the freezer), ps, update: the commands that act on a
 # running container's cgroup. Runs on cgroup v1 here and on v2 in the guest.
 
+# Every test here also runs on pure cgroup v2 in scripts/test.sh's qemu
+# guests (they run the tests tagged vm:v2).
+# bats file_tags=vm:v2
+
 load helpers
 
 @test "pause freezes the container and resume thaws it; state says paused" {

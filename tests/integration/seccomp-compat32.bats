@@ -9,6 +9,10 @@
 # Debian's own kernel, with TERN_REQUIRE_COMPAT32=1, where a kernel without
 # int $0x80 is a failure, not a skip.
 
+# Every test here also runs on pure cgroup v2 in scripts/test.sh's qemu
+# guests (they run the tests tagged vm:v2).
+# bats file_tags=vm:v2
+
 load helpers
 load seccomp-helpers
 

@@ -2,6 +2,10 @@
 # tern snapshot / rollback --keep-warm: a spare restored ahead of time and
 # held frozen, swapped in by the rollback (snapshot-warm.c).
 
+# Every test here also runs on pure cgroup v2 in scripts/test.sh's qemu
+# guests (they run the tests tagged vm:v2).
+# bats file_tags=vm:v2
+
 load helpers
 load snapshot-helpers
 
