@@ -95,7 +95,24 @@ container_processes() {
 # mean no process of it is left once the dying ones are gone (a killed
 # create's init dies of its parent's death, asynchronously). "creating" is
 # only for a command still at work, and none is.
+# A tree may also die after `state` looked at it: criu kills a restored
+# tree whose tern died while criu waited on it (restore:criu-network-unlock
+# in a CI run), so a "created", "running" or "paused" whose process is
+# gone or dying (no command line left) when we look is asked again, until
+# `state` says stopped; one that stays a lie fails after 10 s.
 state_is_true() {
+	local i err=$BATS_TEST_TMPDIR/state-check.err
+	for ((i = 0; i < 200; i++)); do
+		state_holds 2>"$err" && return 0
+		grep -q "^state says [a-z]* with pid [0-9]*, which is not the container's$" "$err" ||
+			break
+		sleep 0.05
+	done
+	cat "$err" >&2
+	return 1
+}
+
+state_holds() {
 	local out status pid
 	out=$(tern state "$ID" 2>&1) || {
 		[[ "$out" == *"does not exist"* ]] || {
