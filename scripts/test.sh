@@ -114,10 +114,10 @@ report() {
 
 # Both lanes boot a pure cgroup v2 guest first, then a systemd one. The
 # guests run only the tests tagged vm:v2 (bats --filter-tags): whole files
-# for cgroup v2 and the incremental dumps, and the part of checkpoint.bats
-# and oci13-mempolicy.bats that can differ there; the rest behaves the same
-# on either kernel and runs on this machine only (a test in an emulated
-# guest takes about five times as long as here).
+# for cgroup v2 and the incremental dumps, and the part of checkpoint.bats,
+# snapshot-warm.bats and oci13-mempolicy.bats that can differ there; the rest
+# behaves the same on either kernel and runs on this machine only (a test in
+# an emulated guest takes about five times as long as here).
 # Lane 1:
 # - cgroup v2: seccomp-compat32.bats needs int $0x80, which some hosts'
 #   kernels refuse (it skips there, loudly), and netdev-dummy.bats dummy

@@ -2,9 +2,9 @@
 # tern snapshot / rollback --keep-warm: a spare restored ahead of time and
 # held frozen, swapped in by the rollback (snapshot-warm.c).
 
-# Every test here also runs on pure cgroup v2 in scripts/test.sh's qemu
-# guests (they run the tests tagged vm:v2).
-# bats file_tags=vm:v2
+# The tests tagged vm:v2 also run in scripts/test.sh's qemu guest (pure
+# cgroup v2, its freezer holding the spare); the two that get no spare (a
+# port, a terminal) behave the same on either kernel and run here only.
 
 load helpers
 load snapshot-helpers
@@ -33,6 +33,7 @@ spare_gone() {
 	[ -z "$(find /sys/fs/cgroup/ -maxdepth 7 -type d -name "$ID.warm" 2>/dev/null || true)" ]
 }
 
+# bats test_tags=vm:v2
 @test "snapshot-warm: the spare is frozen and never runs; rollback swaps it in with the netns, cgroup, limits and stdio kept" {
 	start_marked_counter
 	local out=$OUT pid=$PID ino=$NET_INO cg=$MEM_CG
@@ -80,6 +81,7 @@ spare_gone() {
 	[ ! -e "$STORE" ]
 }
 
+# bats test_tags=vm:v2
 @test "snapshot-warm: rollback --keep-warm refills; delete copies the overlay's files into the bundle's rootfs and unmounts; the snapshot below cannot go" {
 	start_counter
 	run tern snapshot --keep-warm "$ID" s1
@@ -173,6 +175,7 @@ spare_gone() {
 	check_nothing_left "$ID"
 }
 
+# bats test_tags=vm:v2
 @test "snapshot-warm: 10 warm rollbacks in a row, each refilled, leave nothing behind" {
 	start_counter
 	tern snapshot --keep-warm "$ID" base
