@@ -546,9 +546,9 @@ static int in_child(int (*fn)(void *), void *arg)
 	return WEXITSTATUS(status);
 }
 
-/* 0 when the first line of numa_maps shows `want` as the policy. */
-/* The policy numa_maps shows for a page mapped now (the line of its
- * address: the first line is not ours under ASan, whose shadow comes first) */
+/* 0 when numa_maps shows `want` as the policy of a page mapped now (its
+ * address's line: the first line is not ours under ASan, whose shadow comes
+ * first), 1 when another policy, 2 when the line cannot be read. */
 static int numa_maps_policy(const char *want)
 {
 	char line[512] = "", addr[32];
