@@ -1,6 +1,7 @@
 /* The background filler of a lazy restore (criu-lazy-filler.h). */
 #include "criu-lazy-filler.h"
 #include "criu-lazy-daemon.h"
+#include "fault.h"
 #include "log.h"
 #include "state.h"
 #include "utils.h"
@@ -91,9 +92,10 @@ static void filler_main(const char *criu, const char *images, char *const extra[
 	unlink(t->socket);
 	/* (the tests' stand-in for a daemon that fails half-way: whether a
 	 * real one is still filling when a test kills it is a matter of
-	 * timing) */
-	if (ret == 0 && tern_fault("fill-fails"))
-		ret = tern_error_make_quiet(&e, EIO, "criu lazy-pages failed (TERN_FAULT=fill-fails)");
+	 * timing; fault.h) */
+	if (ret == 0 && tern_fault_fails("lazy-fill"))
+		ret = tern_error_make_quiet(&e, EIO,
+					    "criu lazy-pages failed (TERN_FAULT_FAIL=lazy-fill)");
 	if (ret == 0)
 		_exit(0);
 	tern_log(TERN_LOG_ERROR, "container `%s`: %s", t->id, e->msg);

@@ -55,4 +55,11 @@ void tern_fault_point(const char *name)
 	_exit(137);
 }
 
+bool tern_fault_fails(const char *name)
+{
+	const char *fail = getenv("TERN_FAULT_FAIL");
+
+	return fail != NULL && strcmp(fail, name) == 0;
+}
+
 #endif

@@ -533,17 +533,6 @@ uint64_t tern_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-bool tern_fault(const char *point)
-{
-	const char *env = getenv("TERN_FAULT");
-	size_t n = strlen(point);
-
-	for (const char *p = env; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-		if (strncmp(p, point, n) == 0 && (p[n] == ',' || p[n] == '\0'))
-			return true;
-	return false;
-}
-
 void tern_stdio_to_log(const char *log)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);

@@ -88,10 +88,6 @@ void tern_stdio_to_log(const char *log);
  * death signal could not be armed): the child must exit. */
 bool tern_die_with_parent(pid_t parent);
 
-/* Fault injection for the tests: `point` is one of the comma-separated
- * names in $TERN_FAULT (e.g. "fill-fails": criu-lazy-filler.c). */
-bool tern_fault(const char *point);
-
 /* CLOCK_MONOTONIC in nanoseconds, for durations. */
 uint64_t tern_now_ns(void);
 /* Mark every fd >= first close-on-exec. */

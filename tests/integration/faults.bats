@@ -7,9 +7,10 @@
 #
 # The stages are the fault points of src/fault.h, which only a build with
 # ./configure --enable-fault-injection has: setup_file builds one from this
-# checkout under tests/.work/faults (or takes $TERN_FAULT_BIN). Each test
-# first runs its command once with TERN_FAULT_TRACE to learn the points it
-# passes, in order, then walks them: stage N is the Nth point.
+# checkout under tests/.work/faults (build_fault_tern, helpers.bash) or
+# takes $TERN_FAULT_BIN. Each test first runs its command once with
+# TERN_FAULT_TRACE to learn the points it passes, in order, then walks
+# them: stage N is the Nth point.
 
 load helpers
 
@@ -19,31 +20,12 @@ setup_file() {
 	[ -x "$TERN_FAULT_BIN" ]
 }
 
-# build_fault_tern: a tern with the fault points, built from a copy of this
-# checkout (committed or not) so that the checkout's own build stays as it
-# is; rebuilt only when the sources changed. Prints the binary's path.
-build_fault_tern() {
-	local dir=$WORK/faults stamp
-	stamp=$(cd "$REPO" && git ls-files -z src libocispec configure.ac Makefile.am | xargs -0 cat 2>/dev/null | md5sum | cut -d' ' -f1)
-	if [ ! -x "$dir/src/tern" ] || [ "$(cat "$dir/stamp" 2>/dev/null)" != "$stamp" ]; then
-		rm -rf "$dir"
-		mkdir -p "$dir/src"
-		"$REPO/scripts/copy-checkout.sh" "$dir/src" || return 1
-		(cd "$dir/src" && ./autogen.sh && ./configure --enable-fault-injection &&
-			make -j"$(nproc)" tern) </dev/null >"$dir/build.log" 2>&1 || {
-			tail -n 30 "$dir/build.log" >&2
-			return 1
-		}
-		echo "$stamp" >"$dir/stamp"
-	fi
-	echo "$dir/src/tern"
-}
-
 setup() {
 	if is_runc; then
 		skip "fault injection points are tern's own (src/fault.h)"
 	fi
 	setup_bundle
+	DEFAULT_TERN=$TERN_BIN
 	TERN_BIN=$TERN_FAULT_BIN
 	set_args /bin/sleep "$MARK"
 	IMG=$BATS_TEST_TMPDIR/img
@@ -215,6 +197,24 @@ walk_create() {
 		kill_at "$p" create -b "$BUNDLE" "$ID"
 		after_kill "$p"
 	done
+}
+
+@test "faults: the default build has no fault points: their variables change nothing" {
+	local points trace=$BATS_TEST_TMPDIR/default-trace
+	points=$(points_of create -b "$BUNDLE" "$ID")
+	[ -n "$points" ]
+	tern delete --force "$ID"
+	# told to trace, to die at the first point of create and to fail a step
+	TERN_BIN=$DEFAULT_TERN TERN_FAULT_TRACE=$trace \
+		TERN_FAULT_KILL_AT="$(head -n1 <<<"$points")" TERN_FAULT_FAIL=lazy-fill \
+		run tern create -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	TERN_BIN=$DEFAULT_TERN run tern start "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(state_field "$ID" status)" = running ]
+	[ ! -e "$trace" ]
+	# none of the names is in the binary at all
+	! grep -a -q -e TERN_FAULT -e "fault injection" "$DEFAULT_TERN" || false
 }
 
 @test "faults: tern create killed at every stage, and the init at every stage of its setup" {

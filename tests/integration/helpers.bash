@@ -152,6 +152,26 @@ tern() {
 	in_file "$TERN_BIN" --root "$ROOT" "$@"
 }
 
+# build_fault_tern: a tern with the fault points, built from a copy of this
+# checkout (committed or not) so that the checkout's own build stays as it
+# is; rebuilt only when the sources changed. Prints the binary's path.
+build_fault_tern() {
+	local dir=$WORK/faults stamp
+	stamp=$(cd "$REPO" && git ls-files -z src libocispec configure.ac Makefile.am | xargs -0 cat 2>/dev/null | md5sum | cut -d' ' -f1)
+	if [ ! -x "$dir/src/tern" ] || [ "$(cat "$dir/stamp" 2>/dev/null)" != "$stamp" ]; then
+		rm -rf "$dir"
+		mkdir -p "$dir/src"
+		"$REPO/scripts/copy-checkout.sh" "$dir/src" || return 1
+		(cd "$dir/src" && ./autogen.sh && ./configure --enable-fault-injection &&
+			make -j"$(nproc)" tern) </dev/null >"$dir/build.log" 2>&1 || {
+			tail -n 30 "$dir/build.log" >&2
+			return 1
+		}
+		echo "$stamp" >"$dir/stamp"
+	fi
+	echo "$dir/src/tern"
+}
+
 # runc_ ARG...: the reference runtime, with its own state root.
 runc_() {
 	in_file "$RUNC_BIN" --root "$ROOT-runc" "$@"

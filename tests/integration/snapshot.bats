@@ -432,8 +432,11 @@ a_filler() {
 @test "clone: a fill that fails after the clone runs deletes the clone (its memory would read as zeros)" {
 	start_counter
 	tern snapshot "$ID" base
-	# TERN_FAULT=fill-fails: the filler takes the daemon's end as a failure
-	TERN_FAULT=fill-fails run tern clone "$ID" base "$ID-c"
+	# TERN_FAULT_FAIL=lazy-fill: the filler takes the daemon's end as a
+	# failure (src/fault.h; only a fault-injection build has it)
+	local fault_tern
+	fault_tern=${TERN_FAULT_BIN:-$(build_fault_tern)}
+	TERN_BIN=$fault_tern TERN_FAULT_FAIL=lazy-fill run tern clone "$ID" base "$ID-c"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	wait_until 30 eval '! tern state "$ID-c"'
 	wait_until 30 eval '! a_filler'
