@@ -50,22 +50,6 @@ phase "building"
 
 mkdir -p "$LOGDIR"
 
-phase "unit tests (make check)"
-make -j"$(nproc)" check </dev/null
-make_rc=$?
-# automake's TAP driver writes one .trs per test program, with a
-# ":test-result: X" line per test case.
-for trs in tests/unit/*.trs; do
-	[ -e "$trs" ] || continue
-	passed=$((passed + $(grep -c '^:test-result: PASS' "$trs")))
-	failed=$((failed + $(grep -c '^:test-result: \(FAIL\|XPASS\|ERROR\)' "$trs")))
-	skipped=$((skipped + $(grep -c '^:test-result: \(SKIP\|XFAIL\)' "$trs")))
-done
-if [ "$make_rc" -ne 0 ] && ! grep -q '^:test-result: \(FAIL\|XPASS\|ERROR\)' tests/unit/*.trs 2>/dev/null; then
-	# make check failed before any test could report (e.g. a compile error).
-	failed=$((failed + 1))
-fi
-
 # count_tap FILE RC: add a bats TAP log to the totals. A non-zero RC with no
 # "not ok" line (a bad test file, a crashed bats, a guest that did not boot or
 # timed out) still counts as a failure.
@@ -89,8 +73,9 @@ count_tap() {
 # The guests emulate their CPUs (TCG), hence the wide timeouts. One after
 # the other, after the host suite, they kept this machine's two cores only
 # about 60% busy and made CI last about an hour; so they run in two lanes at
-# once, started before the host suite and beside it, at a lower priority
-# (nice 10) so that the host suite's own timeouts see an idle-like machine.
+# once, started before the unit tests and the host suite and beside them, at
+# a lower priority (nice 10) so that the host suite's own timeouts see an
+# idle-like machine. They end last, so they start as soon as tern is built.
 # Each guest's output is kept in its .tap file and printed when all are done.
 # The base rootfs is built first: the guests see this checkout's
 # tests/.work through their overlay and would otherwise each build their own
@@ -164,6 +149,22 @@ lane1=$!
 		env TERN_BIN="$REPO/tern" bats --tap --timing tests/integration-systemd
 } &
 lane2=$!
+phase "unit tests (make check)"
+make -j"$(nproc)" check </dev/null
+make_rc=$?
+# automake's TAP driver writes one .trs per test program, with a
+# ":test-result: X" line per test case.
+for trs in tests/unit/*.trs; do
+	[ -e "$trs" ] || continue
+	passed=$((passed + $(grep -c '^:test-result: PASS' "$trs")))
+	failed=$((failed + $(grep -c '^:test-result: \(FAIL\|XPASS\|ERROR\)' "$trs")))
+	skipped=$((skipped + $(grep -c '^:test-result: \(SKIP\|XFAIL\)' "$trs")))
+done
+if [ "$make_rc" -ne 0 ] && ! grep -q '^:test-result: \(FAIL\|XPASS\|ERROR\)' tests/unit/*.trs 2>/dev/null; then
+	# make check failed before any test could report (e.g. a compile error).
+	failed=$((failed + 1))
+fi
+
 phase "integration tests (bats), on this machine"
 # podman.bats drives tern through podman and conmon (installed above), with a
 # private containers.conf and storage under bats's temporary directory;
