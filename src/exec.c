@@ -506,8 +506,9 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	if (p->io_priority && tern_io_priority_apply(p->io_priority, &e) < 0)
 		child_fail(sync_fd, e);
 	/* We are in the container's cgroup (the parent moved us before
-	 * SYNC_GO): the memory policy and the final CPUs now, before any
-	 * seccomp filter (numa.h). */
+	 * SYNC_GO): the memory policy and the final CPUs (or, without
+	 * execCPUAffinity, the cpuset's) now, before any seccomp filter
+	 * (numa.h). */
 	if (tern_mempolicy_apply(x->mempolicy, &e) < 0)
 		child_fail(sync_fd, e);
 	if (tern_cpu_affinity_apply_final(x->affinity, &e) < 0)

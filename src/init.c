@@ -78,6 +78,15 @@ static int load_seccomp(init_ctx *ic, tern_error **err)
 	return tern_sync_expect(ic->sync_fd, SYNC_SECCOMP_DONE, NULL, err);
 }
 
+/* In the container's cgroup: the CPUs are its cpuset's, not those of
+ * the tern that started us (numa.h). Before any seccomp filter, which
+ * might not allow sched_setaffinity. */
+static void entered_cgroup(init_ctx *ic)
+{
+	ic->in_cgroup = true;
+	tern_cpu_affinity_reset();
+}
+
 /* Wait (once) until the parent has moved us into the cgroup. */
 static int await_cgroup(init_ctx *ic, tern_error **err)
 {
@@ -86,7 +95,7 @@ static int await_cgroup(init_ctx *ic, tern_error **err)
 	int ret = tern_sync_expect(ic->sync_fd, SYNC_CGROUP_DONE, NULL, err);
 	if (ret < 0)
 		return ret;
-	ic->in_cgroup = true;
+	entered_cgroup(ic);
 	return 0;
 }
 
@@ -521,7 +530,7 @@ void tern_init_main(tern_container *c, int sync_fd)
 	if (tern_signals_reset(&e) < 0)
 		fail(&ic, e);
 	if (c->ns.two_stage) {
-		ic.in_cgroup = true; /* the parent did it before SYNC_GO */
+		entered_cgroup(&ic); /* the parent did it before SYNC_GO */
 		two_stage_namespaces(&ic);
 	} else if (c->ns.new_user && become_root_in_userns(&e) < 0) {
 		fail(&ic, e);

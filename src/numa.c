@@ -501,8 +501,21 @@ int tern_cpu_affinity_set_initial(const tern_cpu_affinity *a, pid_t pid, tern_er
 	return 0;
 }
 
+void tern_cpu_affinity_reset(void)
+{
+	/* All set, for the kernel's largest NR_CPUS (8192): it keeps what
+	 * the cpuset allows of it, and reads no further than its own size */
+	unsigned long all[8192 / (8 * sizeof(unsigned long))];
+
+	memset(all, 0xff, sizeof(all));
+	if (sched_setaffinity(0, sizeof(all), (cpu_set_t *)all) < 0)
+		return;
+}
+
 int tern_cpu_affinity_apply_final(const tern_cpu_affinity *a, tern_error **err)
 {
+	if (a->final == NULL && a->initial == NULL)
+		tern_cpu_affinity_reset();
 	if (a->final == NULL)
 		return 0;
 	if (sched_setaffinity(0, a->size, a->final) < 0)

@@ -82,7 +82,19 @@ int tern_cpu_affinity_prepare(const oci_exec_cpu_affinity *a, const char *sysdir
 /* In the parent: the new process `pid` to `initial` (nothing without it). */
 int tern_cpu_affinity_set_initial(const tern_cpu_affinity *a, pid_t pid, tern_error **err);
 
-/* In the process itself, once in the container's cgroup: to `final`. */
+/* In the process itself, once in the container's cgroup: to `final`.
+ * With no execCPUAffinity at all: tern_cpu_affinity_reset. With only
+ * `initial`: nothing, the kernel decides (config.md). */
 int tern_cpu_affinity_apply_final(const tern_cpu_affinity *a, tern_error **err);
+
+/* In the init, or an exec process without execCPUAffinity, once in the
+ * container's cgroup: every CPU its cpuset allows. Since Linux 6.2 a task
+ * keeps across a cpuset move the affinity it was given (commit "sched:
+ * Enforce user requested affinity"), so a tern run pinned (taskset, a
+ * systemd unit's CPUAffinity=, a kubelet's CPU manager) would pin the
+ * container; older kernels reset it on the move. runc and crun reset it
+ * too. Best effort, as theirs: if the kernel refuses, the process keeps
+ * the affinity it inherited. */
+void tern_cpu_affinity_reset(void);
 
 void tern_cpu_affinity_clear(tern_cpu_affinity *a);

@@ -349,6 +349,70 @@ cpus_allowed() {
 	[ "$got" = "$want" ]
 }
 
+# cpuset_cpus PID: the CPUs PID's cpuset cgroup allows (v1 cpuset.cpus, v2
+# cpuset.cpus.effective).
+cpuset_cpus() {
+	local dir
+	dir=$(host_cgroup_dir "$1" cpuset)
+	if [ -e "$dir/cpuset.cpus.effective" ]; then
+		cat "$dir/cpuset.cpus.effective"
+	else
+		cat "$dir/cpuset.cpus"
+	fi
+}
+
+# run_pinned CMD...: tern run as a caller pinned to CPU 0 runs it (taskset,
+# as a systemd unit's CPUAffinity= or a kubelet's CPU manager would pin it).
+run_pinned() {
+	run in_file taskset -c 0 "$TERN_BIN" --root "$ROOT" "$@"
+}
+
+@test "a tern pinned to one CPU does not pin the container: the init and exec processes get every CPU of its cpuset (as runc and crun)" {
+	[ "$(nproc --all)" -ge 2 ] || skip "!!! ONE CPU HERE: a pinned caller needs two !!!"
+	local pid want
+	set_args /bin/sleep "$MARK"
+	# no cpuset of its own: the CPUs of the cgroup it is in; Linux 6.2 and
+	# later would keep the caller's CPU 0 (numa.h)
+	run_pinned run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	pid=$(state_field "$ID" pid)
+	want=$(cpuset_cpus "$pid")
+	echo "container's cpuset: $want"
+	[ "$want" != 0 ]
+	[ "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/"$pid"/status)" = "$want" ]
+	run_pinned exec "$ID" /bin/grep Cpus_allowed_list /proc/self/status
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(cpus_allowed)" = "$want" ]
+	# only CPU 1, which the caller's CPU 0 is not in
+	tern delete --force "$ID"
+	update_config '.linux.resources.cpu = {"cpus": "1"}'
+	run_pinned run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	pid=$(state_field "$ID" pid)
+	[ "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/"$pid"/status)" = 1 ]
+	run_pinned exec "$ID" /bin/grep Cpus_allowed_list /proc/self/status
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(cpus_allowed)" = 1 ]
+	# an exec process's own execCPUAffinity.final still wins
+	printf '{"args": ["/bin/grep", "Cpus_allowed_list", "/proc/self/status"], "cwd": "/", "execCPUAffinity": {"final": "1"}}' \
+		>"$BATS_TEST_TMPDIR/final.json"
+	run_pinned exec --process "$BATS_TEST_TMPDIR/final.json" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(cpus_allowed)" = 1 ]
+	# a filter that kills sched_setaffinity, loaded before the user
+	# changes (noNewPrivileges false): the CPUs are reset before it
+	tern delete --force "$ID"
+	update_config '.process.noNewPrivileges = false | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["sched_setaffinity"], "action": "SCMP_ACT_KILL_PROCESS"}]}'
+	run_pinned run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	pid=$(state_field "$ID" pid)
+	[ "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/"$pid"/status)" = 1 ]
+	run_pinned exec "$ID" /bin/grep Cpus_allowed_list /proc/self/status
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(cpus_allowed)" = 1 ]
+	[ "$(state_field "$ID" status)" = running ]
+}
+
 @test "execCPUAffinity: CPUs the machine lacks and bad lists fail clearly, at create and at exec" {
 	local ncpu
 	ncpu=$(nproc --all)
