@@ -508,8 +508,8 @@ void tern_cpu_affinity_reset(void)
 	unsigned long all[8192 / (8 * sizeof(unsigned long))];
 
 	memset(all, 0xff, sizeof(all));
-	if (sched_setaffinity(0, sizeof(all), (cpu_set_t *)all) < 0)
-		return;
+	/* a refusal leaves the inherited CPUs (best effort, numa.h) */
+	(void)sched_setaffinity(0, sizeof(all), (cpu_set_t *)all);
 }
 
 int tern_cpu_affinity_apply_final(const tern_cpu_affinity *a, tern_error **err)
