@@ -287,7 +287,7 @@ cpus_allowed() {
 	start_sleeper
 	pid=$(state_field "$ID" pid)
 	# the init keeps what it had: the setting is for exec processes
-	[ "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/"$pid"/status)" = "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)" ]
+	[ "$(pid_cpus "$pid")" = "$(pid_cpus self)" ]
 	run tern exec "$ID" /bin/grep Cpus_allowed_list /proc/self/status
 	[ "$status" -eq 0 ]
 	[ "$(cpus_allowed)" = 1 ]
@@ -367,32 +367,41 @@ run_pinned() {
 	run in_file taskset -c 0 "$TERN_BIN" --root "$ROOT" "$@"
 }
 
+# pid_cpus PID: the Cpus_allowed_list of PID.
+pid_cpus() {
+	sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/"$1"/status
+}
+
+# pinned_run_and_exec [CPUS]: a pinned tern runs the container, and a pinned
+# tern execs into it; the init and the exec process must both be on CPUS,
+# by default the CPUs of the container's cpuset (which must not be the
+# caller's 0 alone).
+pinned_run_and_exec() {
+	local pid want=${1:-}
+	run_pinned run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	pid=$(state_field "$ID" pid)
+	if [ -z "$want" ]; then
+		want=$(cpuset_cpus "$pid")
+		[ "$want" != 0 ] || return 1
+	fi
+	echo "want CPUs $want; the init has $(pid_cpus "$pid")"
+	[ "$(pid_cpus "$pid")" = "$want" ] || return 1
+	run_pinned exec "$ID" /bin/grep Cpus_allowed_list /proc/self/status
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[ "$(cpus_allowed)" = "$want" ] || return 1
+}
+
 @test "a tern pinned to one CPU does not pin the container: the init and exec processes get every CPU of its cpuset (as runc and crun)" {
 	[ "$(nproc --all)" -ge 2 ] || skip "!!! ONE CPU HERE: a pinned caller needs two !!!"
-	local pid want
 	set_args /bin/sleep "$MARK"
 	# no cpuset of its own: the CPUs of the cgroup it is in; Linux 6.2 and
 	# later would keep the caller's CPU 0 (numa.h)
-	run_pinned run -d -b "$BUNDLE" "$ID"
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	pid=$(state_field "$ID" pid)
-	want=$(cpuset_cpus "$pid")
-	echo "container's cpuset: $want"
-	[ "$want" != 0 ]
-	[ "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/"$pid"/status)" = "$want" ]
-	run_pinned exec "$ID" /bin/grep Cpus_allowed_list /proc/self/status
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	[ "$(cpus_allowed)" = "$want" ]
+	pinned_run_and_exec
 	# only CPU 1, which the caller's CPU 0 is not in
 	tern delete --force "$ID"
 	update_config '.linux.resources.cpu = {"cpus": "1"}'
-	run_pinned run -d -b "$BUNDLE" "$ID"
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	pid=$(state_field "$ID" pid)
-	[ "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/"$pid"/status)" = 1 ]
-	run_pinned exec "$ID" /bin/grep Cpus_allowed_list /proc/self/status
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	[ "$(cpus_allowed)" = 1 ]
+	pinned_run_and_exec 1
 	# an exec process's own execCPUAffinity.final still wins
 	printf '{"args": ["/bin/grep", "Cpus_allowed_list", "/proc/self/status"], "cwd": "/", "execCPUAffinity": {"final": "1"}}' \
 		>"$BATS_TEST_TMPDIR/final.json"
@@ -403,13 +412,7 @@ run_pinned() {
 	# changes (noNewPrivileges false): the CPUs are reset before it
 	tern delete --force "$ID"
 	update_config '.process.noNewPrivileges = false | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["sched_setaffinity"], "action": "SCMP_ACT_KILL_PROCESS"}]}'
-	run_pinned run -d -b "$BUNDLE" "$ID"
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	pid=$(state_field "$ID" pid)
-	[ "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/"$pid"/status)" = 1 ]
-	run_pinned exec "$ID" /bin/grep Cpus_allowed_list /proc/self/status
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	[ "$(cpus_allowed)" = 1 ]
+	pinned_run_and_exec 1
 	[ "$(state_field "$ID" status)" = running ]
 }
 
