@@ -49,6 +49,11 @@ void tern_cgroup_return_self(void);
  * cgroup, or in a sub-cgroup frozen on its own, does not die of SIGKILL
  * until thawed. */
 void tern_cgroup_thaw_all(const oci_map *paths);
+/* After tern_cgroup_thaw_all, for a kill: tasks that stay frozen because
+ * a v1 ancestor cgroup that is not ours is frozen get SIGKILL and are
+ * moved to the hierarchy's root, where they are not frozen and so die
+ * (best effort). */
+void tern_cgroup_release_frozen(const oci_map *paths);
 
 /* `exec --cgroup SPEC...`, runc's semantics: SPEC is PATH, a sub-cgroup
  * of the container's cgroup in every hierarchy (the only form on a cgroup

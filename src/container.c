@@ -672,6 +672,7 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 		if (tern_cgroup_is_frozen(&st->cgroup_paths))
 			signal_all(st, SIGKILL, NULL);
 		tern_cgroup_thaw_all(&st->cgroup_paths);
+		tern_cgroup_release_frozen(&st->cgroup_paths);
 		wait_gone(st);
 	}
 	tern_fault_point("delete:process-killed");
