@@ -247,6 +247,32 @@ static const hierarchy *hierarchy_at(const char *mountpoint)
 	return NULL;
 }
 
+/* Why there is no cgroup, and the way out: `ip netns exec` mounts a fresh
+ * sysfs over /sys in its own mount namespace, so /sys/fs/cgroup is an empty
+ * directory there (runc: "no cgroup mount found in mountinfo"). */
+#define NO_CGROUP_WHY                                                                              \
+	"/sys/fs/cgroup is empty: under `ip netns exec`? use `nsenter "                            \
+	"--net=/run/netns/NAME` instead"
+
+int tern_cgroup_require_mounts(const oci_map *paths, tern_error **err)
+{
+	load_hierarchies();
+	if (n_hierarchies == 0)
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "no cgroup hierarchy is mounted: no cgroup mount "
+					     "found in mountinfo (" NO_CGROUP_WHY ")");
+	for (size_t i = 0; paths != NULL && i < paths->len; i++)
+		if (hierarchy_at(paths->items[i].key) == NULL)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "the container's cgroup hierarchy `%s` is not "
+			    "mounted here (is /sys/fs/cgroup hidden, as under "
+			    "`ip netns exec`? use `nsenter "
+			    "--net=/run/netns/NAME` instead)",
+			    paths->items[i].key);
+	return 0;
+}
+
 /* v1 cpuset refuses tasks while cpuset.cpus or cpuset.mems is empty, and
  * that is how a new cgroup starts: copy the parent's, level by level. */
 static int init_cpuset(const hierarchy *h, const char *path, tern_error **err)
