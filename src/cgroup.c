@@ -247,6 +247,32 @@ static const hierarchy *hierarchy_at(const char *mountpoint)
 	return NULL;
 }
 
+/* Why there is no cgroup, and the way out: `ip netns exec` mounts a fresh
+ * sysfs over /sys in its own mount namespace, so /sys/fs/cgroup is an empty
+ * directory there (runc: "no cgroup mount found in mountinfo"). */
+#define NO_CGROUP_WHY                                                                              \
+	"/sys/fs/cgroup is empty: under `ip netns exec`? use `nsenter "                            \
+	"--net=/run/netns/NAME` instead"
+
+int tern_cgroup_require_mounts(const oci_map *paths, tern_error **err)
+{
+	load_hierarchies();
+	if (n_hierarchies == 0)
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "no cgroup hierarchy is mounted: no cgroup mount "
+					     "found in mountinfo (" NO_CGROUP_WHY ")");
+	for (size_t i = 0; paths != NULL && i < paths->len; i++)
+		if (hierarchy_at(paths->items[i].key) == NULL)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "the container's cgroup hierarchy `%s` is not "
+			    "mounted here (is /sys/fs/cgroup hidden, as under "
+			    "`ip netns exec`? use `nsenter "
+			    "--net=/run/netns/NAME` instead)",
+			    paths->items[i].key);
+	return 0;
+}
+
 /* v1 cpuset refuses tasks while cpuset.cpus or cpuset.mems is empty, and
  * that is how a new cgroup starts: copy the parent's, level by level. */
 static int init_cpuset(const hierarchy *h, const char *path, tern_error **err)
@@ -665,6 +691,65 @@ void tern_cgroup_thaw_all(const oci_map *paths)
 	}
 }
 
+/* A v1 cgroup stays FROZEN after our THAWED when an ancestor that is not
+ * ours is frozen (freezer.parent_freezing): someone froze, say, the pod's
+ * cgroup above the container. Its tasks would never die of SIGKILL and
+ * the cgroup would stay busy. The kernel thaws a task that moves into a
+ * cgroup that is not freezing, so give each one its SIGKILL first (it
+ * must never run a single instruction in the hierarchy's root) and then
+ * move it to the root, where it wakes up only to die. Not needed on v2:
+ * there a fatal signal kills a frozen task. */
+static void release_frozen_tree(const hierarchy *h, const char *dir, int depth)
+{
+	cleanup_free char *state_file = tern_strdup_printf("%s/freezer.state", dir);
+	cleanup_free char *state = NULL;
+	cleanup_free char *root_procs = NULL;
+	char **subs;
+	size_t n;
+
+	if (h == NULL || h->v2 || !h->freezer)
+		return;
+	if (tern_read_file(state_file, &state, NULL, 0, NULL) == 0 &&
+	    strncmp(state, "THAWED", 6) != 0) {
+		root_procs = tern_strdup_printf("%s/cgroup.procs", h->mountpoint);
+		/* a few rounds: a task that was not frozen yet may fork */
+		for (int round = 0; round < 8; round++) {
+			pid_t *pids = NULL;
+			size_t np = 0;
+			if (read_pids(dir, &pids, &np) < 0 || np == 0) {
+				free(pids);
+				break;
+			}
+			for (size_t j = 0; j < np; j++) {
+				char buf[32];
+				int len = snprintf(buf, sizeof(buf), "%d", (int)pids[j]);
+				kill(pids[j], SIGKILL);
+				tern_write_file_at(AT_FDCWD, root_procs, buf, (size_t)len, NULL);
+			}
+			free(pids);
+		}
+	}
+	n = depth < 32 ? sub_cgroups(dir, &subs) : 0;
+	for (size_t i = 0; i < n; i++) {
+		release_frozen_tree(h, subs[i], depth + 1);
+		free(subs[i]);
+	}
+	if (n > 0)
+		free(subs);
+}
+
+void tern_cgroup_release_frozen(const oci_map *paths)
+{
+	load_hierarchies();
+	for (size_t i = 0; i < paths->len; i++) {
+		const char *inner = paths->items[i].value;
+		if (inner == NULL || *inner == '\0' || strcmp(inner, "/") == 0)
+			continue;
+		cleanup_free char *dir = dir_of(&paths->items[i]);
+		release_frozen_tree(hierarchy_at(paths->items[i].key), dir, 0);
+	}
+}
+
 /* Remove `dir` and every cgroup below it, deepest first: a cgroup with
  * children is busy (rmdir fails with EBUSY), and sub-cgroups are what a
  * container with a writable cgroup mount, or its manager, may well make
@@ -700,6 +785,7 @@ int tern_cgroup_destroy(const oci_map *paths, tern_error **err)
 	/* Thaw first, everywhere: a frozen task cannot die, and it would keep
 	 * every other hierarchy's cgroup busy too. */
 	tern_cgroup_thaw_all(paths);
+	tern_cgroup_release_frozen(paths);
 	/* Every hierarchy, even after one failed: leave as little as we can. */
 	for (size_t i = 0; i < paths->len; i++) {
 		const char *inner = paths->items[i].value;

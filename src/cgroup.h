@@ -45,10 +45,22 @@ bool tern_cgroup_is_v2_only(const oci_map *paths);
  * looked at its hierarchies (errors only logged: best effort). */
 void tern_cgroup_return_self(void);
 
+/* Fails, saying why and what to do, when no cgroup hierarchy is mounted
+ * in this mount namespace (`ip netns exec` hides them) or, with `paths`, when
+ * one of the container's hierarchies is not: what needs a cgroup must not
+ * go on without one (limits would silently vanish, a delete would leave
+ * the cgroup behind). */
+int tern_cgroup_require_mounts(const oci_map *paths, tern_error **err);
+
 /* Thaw it and every cgroup below it (best effort): a task in a frozen v1
  * cgroup, or in a sub-cgroup frozen on its own, does not die of SIGKILL
  * until thawed. */
 void tern_cgroup_thaw_all(const oci_map *paths);
+/* After tern_cgroup_thaw_all, for a kill: tasks that stay frozen because
+ * a v1 ancestor cgroup that is not ours is frozen get SIGKILL and are
+ * moved to the hierarchy's root, where they are not frozen and so die
+ * (best effort). */
+void tern_cgroup_release_frozen(const oci_map *paths);
 
 /* `exec --cgroup SPEC...`, runc's semantics: SPEC is PATH, a sub-cgroup
  * of the container's cgroup in every hierarchy (the only form on a cgroup

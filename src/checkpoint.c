@@ -1109,6 +1109,11 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 		    st->status);
 		goto out;
 	}
+	/* criu dumps the cgroups too: it must see them */
+	if (tern_cgroup_require_mounts(&st->cgroup_paths, err) < 0) {
+		ret = tern_error_wrap(err, "cannot checkpoint container `%s`", id);
+		goto out;
+	}
 	/* criu dumps a v1 cgroup frozen as it is; without one it stops the
 	 * tasks itself, and tasks the v2 freezer holds never stop for it (such
 	 * a checkpoint had not returned after 5 minutes in the v2 guest) */

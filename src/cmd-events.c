@@ -211,6 +211,12 @@ static int load_cgroup(tern_global_opts *g, const char *id, oci_state **st, tern
 	int ret = tern_container_load(&g->rt, id, &dir, st, NULL, err);
 	/* the lock is for lifecycle changes, not for a long-running reader */
 	tern_state_dir_free(dir);
+	/* stats and OOM events come from its cgroup: empty ones would lie */
+	if (ret == 0 && tern_cgroup_require_mounts(&(*st)->cgroup_paths, err) < 0) {
+		ret = tern_error_wrap(err, "events of container `%s`", id);
+		oci_state_free(*st);
+		*st = NULL;
+	}
 	return ret;
 }
 

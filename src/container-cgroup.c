@@ -179,6 +179,15 @@ int tern_container_cgroup_resolve(tern_container *c, tern_error **err)
 	const char *configured = c->config->linux_ ? c->config->linux_->cgroups_path : NULL;
 	int ret;
 
+	/* A root container always gets its cgroup, as with runc, which refuses
+	 * any create without a cgroup mount: without one its limits would be
+	 * dropped and pause, update, ps, kill --all could not work. Rootless
+	 * goes on without one, as it does without a delegated cgroup. */
+	if (!rootless(c)) {
+		ret = tern_cgroup_require_mounts(NULL, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "cannot create container `%s`", c->id);
+	}
 	if (c->rt->systemd_cgroup) {
 		tern_systemd_unit u;
 		ret = tern_systemd_unit_parse(configured, c->id, &u, err);
@@ -266,7 +275,10 @@ static int set_frozen(const tern_runtime *rt, const char *id, bool freeze, tern_
 	if (ret < 0)
 		return ret;
 	const char *want = freeze ? "running" : "paused";
-	if (strcmp(st->status, want) != 0)
+	if (tern_cgroup_require_mounts(&st->cgroup_paths, err) < 0)
+		ret = tern_error_wrap(err, "cannot %s container `%s`", freeze ? "pause" : "resume",
+				      id);
+	else if (strcmp(st->status, want) != 0)
 		ret = tern_error_make_quiet(err, EINVAL, "cannot %s container `%s`: it is %s",
 					    freeze ? "pause" : "resume", id, st->status);
 	else
@@ -297,6 +309,8 @@ int tern_container_update(const tern_runtime *rt, const char *id, const oci_reso
 	if (strcmp(st->status, "stopped") == 0)
 		ret = tern_error_make_quiet(err, EINVAL,
 					    "cannot update container `%s`: it is stopped", id);
+	else if (tern_cgroup_require_mounts(&st->cgroup_paths, err) < 0)
+		ret = tern_error_wrap(err, "cannot update container `%s`", id);
 	else
 		ret = tern_cgroup_validate_resources(r, err);
 	/* a rootless container may lack the cgroup (or a hierarchy of it) */
@@ -334,6 +348,9 @@ int tern_container_pids(const tern_runtime *rt, const char *id, pid_t **pids, si
 					  "rootless container gets one only where a cgroup is "
 					  "delegated to the user)",
 					  id);
+	else if (strcmp(st->status, "stopped") != 0 &&
+		 tern_cgroup_require_mounts(&st->cgroup_paths, err) < 0)
+		ret = tern_error_wrap(err, "cannot list the processes of container `%s`", id);
 	else if (strcmp(st->status, "stopped") != 0)
 		ret = tern_cgroup_pids(&st->cgroup_paths, pids, n, err);
 	oci_state_free(st);

@@ -655,6 +655,12 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 	if (ret < 0)
 		return ret;
 	tern_fault_point("delete:state-loaded");
+	/* Its cgroup is ours to remove: where it cannot be seen (`ip netns
+	 * exec`), keep everything rather than leave the cgroup behind. */
+	if (st->own_cgroup && tern_cgroup_require_mounts(&st->cgroup_paths, err) < 0) {
+		ret = tern_error_wrap(err, "cannot delete container `%s`", id);
+		goto out;
+	}
 	/* A created container never ran user code: deleting it is allowed,
 	 * as with runc. A running or paused one needs --force. */
 	if (strcmp(st->status, "running") == 0 || strcmp(st->status, "paused") == 0) {
@@ -672,6 +678,7 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 		if (tern_cgroup_is_frozen(&st->cgroup_paths))
 			signal_all(st, SIGKILL, NULL);
 		tern_cgroup_thaw_all(&st->cgroup_paths);
+		tern_cgroup_release_frozen(&st->cgroup_paths);
 		wait_gone(st);
 	}
 	tern_fault_point("delete:process-killed");

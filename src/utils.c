@@ -469,7 +469,9 @@ int tern_parse_signal(const char *s)
 	if (isdigit((unsigned char)s[0])) {
 		errno = 0;
 		n = strtol(s, &end, 10);
-		if (errno || *end || n <= 0 || n > SIGRTMAX)
+		/* 0 is kill(2)'s "is it alive?" probe: runc takes it too (but
+		 * not "SIG0", nor does runc) */
+		if (errno || *end || n < 0 || n > SIGRTMAX)
 			return -1;
 		return (int)n;
 	}

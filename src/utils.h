@@ -93,7 +93,8 @@ uint64_t tern_now_ns(void);
 /* Mark every fd >= first close-on-exec. */
 int tern_cloexec_fds_from(int first);
 
-/* Parse a signal given as "KILL", "SIGKILL" or "9". Returns the number or -1. */
+/* Parse a signal given as "KILL", "SIGKILL" or "9" (or "0": no signal, the
+ * liveness probe of kill(2)). Returns the number or -1. */
 int tern_parse_signal(const char *s);
 
 /* "0-3,5,7-8", as cpuset.cpus/mems take it (empty allowed). */

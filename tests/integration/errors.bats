@@ -234,3 +234,60 @@ unrunnable_files() {
 	run tern create -b "$BUNDLE" "$ID"
 	check_fails_cleanly no-such-program "No such file or directory"
 }
+
+# in_netns_exec ARG...: the runtime under test, with this test's state root,
+# run through `ip netns exec $NETNS`, which mounts a fresh sysfs over /sys in
+# a mount namespace of its own: no cgroup hierarchy is visible there.
+in_netns_exec() {
+	in_file ip netns exec "$NETNS" "$TERN_BIN" --root "$ROOT" "$@"
+}
+
+@test "errors: no cgroup hierarchy visible (ip netns exec): create with limits, or without, fails and leaves nothing" {
+	NETNS=tern-nocg-$$-$RANDOM
+	ip netns add "$NETNS"
+	# (what the test relies on: the hierarchies are hidden in there)
+	run ip netns exec "$NETNS" grep -c ' - cgroup' /proc/self/mountinfo
+	[ "$output" = 0 ]
+	set_args /bin/sleep "$MARK"
+	update_config '.linux.resources.memory = {"limit": 67108864} | .linux.resources.pids = {"limit": 64}'
+	run in_netns_exec run -d -b "$BUNDLE" "$ID"
+	check_fails_cleanly cgroup
+	is_runc || output_mentions "no cgroup hierarchy is mounted" "nsenter --net="
+	# a root container always has a cgroup (runc refuses too): no limits,
+	# no cgroupsPath, still refused
+	update_config 'del(.linux.resources.memory) | del(.linux.resources.pids)'
+	run in_netns_exec create -b "$BUNDLE" "$ID"
+	check_fails_cleanly cgroup
+}
+
+@test "errors: no cgroup hierarchy visible (ip netns exec): pause, update, ps, delete of a running container fail and change nothing" {
+	NETNS=tern-nocg-$$-$RANDOM
+	ip netns add "$NETNS"
+	start_sleeper
+	pid=$(state_field "$ID" pid)
+	pids=$(host_cgroup_dir "$pid" pids)
+	old_max=$(cat "$pids/pids.max")
+	for cmd in pause "update --pids-limit 42" ps; do
+		# shellcheck disable=SC2086 # the words of the command
+		run in_netns_exec $cmd "$ID"
+		[ "$status" -ne 0 ]
+		is_runc || output_mentions "no cgroup hierarchy is mounted"
+	done
+	if is_tern; then
+		# runc 1.1.5 prints empty stats here, and delete --force removes
+		# its state but leaves the cgroup behind
+		for cmd in "events --stats" "delete --force"; do
+			# shellcheck disable=SC2086 # the words of the command
+			run in_netns_exec $cmd "$ID"
+			[ "$status" -ne 0 ]
+			output_mentions "no cgroup hierarchy is mounted"
+		done
+	fi
+	[ "$(state_field "$ID" status)" = running ]
+	[ "$(state_field "$ID" pid)" = "$pid" ]
+	[ "$(cat "$pids/pids.max")" = "$old_max" ]
+	# where the hierarchies are visible, all is as before
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	check_nothing_left "$ID"
+}

@@ -233,6 +233,30 @@ run_killed() {
 	wait_until 60 no_mark_procs
 }
 
+@test "kill: signal 0 probes the init: success while it runs, not running once stopped" {
+	set_args /bin/sleep "$MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	pid=$(state_field "$ID" pid)
+	run tern kill "$ID" 0
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	# no signal sent: still running, the same process
+	[ "$(state_field "$ID" status)" = running ]
+	[ "$(state_field "$ID" pid)" = "$pid" ]
+	! pid_gone "$pid"
+	# runc takes the number only, not "SIG0"
+	run tern kill "$ID" SIG0
+	[ "$status" -ne 0 ]
+	[ "$(state_field "$ID" status)" = running ]
+	run tern kill "$ID" KILL
+	[ "$status" -eq 0 ]
+	wait_status "$ID" stopped
+	# as runc: exit 1, "container not running"
+	run tern kill "$ID" 0
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"container not running"* ]]
+}
+
 @test "kill: bad signal name fails and names it" {
 	set_args /bin/sleep "$MARK"
 	tern run -d -b "$BUNDLE" "$ID"

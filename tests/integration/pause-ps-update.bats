@@ -141,3 +141,66 @@ load helpers
 	[ "$status" -ne 0 ]
 	is_runc || [[ "$output" == *no-such-container* ]]
 }
+
+# freeze_from_outside DIR: freeze the cgroup DIR as another tool would (v1
+# freezer.state, v2 cgroup.freeze), behind tern's back, and wait until the
+# kernel says it is frozen.
+freeze_from_outside() {
+	if [ -e "$1/freezer.state" ]; then
+		echo FROZEN >"$1/freezer.state"
+		wait_until 10 grep -qx FROZEN "$1/freezer.state"
+	else
+		echo 1 >"$1/cgroup.freeze"
+		wait_until 10 grep -qx "frozen 1" "$1/cgroup.events"
+	fi
+}
+
+# the cgroup above the container that a test freezes: thawed before the
+# usual teardown, or nothing in it could die
+teardown() {
+	local d
+	if [ -n "${ID:-}" ]; then
+		for d in $(find /sys/fs/cgroup/ -maxdepth 3 -type d -name "$ID-up" 2>/dev/null); do
+			if [ -e "$d/freezer.state" ]; then
+				echo THAWED >"$d/freezer.state"
+			elif [ -e "$d/cgroup.freeze" ]; then
+				echo 0 >"$d/cgroup.freeze"
+			fi
+		done
+	fi
+	teardown_bundle
+}
+
+# delete_force_frozen WHICH: a sleeper whose cgroup (WHICH=own) or the
+# cgroup above it (WHICH=up) someone else froze: delete --force thaws or
+# frees it, kills and removes it, quickly, and leaves nothing.
+delete_force_frozen() {
+	update_config ".linux.cgroupsPath = \"/$ID-up/$ID\""
+	start_sleeper
+	local pid dir t0
+	pid=$(state_field "$ID" pid)
+	dir=$(host_cgroup_dir "$pid" freezer)
+	[ "$1" = own ] || dir=$(dirname "$dir")
+	freeze_from_outside "$dir"
+	t0=$SECONDS
+	run tern delete --force "$ID"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# crun needs well under a second; the bound is for a slow guest
+	[ $((SECONDS - t0)) -lt 10 ]
+	run tern state "$ID"
+	[ "$status" -ne 0 ]
+	wait_until 10 pid_gone "$pid"
+	# the parent is not the container's: gone with the usual teardown
+	[ -z "$(find /sys/fs/cgroup/ -maxdepth 7 -type d -name "$ID" 2>/dev/null)" ]
+	[ ! -e "$ROOT/$ID" ]
+	no_mark_procs
+}
+
+@test "delete --force of a container whose cgroup someone else froze: thawed, killed, removed" {
+	delete_force_frozen own
+}
+
+@test "delete --force of a container whose parent cgroup someone else froze: killed, removed" {
+	delete_force_frozen up
+}
