@@ -511,7 +511,21 @@ static int attach_source(const tern_bind_source *src, int dst, bool recursive, t
 	char sp[32], dp[32];
 
 	if (src->tree) {
-		if (move_mount(src->fd, "", dst, "",
+		/* The kernel lists a namespace's mounts (mountinfo) in the order
+		 * they were made, and the tree was cloned by the parent before
+		 * the rootfs was even bound: attached as is, it would be listed
+		 * before the rootfs and before a tmpfs it sits on. A fresh clone
+		 * of it, made now, takes its place in the config's order
+		 * (runc and crun list mounts that way); it keeps what the tree
+		 * has (id mapping, propagation, the flags and submounts the
+		 * kernel locked). Where the kernel will not clone a detached
+		 * tree (one made in another mount namespace: mount-source.c's
+		 * non-recursive binds in a user namespace), the tree itself. */
+		cleanup_close int fresh =
+		    open_tree(src->fd, "",
+			      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+				  (recursive ? AT_RECURSIVE : 0));
+		if (move_mount(fresh >= 0 ? fresh : src->fd, "", dst, "",
 			       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 			return tern_error_make(err, errno, "move the source's mount into place");
 		return 0;

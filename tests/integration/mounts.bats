@@ -353,3 +353,24 @@ mounted_on_checked_fd() {
 	[ "$status" -eq 0 ]
 	[ "$(grep -c "^move_mount onto" <<<"$output")" -eq 1 ]
 }
+
+# ---- mountinfo order ----
+
+@test "mounts: the container's mountinfo lists the rootfs, then the mounts in config order, parents first" {
+	mkdir "$BUNDLE/vol1" "$BUNDLE/vol2"
+	add_mount '{"destination": "/a", "type": "tmpfs", "source": "tmpfs"}'
+	add_mount "{\"destination\": \"/a/b\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol1\", \"options\": [\"bind\"]}"
+	add_mount '{"destination": "/c", "type": "tmpfs", "source": "tmpfs"}'
+	add_mount "{\"destination\": \"/d\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol2\", \"options\": [\"rbind\"]}"
+	set_cmd 'cat /proc/self/mountinfo'
+	run_container
+	[ "$status" -eq 0 ]
+	# mount points in list order, and each mount's parent listed before it
+	# (the first line's parent, the root's, is outside the namespace)
+	local order
+	order=$(awk '{ seen[$1] = 1 } NR > 1 && !seen[$2] { print "parent of " $5 " listed after it" }
+		{ print $5 }' <<<"$output" | grep -E -x '/|/a|/a/b|/c|/d|parent .*' | tr '\n' ' ')
+	echo "$output"
+	echo "order: $order"
+	[ "$order" = "/ /a /a/b /c /d " ]
+}
