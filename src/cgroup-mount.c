@@ -313,7 +313,7 @@ static int mount_cgroup_v1(int rootfd, const char *rootfs_path, const char *dest
 	ret = cg_entries_collect(rootfs_path, cgroupns, &e, &n, err);
 	if (ret < 0)
 		return ret;
-	target = tern_mkdir_in_root(rootfd, dest, false, err);
+	target = tern_mount_target(rootfd, dest, false, err);
 	if (target < 0) {
 		ret = target;
 		goto out;
@@ -484,7 +484,7 @@ int tern_mount_cgroup2(int rootfd, const char *rootfs_path, const char *dest,
 				return tern_error_make(err, errno, "open `%s`", src);
 		}
 	}
-	target = tern_mkdir_in_root(rootfd, dest, false, err);
+	target = tern_mount_target(rootfd, dest, false, err);
 	if (target < 0)
 		return target;
 	if (s < 0)

@@ -77,6 +77,7 @@ typedef struct {
 	int userns;	       /* the container's user namespace, or -1 */
 	unsigned long prop;    /* tree_propagation */
 	bool no_new_mount_api; /* open_tree or mount_setattr said ENOSYS */
+	bool *on_host;	       /* per mount: to be cloned in tern's own namespace */
 } open_ctx;
 
 /* open_tree, then the propagation: 1 and the tree in *out, 0 when the
@@ -108,6 +109,17 @@ static int open_one(open_ctx *oc, const oci_mount *m, size_t index, bool recursi
 		return tern_error_make_quiet(err, EINVAL, "a bind mount needs a source");
 	if (!oc->no_new_mount_api) {
 		ret = open_tree_source(oc, m->source, recursive, &fd);
+		if (ret == -EINVAL && !recursive && oc->userns >= 0 && oc->on_host != NULL) {
+			/* A plain bind of a directory with mounts under it: in
+			 * a namespace made for a less privileged user namespace
+			 * those submounts are locked, and the kernel refuses a
+			 * copy without them (it would show what they cover).
+			 * The host's root asked for exactly that copy: it is
+			 * made in tern's own namespace instead, as crun does
+			 * (tern_mount_sources_prepare, once back there). */
+			oc->on_host[index] = true;
+			return 0;
+		}
 		/* The bare strerror reads "mount `src` to `dst` (mounts[N]):
 		 * No such file or directory" once the caller wraps it. */
 		if (ret < 0)
@@ -201,14 +213,19 @@ static int enter_mntns(int procfd, int target, saved_place *s, tern_error **err)
 	return 1;
 }
 
-/* Inside the container's mount namespace: open every bind source. */
-static int open_all(const oci_config *config, open_ctx *oc, tern_mount_sources *s, tern_error **err)
+/* Inside the container's mount namespace: open every bind source. With
+ * `only` (back in tern's own namespace), just the mounts it marks. */
+static int open_all(const oci_config *config, open_ctx *oc, const bool *only, tern_mount_sources *s,
+		    tern_error **err)
 {
 	for (size_t i = 0; i < config->mounts_len; i++) {
 		const oci_mount *m = &config->mounts[i];
 		bool bind, recursive, ridmap;
-		int ret = bind_kind(m, &bind, &recursive, &ridmap, err);
+		int ret;
 
+		if (only != NULL && !only[i])
+			continue;
+		ret = bind_kind(m, &bind, &recursive, &ridmap, err);
 		if (ret == 0 && !bind)
 			continue;
 		if (ret == 0)
@@ -248,6 +265,14 @@ static int cannot_enter(const oci_config *config, tern_error **err)
 	return 0;
 }
 
+static bool any_marked(const bool *marks, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (marks[i])
+			return true;
+	return false;
+}
+
 static tern_mount_sources *sources_new(size_t n)
 {
 	tern_mount_sources *s = tern_xmalloc0(sizeof(*s));
@@ -263,6 +288,7 @@ int tern_mount_sources_prepare(const oci_config *config, pid_t pid, const char *
 			       tern_mount_sources **out, tern_error **err)
 {
 	cleanup_close int procfd = -1, target = -1, bundlefd = -1, userns = -1;
+	cleanup_free bool *on_host = NULL;
 	saved_place place = {-1, -1, -1};
 	tern_mount_sources *s = NULL;
 	char path[64];
@@ -289,19 +315,36 @@ int tern_mount_sources_prepare(const oci_config *config, pid_t pid, const char *
 	}
 	/* Opened in there: a path resolved from an fd of the host's own
 	 * namespace would give a mount of that namespace. */
+	on_host = tern_xmalloc0((config->mounts_len + 1) * sizeof(*on_host));
 	bundlefd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (bundlefd < 0) {
 		ret = tern_error_make(err, errno, "open the bundle `%s`", bundle);
 	} else {
-		open_ctx oc = {
-		    .bundlefd = bundlefd, .userns = userns, .prop = tree_propagation(config)};
+		open_ctx oc = {.bundlefd = bundlefd,
+			       .userns = userns,
+			       .prop = tree_propagation(config),
+			       .on_host = entered == 1 ? on_host : NULL};
 		s = sources_new(config->mounts_len);
-		ret = open_all(config, &oc, s, err);
+		ret = open_all(config, &oc, NULL, s, err);
 	}
 	/* Back before anything else, on success and failure alike. */
 	if (entered == 1 && leave_mntns(&place, ret < 0 ? NULL : err) < 0 && ret == 0)
 		ret = -EIO;
 	saved_place_close(&place);
+	if (ret == 0 && entered == 1 && any_marked(on_host, config->mounts_len)) {
+		/* The plain binds that could not be copied in there (open_one):
+		 * from here, with the bundle opened again in this namespace. */
+		tern_closep(&bundlefd);
+		bundlefd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (bundlefd < 0) {
+			ret = tern_error_make(err, errno, "open the bundle `%s`", bundle);
+		} else {
+			open_ctx oc = {.bundlefd = bundlefd,
+				       .userns = userns,
+				       .prop = tree_propagation(config)};
+			ret = open_all(config, &oc, on_host, s, err);
+		}
+	}
 	if (ret < 0) {
 		tern_mount_sources_free(s);
 		return ret;

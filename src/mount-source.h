@@ -11,7 +11,11 @@
  * made for the user namespace (a read-only host mount, a mount hiding a
  * directory) stay locked in the container. A detached copy made in the
  * host's own namespace would not be: the container's root could remount it
- * read-write, or unmount a submount of an rbind.
+ * read-write, or unmount a submount of an rbind. One exception: a plain
+ * (non-recursive) bind of a directory with mounts under it, which the
+ * kernel refuses to copy there (EINVAL: the submounts are locked) is
+ * copied in tern's own namespace, as crun does; the flags of the host's
+ * mount are then not locked in the container.
  *
  * Each source is a detached tree, open_tree(OPEN_TREE_CLONE [| AT_RECURSIVE
  * for rbind]), with the propagation the rootfs would have given it (a slave

@@ -1,8 +1,10 @@
 /* One config.json mount (runtime-spec config.md "mounts").
  *
- * Every destination is resolved inside the rootfs by tern_mkdir_in_root and
- * mounted through the /proc/self/fd/N path of the O_PATH fd it returns, so
- * the kernel never walks a path that the image controls. After mount(2)
+ * Every destination is resolved inside the rootfs by tern_mount_target
+ * (tern_mkdir_in_root, then the procfs check on the fd) and mounted through
+ * the /proc/self/fd/N path of the O_PATH fd it returns (or move_mount onto
+ * that fd), so the kernel never walks a path that the image controls and
+ * the fd checked is the fd mounted on. After mount(2)
  * that fd still names the covered directory, not the new mount: whatever
  * must act on the new mount (remount, propagation, mount_setattr, copy-up)
  * opens the destination again. */
@@ -370,26 +372,32 @@ static int check_proc_dest(const char *clean, const char *type)
 	return -EPERM;
 }
 
-/* A destination that reaches procfs only through a symlink in the image
- * ("/pp/sys/kernel/x" with pp -> /proc) would dodge check_proc_dest: look
- * where it really is. (The runtime's own /proc writes do not trust the
- * container's /proc anyway: see procfs.h.) */
-static int refuse_proc_through_symlink(int rootfd, const char *dest, const char *clean,
-				       tern_error **err)
+int tern_mount_target(int rootfd, const char *dest, bool last_is_file, tern_error **err)
 {
-	cleanup_close int fd = -1;
+	cleanup_free char *clean = clean_dest(dest);
+	cleanup_close int fd = tern_mkdir_in_root(rootfd, dest, last_is_file, err);
 	struct statfs sf;
 
-	if (strncmp(clean, "/proc", 5) == 0 && (clean[5] == '\0' || clean[5] == '/'))
-		return 0;
-	fd = tern_open_in_root(rootfd, dest, O_PATH, 0, NULL);
 	if (fd < 0)
-		return 0; /* missing: created later, never inside procfs */
-	if (fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC)
+		return tern_error_wrap(err, "create the destination");
+	/* A destination under /proc was vetted by name (check_proc_dest).
+	 * Any other must not reach procfs, through a symlink in the image
+	 * ("/pp/sys/kernel/x" with pp -> /proc) or one swapped in by a
+	 * container sharing a volume with this rootfs while we resolve it:
+	 * the check is on this fd, the very one the caller mounts on
+	 * (through /proc/self/fd/N or move_mount's MOVE_MOUNT_T_EMPTY_PATH),
+	 * never on a path looked up again. (The runtime's own /proc writes
+	 * do not trust the container's /proc anyway: see procfs.h.) */
+	if (strncmp(clean, "/proc", 5) == 0 && (clean[5] == '\0' || clean[5] == '/'))
+		return steal_fd(&fd);
+	if (fstatfs(fd, &sf) < 0)
+		return tern_error_make(err, errno, "statfs the destination `%s`", dest);
+	if (sf.f_type == PROC_SUPER_MAGIC)
 		return tern_error_make(err, EPERM,
-				       "the destination is inside /proc through a symlink in the "
-				       "rootfs, refusing to mount there");
-	return 0;
+				       "the destination `%s` is inside /proc through a symlink in "
+				       "the rootfs, refusing to mount there",
+				       dest);
+	return steal_fd(&fd);
 }
 
 /* /proc and /sys must not be symlinks in the image: mounting through one
@@ -503,7 +511,21 @@ static int attach_source(const tern_bind_source *src, int dst, bool recursive, t
 	char sp[32], dp[32];
 
 	if (src->tree) {
-		if (move_mount(src->fd, "", dst, "",
+		/* The kernel lists a namespace's mounts (mountinfo) in the order
+		 * they were made, and the tree was cloned by the parent before
+		 * the rootfs was even bound: attached as is, it would be listed
+		 * before the rootfs and before a tmpfs it sits on. A fresh clone
+		 * of it, made now, takes its place in the config's order
+		 * (runc and crun list mounts that way); it keeps what the tree
+		 * has (id mapping, propagation, the flags and submounts the
+		 * kernel locked). Where the kernel will not clone a detached
+		 * tree (one made in another mount namespace: mount-source.c's
+		 * non-recursive binds in a user namespace), the tree itself. */
+		cleanup_close int fresh =
+		    open_tree(src->fd, "",
+			      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+				  (recursive ? AT_RECURSIVE : 0));
+		if (move_mount(fresh >= 0 ? fresh : src->fd, "", dst, "",
 			       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 			return tern_error_make(err, errno, "move the source's mount into place");
 		return 0;
@@ -537,9 +559,9 @@ static int do_bind(int rootfd, const oci_mount *m, const tern_mount_options *opt
 	}
 	if (fstat(src.fd, &st) < 0)
 		return tern_error_make(err, errno, "stat the source");
-	dst = tern_mkdir_in_root(rootfd, m->destination, !S_ISDIR(st.st_mode), err);
+	dst = tern_mount_target(rootfd, m->destination, !S_ISDIR(st.st_mode), err);
 	if (dst < 0)
-		return tern_error_wrap(err, "create the destination");
+		return dst;
 	ret = attach_source(&src, dst, opts->recursive_bind, err);
 	if (ret < 0)
 		return ret;
@@ -597,9 +619,9 @@ static int do_mount(int rootfd, const oci_mount *m, const tern_mount_options *op
 	char dp[32];
 	int ret;
 
-	dst = tern_mkdir_in_root(rootfd, m->destination, false, err);
+	dst = tern_mount_target(rootfd, m->destination, false, err);
 	if (dst < 0)
-		return tern_error_wrap(err, "create the destination");
+		return dst;
 	if (opts->tmpcopyup && str_eq(type, "tmpfs")) {
 		/* Still the covered directory once the tmpfs is on top. */
 		olddir = openat(dst, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -686,9 +708,6 @@ int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, t
 		    err, EPERM,
 		    "refusing to mount inside /proc (only proc on /proc and binds "
 		    "over a few emulated files such as /proc/meminfo)");
-	ret = refuse_proc_through_symlink(rootfd, m->destination, clean, err);
-	if (ret < 0)
-		return ret;
 	if (opts.bind && strcmp(clean, "/proc") == 0) {
 		/* As runc: a bind on /proc must bring a procfs, not a directory
 		 * that would stand in for it. */

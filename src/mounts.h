@@ -69,5 +69,13 @@ unsigned long tern_mount_locked_flags(int fd, const tern_mount_options *opts);
 int tern_mount_bind_remount(int rootfd, const char *dest, const tern_mount_options *opts,
 			    tern_error **err);
 
+/* Resolve (creating what is missing, as tern_mkdir_in_root) the mount
+ * destination `dest` inside the rootfs and return an O_PATH fd to mount
+ * on. Unless `dest` itself names a path under /proc (allowed or refused by
+ * name before), a destination that resolves onto procfs is refused: the
+ * check is made on the returned fd, so mount on that fd, never on `dest`
+ * looked up again. */
+int tern_mount_target(int rootfd, const char *dest, bool last_is_file, tern_error **err);
+
 /* Append `opt` to the comma-separated filesystem data `*data`. */
 void tern_mount_data_append(char **data, const char *opt);

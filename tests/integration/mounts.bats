@@ -286,3 +286,91 @@ root_fields_cmd='for m in / /proc; do awk -v m=$m "\$5 == m { f = \"\"; for (i =
 	[ "$status" -ne 0 ]
 	umount "$BUNDLE/rootfs/mnt/from-host"
 }
+
+# ---- mount destinations that reach /proc ----
+
+@test "mounts: a destination reaching /proc through a symlink in the rootfs is refused, naming it" {
+	# (refused by the old code too: the name was checked, then resolved
+	# again for the mount; the test below shows the check is now on the
+	# fd that is mounted on)
+	is_runc && skip "runc 1.1.5 mounts through the symlink, onto the container's /proc/sys"
+	ln -s /proc "$BUNDLE/rootfs/pp"
+	mkdir "$BUNDLE/vol"
+	for m in '"type": "tmpfs", "source": "tmpfs"' \
+		"\"type\": \"bind\", \"source\": \"$BUNDLE/vol\", \"options\": [\"bind\"]"; do
+		cp "$BUNDLE/config.json" "$BUNDLE/config.orig"
+		add_mount "{\"destination\": \"/pp/sys/kernel\", $m}"
+		run tern run -b "$BUNDLE" "$ID"
+		check_fails_cleanly /pp/sys/kernel
+		is_runc || [[ "$output" == *"the destination \`/pp/sys/kernel\` is inside /proc"* ]]
+		mv "$BUNDLE/config.orig" "$BUNDLE/config.json"
+	done
+	# and a destination under /proc that is not one of the emulated files
+	add_mount '{"destination": "/proc/sys/kernel", "type": "tmpfs", "source": "tmpfs"}'
+	run tern run -b "$BUNDLE" "$ID"
+	check_fails_cleanly /proc/sys/kernel
+}
+
+# mounted_on_checked_fd TRACE: in an `strace -f` log, the tmpfs mounted with
+# "size=1234k" and every move_mount target were statfs'ed on the very fd
+# they are mounted on, after it was opened (no lookup between check and
+# mount that a container sharing a volume could race).
+mounted_on_checked_fd() {
+	awk '
+	{ pid = $1; l = $0; sub(/^[0-9]+ +/, "", l) }
+	# a call that returns a new fd (possibly resumed on a line of its own)
+	l ~ /^(<\.\.\. )?(open|openat|openat2|dup|dup2|dup3|open_tree|fsmount|recvmsg)[ (]/ ||
+	    l ~ /^(<\.\.\. )?fcntl[ (].*F_DUPFD/ {
+		if (match(l, /= [0-9]+$/)) { fd = substr(l, RSTART + 2); st[pid, fd] = "opened" }
+	}
+	l ~ /^fstatfs\([0-9]+,/ { split(substr(l, 9), a, ","); st[pid, a[1]] = "checked" }
+	l ~ /^close\([0-9]+/ { split(substr(l, 7), a, ")"); st[pid, a[1]] = "closed" }
+	l ~ /^mount\(.*size=1234k/ {
+		match(l, /"\/proc\/self\/fd\/[0-9]+"/); fd = substr(l, RSTART + 15, RLENGTH - 16)
+		print "tmpfs onto fd " fd ": " st[pid, fd]; n++; bad += st[pid, fd] != "checked"
+	}
+	l ~ /^move_mount\(/ {
+		split(l, a, ", "); fd = a[3]
+		print "move_mount onto fd " fd ": " st[pid, fd]; n++; bad += st[pid, fd] != "checked"
+	}
+	END { exit !(n >= 2 && bad == 0) }' "$1"
+}
+
+@test "mounts: the destination checked for procfs is the fd mounted on (strace)" {
+	is_tern || skip "checks tern's own syscalls"
+	mkdir "$BUNDLE/vol"
+	# only the config's mounts use move_mount then (no masked or read-only
+	# paths, no console)
+	update_config '.linux.maskedPaths = [] | .linux.readonlyPaths = []'
+	add_mount '{"destination": "/t", "type": "tmpfs", "source": "tmpfs", "options": ["size=1234k"]}'
+	add_mount "{\"destination\": \"/v\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol\", \"options\": [\"bind\"]}"
+	run strace -f -qq -o "$BATS_TEST_TMPDIR/trace" \
+		-e trace=open,openat,openat2,dup,dup2,dup3,fcntl,open_tree,fsmount,recvmsg,fstatfs,close,mount,move_mount \
+		"$TERN_BIN" --root "$ROOT" run -b "$BUNDLE" "$ID" </dev/null
+	[ "$status" -eq 0 ]
+	run mounted_on_checked_fd "$BATS_TEST_TMPDIR/trace"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c "^move_mount onto" <<<"$output")" -eq 1 ]
+}
+
+# ---- mountinfo order ----
+
+@test "mounts: the container's mountinfo lists the rootfs, then the mounts in config order, parents first" {
+	mkdir "$BUNDLE/vol1" "$BUNDLE/vol2"
+	add_mount '{"destination": "/a", "type": "tmpfs", "source": "tmpfs"}'
+	add_mount "{\"destination\": \"/a/b\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol1\", \"options\": [\"bind\"]}"
+	add_mount '{"destination": "/c", "type": "tmpfs", "source": "tmpfs"}'
+	add_mount "{\"destination\": \"/d\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol2\", \"options\": [\"rbind\"]}"
+	set_cmd 'cat /proc/self/mountinfo'
+	run_container
+	[ "$status" -eq 0 ]
+	# mount points in list order, and each mount's parent listed before it
+	# (the first line's parent, the root's, is outside the namespace)
+	local order
+	order=$(awk '{ seen[$1] = 1 } NR > 1 && !seen[$2] { print "parent of " $5 " listed after it" }
+		{ print $5 }' <<<"$output" | grep -E -x '/|/a|/a/b|/c|/d|parent .*' | tr '\n' ' ')
+	echo "$output"
+	echo "order: $order"
+	[ "$order" = "/ /a /a/b /c /d " ]
+}

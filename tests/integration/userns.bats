@@ -421,3 +421,28 @@ a file" ]
 	[ "$leaked" -eq 0 ]
 	[ "$output" = 1 ]
 }
+
+@test "userns: a plain bind of a host directory with a mount under it shows the directory without the submount; rbind shows both" {
+	# crun clones such a source in the host's namespace; runc 1.1.5 fails
+	# (the kernel refuses a non-recursive copy of a tree whose submounts
+	# are locked, as they are in the container's namespace: EINVAL)
+	is_runc && skip "runc 1.1.5 fails with EINVAL"
+	three_ranges
+	local src=$BATS_TEST_TMPDIR/src
+	mkdir -p "$src/sub"
+	echo "in the dir" >"$src/f"
+	chmod -R a+rX "$src"
+	mount -t tmpfs -o mode=755 tmpfs "$src/sub"
+	echo "in the submount" >"$src/sub/g"
+	add_mount "{\"destination\": \"/plain\", \"type\": \"bind\", \"source\": \"$src\", \"options\": [\"bind\"]}"
+	add_mount "{\"destination\": \"/rec\", \"type\": \"bind\", \"source\": \"$src\", \"options\": [\"rbind\"]}"
+	set_cmd 'cat /plain/f; ls -A /plain/sub | wc -l; cat /rec/f /rec/sub/g; grep " /plain/sub " /proc/self/mountinfo | wc -l'
+	run_container
+	umount "$src/sub"
+	[ "$status" -eq 0 ]
+	[ "$output" = "in the dir
+0
+in the dir
+in the submount
+0" ]
+}
