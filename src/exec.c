@@ -227,6 +227,15 @@ int tern_exec_apply_overrides(const tern_exec_opts *o, oci_config *config, oci_p
 					       o->user);
 		if (colon == NULL)
 			p->user.gid = 0;
+		/* (uid_t)-1 would leave the process root: oci-config.h */
+		if (p->user.uid > OCI_ID_MAX)
+			return tern_error_make(err, EINVAL,
+					       "--user `%s`: uid %u is out of range (0-%u)",
+					       o->user, p->user.uid, OCI_ID_MAX);
+		if (p->user.gid > OCI_ID_MAX)
+			return tern_error_make(err, EINVAL,
+					       "--user `%s`: gid %u is out of range (0-%u)",
+					       o->user, p->user.gid, OCI_ID_MAX);
 	}
 	size_t ngids = oci_strv_len(o->additional_gids);
 	if (ngids > 0) {
@@ -237,6 +246,10 @@ int tern_exec_apply_overrides(const tern_exec_opts *o, oci_config *config, oci_p
 			if (parse_u32(o->additional_gids[i], &p->user.additional_gids[i]) < 0)
 				return tern_error_make(err, EINVAL, "--additional-gids `%s`",
 						       o->additional_gids[i]);
+			else if (p->user.additional_gids[i] > OCI_ID_MAX)
+				return tern_error_make(
+				    err, EINVAL, "--additional-gids `%s`: out of range (0-%u)",
+				    o->additional_gids[i], OCI_ID_MAX);
 	}
 	for (char **c = o->caps; c && *c; c++) {
 		if (tern_cap_from_name(*c) < 0)
