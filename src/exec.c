@@ -458,7 +458,8 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* We are in the container's pid namespace already: until execve, its
 	 * processes must not open our /proc/PID/exe, fd/ or cwd
-	 * (CVE-2016-9962, CVE-2019-5736). */
+	 * (CVE-2016-9962, CVE-2019-5736). So since the clone already
+	 * (spawn_exec); this keeps it so whatever tern was started with. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (tern_sync_expect(sync_fd, SYNC_GO, NULL, &e) < 0)
 		_exit(127);
@@ -640,6 +641,17 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 	 * that needs CAP_SYS_ADMIN over the container's user namespace, which
 	 * only joining it gives, for good: the child does it (nested_fork). */
 	bool nested = geteuid() != 0 && ns.fd[0] >= 0 && (ns.pid_fd >= 0 || ns.time_fd >= 0);
+	/* The child is born in the container's pid namespace, holding our fds
+	 * (the namespaces', the sync socket) and running tern: it must be
+	 * non-dumpable from its first instruction, or the container's
+	 * processes could open its /proc/PID/fd, exe or mem before it says so
+	 * itself (CVE-2016-9962). The flag is inherited across clone: set it
+	 * here, before the setns, and give ours back after the clone. */
+	int was_dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		exec_ns_close(&ns);
+		return tern_error_make(err, errno, "prctl PR_SET_DUMPABLE");
+	}
 	self_pid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
 	self_time = open("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
 	if (nested) {
@@ -662,6 +674,9 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 		setns(self_pid, CLONE_NEWPID);
 	if (!nested && ns.time_fd >= 0 && self_time >= 0)
 		setns(self_time, CLONE_NEWTIME);
+	/* we are outside the container's pid namespace: as we were */
+	if (was_dumpable > 0)
+		prctl(PR_SET_DUMPABLE, was_dumpable, 0, 0, 0);
 	exec_ns_close(&ns);
 	if (child < 0)
 		return tern_error_make(err, clone_errno, "clone the exec process");
