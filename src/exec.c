@@ -360,10 +360,11 @@ static int load_exec_seccomp(const tern_seccomp_filter *filter, int sync_fd, ter
 /* fds: stdio, --preserve-fds, and tern's own until execve closes them
  * (the sync socket, whose closing tells the parent the exec happened, and
  * the log). Before any seccomp filter, which may deny close_range. */
-static int close_inherited_fds(const tern_exec_opts *o, int sync_fd, tern_error **err)
+static int close_inherited_fds(const tern_exec_opts *o, int sync_fd, int lsm_procfd,
+			       tern_error **err)
 {
 	int keep_from = 3 + o->preserve_fds;
-	int keep[] = {sync_fd, tern_log_fd(), tern_fault_trace_fd()};
+	int keep[] = {sync_fd, tern_log_fd(), tern_fault_trace_fd(), lsm_procfd};
 
 	/* None of ours may be among the preserved: check_preserved_fds made
 	 * sure, this says so if that ever stops being true. */
@@ -473,6 +474,13 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	tern_fault_point("exec-child:released");
 	if (tern_signals_reset(&e) < 0)
 		child_fail(sync_fd, e);
+	/* The procfs the LSM labels are written through (lsm.h): a private
+	 * one, made now while we have the privileges for it and are not yet
+	 * in the container's mount namespace, whose /proc is the image's and
+	 * the config's to decide. Closed by execve. */
+	int lsm_procfd = -1;
+	if (tern_lsm_exec_procfs_open(p->apparmor_profile, p->selinux_label, &lsm_procfd, &e) < 0)
+		child_fail(sync_fd, e);
 	for (size_t i = 0; i < N_CHILD_NS; i++) {
 		if (ns->fd[i] >= 0 && setns(ns->fd[i], ns_order[i].flag) < 0) {
 			tern_error_make(&e, errno, "join the container's %s namespace",
@@ -534,12 +542,13 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 		child_fail(sync_fd, e);
 	if (tern_cpu_affinity_apply_final(x->affinity, &e) < 0)
 		child_fail(sync_fd, e);
-	if (close_inherited_fds(o, sync_fd, &e) < 0)
+	if (close_inherited_fds(o, sync_fd, lsm_procfd, &e) < 0)
 		child_fail(sync_fd, e);
 	if (become_exec_process(p, filter, sync_fd, &e) < 0)
 		child_fail(sync_fd, e);
 	tern_fault_point("exec-child:became-process");
-	if (tern_lsm_apply_exec_labels(p->apparmor_profile, p->selinux_label, &e) < 0)
+	if (lsm_procfd >= 0 && tern_lsm_apply_exec_labels_at(lsm_procfd, p->apparmor_profile,
+							     p->selinux_label, &e) < 0)
 		child_fail(sync_fd, e);
 	if (p->no_new_privileges && tern_no_new_privs_apply(&e) < 0)
 		child_fail(sync_fd, e);
