@@ -686,6 +686,35 @@ static int validate_id_list(ojson_ctx *c, const char *list, const char *what, co
 	return 0;
 }
 
+/* A uid or gid within 0..OCI_ID_MAX (see oci-config.h). */
+static int validate_id(ojson_ctx *c, uint32_t id, const ojson_path *p)
+{
+	if (id > OCI_ID_MAX)
+		return ojson_fail(c, p, "%u is out of range (0-%u)", id, OCI_ID_MAX);
+	return 0;
+}
+
+/* process.user: uid, gid and additionalGids[N], each named. */
+static int validate_user(ojson_ctx *c, const oci_user *u, const ojson_path *p)
+{
+	ojson_path up = {p, "uid", 0}, gp = {p, "gid", 0}, ap = {p, "additionalGids", 0};
+	int ret;
+
+	ret = validate_id(c, u->uid, &up);
+	if (ret < 0)
+		return ret;
+	ret = validate_id(c, u->gid, &gp);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < u->additional_gids_len; i++) {
+		ojson_path ip = {&ap, NULL, i};
+		ret = validate_id(c, u->additional_gids[i], &ip);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 /* process.* checks; `p` is "process" inside config.json, the root for a
  * process.json on its own. */
 static int validate_process(ojson_ctx *c, const oci_process *process, const ojson_path *p)
@@ -703,6 +732,12 @@ static int validate_process(ojson_ctx *c, const oci_process *process, const ojso
 		return ojson_fail(c, &cwd, "is required");
 	if (!is_absolute(process->cwd))
 		return ojson_fail(c, &cwd, "must be an absolute path");
+	{
+		ojson_path up = {p, "user", 0};
+		ret = validate_user(c, &process->user, &up);
+		if (ret < 0)
+			return ret;
+	}
 	for (size_t i = 0; process->env && process->env[i]; i++) {
 		/* POSIX environ: NAME=value. An entry without `=` (runc refuses
 		 * it too) is no variable to the program, only a typo. */
@@ -875,6 +910,15 @@ static int validate_id_mappings(ojson_ctx *c, const oci_id_mapping *maps, size_t
 		ojson_path ip = {p, NULL, i};
 		ojson_path sp = {&ip, "size", 0};
 
+		ojson_path cp = {&ip, "containerID", 0}, hp = {&ip, "hostID", 0};
+		int ret;
+
+		ret = validate_id(c, m->container_id, &cp);
+		if (ret < 0)
+			return ret;
+		ret = validate_id(c, m->host_id, &hp);
+		if (ret < 0)
+			return ret;
 		if (m->size == 0)
 			return ojson_fail(c, &sp, "must be greater than 0");
 		/* The kernel keeps id + size within 32 bits, (uid_t)-1 excluded. */

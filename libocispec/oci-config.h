@@ -450,6 +450,12 @@ const char *oci_mpol_flag_name(oci_mpol_flag flag);
  * with *why saying what is wrong (a static string). Numbers above
  * OCI_ID_LIST_MAX are refused: no kernel has that many CPUs or nodes. */
 #define OCI_ID_LIST_MAX 65535
+
+/* The largest uid or gid a config, an id mapping or `exec -u` may name:
+ * runc's range (Go's int32 ids). Above it, 4294967295 is (uid_t)-1, which
+ * setresuid(2) and setresgid(2) read as "leave unchanged" (a process meant
+ * to be unprivileged would keep root), and chown(2) likewise. */
+#define OCI_ID_MAX 2147483647U
 typedef struct {
 	uint32_t first;
 	uint32_t last;

@@ -227,6 +227,15 @@ int tern_exec_apply_overrides(const tern_exec_opts *o, oci_config *config, oci_p
 					       o->user);
 		if (colon == NULL)
 			p->user.gid = 0;
+		/* (uid_t)-1 would leave the process root: oci-config.h */
+		if (p->user.uid > OCI_ID_MAX)
+			return tern_error_make(err, EINVAL,
+					       "--user `%s`: uid %u is out of range (0-%u)",
+					       o->user, p->user.uid, OCI_ID_MAX);
+		if (p->user.gid > OCI_ID_MAX)
+			return tern_error_make(err, EINVAL,
+					       "--user `%s`: gid %u is out of range (0-%u)",
+					       o->user, p->user.gid, OCI_ID_MAX);
 	}
 	size_t ngids = oci_strv_len(o->additional_gids);
 	if (ngids > 0) {
@@ -237,6 +246,10 @@ int tern_exec_apply_overrides(const tern_exec_opts *o, oci_config *config, oci_p
 			if (parse_u32(o->additional_gids[i], &p->user.additional_gids[i]) < 0)
 				return tern_error_make(err, EINVAL, "--additional-gids `%s`",
 						       o->additional_gids[i]);
+			else if (p->user.additional_gids[i] > OCI_ID_MAX)
+				return tern_error_make(
+				    err, EINVAL, "--additional-gids `%s`: out of range (0-%u)",
+				    o->additional_gids[i], OCI_ID_MAX);
 	}
 	for (char **c = o->caps; c && *c; c++) {
 		if (tern_cap_from_name(*c) < 0)
@@ -347,11 +360,19 @@ static int load_exec_seccomp(const tern_seccomp_filter *filter, int sync_fd, ter
 /* fds: stdio, --preserve-fds, and tern's own until execve closes them
  * (the sync socket, whose closing tells the parent the exec happened, and
  * the log). Before any seccomp filter, which may deny close_range. */
-static int close_inherited_fds(const tern_exec_opts *o, int sync_fd, tern_error **err)
+static int close_inherited_fds(const tern_exec_opts *o, int sync_fd, int lsm_procfd,
+			       tern_error **err)
 {
 	int keep_from = 3 + o->preserve_fds;
-	int keep[] = {sync_fd, tern_log_fd(), tern_fault_trace_fd()};
+	int keep[] = {sync_fd, tern_log_fd(), tern_fault_trace_fd(), lsm_procfd};
 
+	/* None of ours may be among the preserved: check_preserved_fds made
+	 * sure, this says so if that ever stops being true. */
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (keep[i] >= 3 && keep[i] < keep_from)
+			return tern_error_make(
+			    err, EBADF, "--preserve-fds: fd %d is tern's own, not the caller's",
+			    keep[i]);
 	for (int fd = 3; fd < keep_from; fd++) {
 		int flags = fcntl(fd, F_GETFD);
 		if (flags >= 0 && fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
@@ -445,12 +466,20 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* We are in the container's pid namespace already: until execve, its
 	 * processes must not open our /proc/PID/exe, fd/ or cwd
-	 * (CVE-2016-9962, CVE-2019-5736). */
+	 * (CVE-2016-9962, CVE-2019-5736). So since the clone already
+	 * (spawn_exec); this keeps it so whatever tern was started with. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (tern_sync_expect(sync_fd, SYNC_GO, NULL, &e) < 0)
 		_exit(127);
 	tern_fault_point("exec-child:released");
 	if (tern_signals_reset(&e) < 0)
+		child_fail(sync_fd, e);
+	/* The procfs the LSM labels are written through (lsm.h): a private
+	 * one, made now while we have the privileges for it and are not yet
+	 * in the container's mount namespace, whose /proc is the image's and
+	 * the config's to decide. Closed by execve. */
+	int lsm_procfd = -1;
+	if (tern_lsm_exec_procfs_open(p->apparmor_profile, p->selinux_label, &lsm_procfd, &e) < 0)
 		child_fail(sync_fd, e);
 	for (size_t i = 0; i < N_CHILD_NS; i++) {
 		if (ns->fd[i] >= 0 && setns(ns->fd[i], ns_order[i].flag) < 0) {
@@ -513,12 +542,13 @@ __attribute__((noreturn)) static void exec_child(const tern_exec_opts *o, const 
 		child_fail(sync_fd, e);
 	if (tern_cpu_affinity_apply_final(x->affinity, &e) < 0)
 		child_fail(sync_fd, e);
-	if (close_inherited_fds(o, sync_fd, &e) < 0)
+	if (close_inherited_fds(o, sync_fd, lsm_procfd, &e) < 0)
 		child_fail(sync_fd, e);
 	if (become_exec_process(p, filter, sync_fd, &e) < 0)
 		child_fail(sync_fd, e);
 	tern_fault_point("exec-child:became-process");
-	if (tern_lsm_apply_exec_labels(p->apparmor_profile, p->selinux_label, &e) < 0)
+	if (lsm_procfd >= 0 && tern_lsm_apply_exec_labels_at(lsm_procfd, p->apparmor_profile,
+							     p->selinux_label, &e) < 0)
 		child_fail(sync_fd, e);
 	if (p->no_new_privileges && tern_no_new_privs_apply(&e) < 0)
 		child_fail(sync_fd, e);
@@ -627,6 +657,17 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 	 * that needs CAP_SYS_ADMIN over the container's user namespace, which
 	 * only joining it gives, for good: the child does it (nested_fork). */
 	bool nested = geteuid() != 0 && ns.fd[0] >= 0 && (ns.pid_fd >= 0 || ns.time_fd >= 0);
+	/* The child is born in the container's pid namespace, holding our fds
+	 * (the namespaces', the sync socket) and running tern: it must be
+	 * non-dumpable from its first instruction, or the container's
+	 * processes could open its /proc/PID/fd, exe or mem before it says so
+	 * itself (CVE-2016-9962). The flag is inherited across clone: set it
+	 * here, before the setns, and give ours back after the clone. */
+	int was_dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		exec_ns_close(&ns);
+		return tern_error_make(err, errno, "prctl PR_SET_DUMPABLE");
+	}
 	self_pid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
 	self_time = open("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
 	if (nested) {
@@ -649,6 +690,9 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 		setns(self_pid, CLONE_NEWPID);
 	if (!nested && ns.time_fd >= 0 && self_time >= 0)
 		setns(self_time, CLONE_NEWTIME);
+	/* we are outside the container's pid namespace: as we were */
+	if (was_dumpable > 0)
+		prctl(PR_SET_DUMPABLE, was_dumpable, 0, 0, 0);
 	exec_ns_close(&ns);
 	if (child < 0)
 		return tern_error_make(err, clone_errno, "clone the exec process");
@@ -736,6 +780,26 @@ fail:
 	return ret;
 }
 
+/* --preserve-fds N hands fds 3..3+N-1 to the process as they are, so each
+ * must be one the caller passed: in a hole, the next fd tern opens (a
+ * namespace's, the sync socket, the log) would sit there and become the
+ * process's. Checked before tern opens anything of its own; an fd of ours
+ * already there (the --log file) is such a hole too. After this every fd
+ * tern opens lands above the range. As runc ("unable to stat preserved-fd"). */
+static int check_preserved_fds(int n, tern_error **err)
+{
+	for (int fd = 3; fd < 3 + n; fd++) {
+		bool open_here = fcntl(fd, F_GETFD) >= 0;
+		if (!open_here || fd == tern_log_fd() || fd == tern_fault_trace_fd())
+			return tern_error_make(
+			    err, EBADF,
+			    "--preserve-fds %d: fd %d (of 3 to %d) was not passed "
+			    "to tern",
+			    n, fd, 2 + n);
+	}
+	return 0;
+}
+
 int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_opts *o,
 			int *exit_status, tern_error **err)
 {
@@ -749,6 +813,9 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 	int ret;
 
 	*exit_status = 0;
+	ret = check_preserved_fds(o->preserve_fds, err);
+	if (ret < 0)
+		return ret;
 	ret = tern_container_load(rt, id, &dir, &st, &config, err);
 	if (ret < 0)
 		return ret;

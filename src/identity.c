@@ -19,11 +19,35 @@ static int exec_check_as_root(const oci_process *p, tern_error **err)
 	return 0;
 }
 
+static int check_ids(const oci_user *u, tern_error **err)
+{
+	if (u->uid > OCI_ID_MAX)
+		return tern_error_make(err, EINVAL, "process.user.uid: %u is out of range (0-%u)",
+				       u->uid, OCI_ID_MAX);
+	if (u->gid > OCI_ID_MAX)
+		return tern_error_make(err, EINVAL, "process.user.gid: %u is out of range (0-%u)",
+				       u->gid, OCI_ID_MAX);
+	for (size_t i = 0; i < u->additional_gids_len; i++)
+		if (u->additional_gids[i] > OCI_ID_MAX)
+			return tern_error_make(
+			    err, EINVAL,
+			    "process.user.additionalGids[%zu]: %u is out of range "
+			    "(0-%u)",
+			    i, u->additional_gids[i], OCI_ID_MAX);
+	return 0;
+}
+
 int tern_become_process(const oci_process *p, tern_early_filter_fn early_filter, void *data,
 			tern_error **err)
 {
 	int ret;
 
+	/* Checked when the config or the command line was read; again here,
+	 * where it matters: (uid_t)-1 to setresuid means "unchanged", and the
+	 * process would keep our root. */
+	ret = check_ids(&p->user, err);
+	if (ret < 0)
+		return ret;
 	ret = tern_stdio_chown(p->user.uid, err);
 	if (ret < 0)
 		return ret;

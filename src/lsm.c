@@ -1,6 +1,9 @@
-/* LSM labels: SELinux through libselinux, AppArmor through /proc/self/attr
- * (what libapparmor's aa_change_onexec does, without the extra library). */
+/* LSM labels: SELinux checked through libselinux; the labels of both
+ * written to /proc/thread-self/attr of a verified procfs (procfs.h), what
+ * setexeccon and libapparmor's aa_change_onexec do, without their open of
+ * whatever is at /proc. */
 #include "lsm.h"
+#include "procfs.h"
 #include "utils.h"
 
 #include <errno.h>
@@ -116,50 +119,115 @@ int tern_lsm_check_config(const oci_config *config, tern_error **err)
 	return 0;
 }
 
+/* The attributes are the calling thread's: thread-self, as libselinux and
+ * runc say, not self (the thread group leader's). Always through a procfs
+ * the container cannot redirect (procfs.h): its /proc, a symlink in the
+ * image or whatever its config mounts there, would take the label and
+ * leave the process unconfined. One write, as the kernel wants it. */
+static int attr_write(int procfd, const char *attr, const char *data, tern_error **err)
+{
+	cleanup_close int fd = tern_procfs_openat(procfd, attr, O_WRONLY, false, err);
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	do
+		n = write(fd, data, strlen(data));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return tern_error_make(err, errno, "write /proc/%s", attr);
+	if ((size_t)n != strlen(data))
+		return tern_error_make(err, EIO, "write /proc/%s: short write", attr);
+	return 0;
+}
+
 int tern_lsm_set_keycreate_label(const char *selinux_label, tern_error **err)
 {
+	cleanup_close int procfd = -1;
+	int ret;
+
 	if (selinux_label == NULL || selinux_label[0] == '\0')
 		return 0;
-	if (setkeycreatecon(selinux_label) < 0)
-		return tern_error_make(err, errno, "process.selinuxLabel `%s`: setkeycreatecon",
+	procfd = tern_procfs_open(err);
+	if (procfd < 0)
+		return tern_error_wrap(err, "process.selinuxLabel `%s`: the key creation label",
+				       selinux_label);
+	ret = attr_write(procfd, "thread-self/attr/keycreate", selinux_label, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "process.selinuxLabel `%s`: the key creation label",
 				       selinux_label);
 	return 0;
 }
 
-static int apparmor_change_onexec(const char *profile, tern_error **err)
+static int apparmor_change_onexec(int procfd, const char *profile, tern_error **err)
 {
 	cleanup_free char *cmd = tern_strdup_printf("exec %s", profile);
 	/* The per-LSM directory first (kernels with LSM stacking); the shared
 	 * attr/exec is AppArmor's only when it is the one major LSM. */
-	cleanup_close int fd = open("/proc/self/attr/apparmor/exec", O_WRONLY | O_CLOEXEC);
+	const char *attr = "thread-self/attr/apparmor/exec";
+	cleanup_close int probe = tern_procfs_openat(procfd, attr, O_WRONLY, false, NULL);
 	int ret;
 
-	if (fd < 0 && errno == ENOENT)
-		fd = open("/proc/self/attr/exec", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return tern_error_make(err, errno,
-				       "process.apparmorProfile `%s`: open "
-				       "/proc/self/attr/exec (is /proc mounted?)",
-				       profile);
-	ret = tern_write_all(fd, cmd, strlen(cmd));
+	if (probe == -ENOENT)
+		attr = "thread-self/attr/exec";
+	ret = attr_write(procfd, attr, cmd, err);
 	if (ret < 0)
-		return tern_error_make(err, -ret, "process.apparmorProfile `%s`: change on exec",
+		return tern_error_wrap(err, "process.apparmorProfile `%s`: change on exec",
 				       profile);
+	return 0;
+}
+
+int tern_lsm_exec_procfs_open(const char *apparmor_profile, const char *selinux_label, int *procfd,
+			      tern_error **err)
+{
+	*procfd = -1;
+	if ((apparmor_profile == NULL || apparmor_profile[0] == '\0') &&
+	    (selinux_label == NULL || selinux_label[0] == '\0'))
+		return 0;
+	*procfd = tern_procfs_open(err);
+	if (*procfd < 0) {
+		*procfd = -1;
+		return tern_error_wrap(
+		    err, "%s `%s`",
+		    apparmor_profile && apparmor_profile[0] ? "process.apparmorProfile"
+							    : "process.selinuxLabel",
+		    apparmor_profile && apparmor_profile[0] ? apparmor_profile : selinux_label);
+	}
+	return 0;
+}
+
+int tern_lsm_apply_exec_labels_at(int procfd, const char *apparmor_profile,
+				  const char *selinux_label, tern_error **err)
+{
+	int ret;
+
+	if (apparmor_profile && apparmor_profile[0]) {
+		ret = apparmor_change_onexec(procfd, apparmor_profile, err);
+		if (ret < 0)
+			return ret;
+	}
+	/* What setexeccon does, but not through the container's /proc */
+	if (selinux_label && selinux_label[0]) {
+		ret = attr_write(procfd, "thread-self/attr/exec", selinux_label, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "process.selinuxLabel `%s`: the exec label",
+					       selinux_label);
+	}
 	return 0;
 }
 
 int tern_lsm_apply_exec_labels(const char *apparmor_profile, const char *selinux_label,
 			       tern_error **err)
 {
-	if (apparmor_profile && apparmor_profile[0]) {
-		int ret = apparmor_change_onexec(apparmor_profile, err);
-		if (ret < 0)
-			return ret;
-	}
-	if (selinux_label && selinux_label[0] && setexeccon(selinux_label) < 0)
-		return tern_error_make(err, errno, "process.selinuxLabel `%s`: setexeccon",
-				       selinux_label);
-	return 0;
+	cleanup_close int procfd = -1;
+	int ret;
+
+	ret = tern_lsm_exec_procfs_open(apparmor_profile, selinux_label, &procfd, err);
+	if (ret < 0)
+		return ret;
+	if (procfd < 0)
+		return 0;
+	return tern_lsm_apply_exec_labels_at(procfd, apparmor_profile, selinux_label, err);
 }
 
 bool tern_lsm_mount_takes_label(const oci_mount *m)

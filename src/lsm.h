@@ -38,12 +38,28 @@ int tern_lsm_check_apparmor(const char *field, const char *profile, tern_error *
 int tern_lsm_check_config(const oci_config *config, tern_error **err);
 
 /* setkeycreatecon(label) so the session keyring the child joins next is
- * labelled like the process (runc does the same). No-op without a label. */
+ * labelled like the process (runc does the same), written through a
+ * verified procfs as the exec labels below. No-op without a label. */
 int tern_lsm_set_keycreate_label(const char *selinux_label, tern_error **err);
 
-/* The exec labels for the next execve: SELinux setexeccon, AppArmor
- * "exec PROFILE" to /proc/self/attr/apparmor/exec (or the older
- * /proc/self/attr/exec). Needs /proc mounted. No-op for NULL/"". */
+/* The exec labels for the next execve: the SELinux label to
+ * /proc/thread-self/attr/exec (setexeccon), AppArmor "exec PROFILE" to
+ * /proc/thread-self/attr/apparmor/exec (or the older attr/exec). Every
+ * write goes through a verified procfs (procfs.h), never through the
+ * container's /proc, which its image and config control. No-op for
+ * NULL/"".
+ *
+ * tern_lsm_apply_exec_labels_at writes through `procfd`, from
+ * tern_lsm_exec_procfs_open: open it while the process still has
+ * CAP_SYS_ADMIN (a private procfs needs it) and keep it until the write;
+ * *procfd is -1 when there is no label. tern_lsm_apply_exec_labels opens
+ * one itself: past the credential change that is the current /proc,
+ * still refused unless it is the root of a real procfs with nothing
+ * mounted on the files written. */
+int tern_lsm_exec_procfs_open(const char *apparmor_profile, const char *selinux_label, int *procfd,
+			      tern_error **err);
+int tern_lsm_apply_exec_labels_at(int procfd, const char *apparmor_profile,
+				  const char *selinux_label, tern_error **err);
 int tern_lsm_apply_exec_labels(const char *apparmor_profile, const char *selinux_label,
 			       tern_error **err);
 

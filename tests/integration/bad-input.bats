@@ -538,6 +538,41 @@ M=7
 @test "range: linux.devices[0].major -1" {
 	bad_config '.linux.devices = [{"path": "/dev/xx", "type": "c", "major": -1, "minor": 3}]' 'linux.devices[0]' /dev/xx
 }
+# Above 2^31-1 (runc's range), an id is refused: 4294967295 is (uid_t)-1,
+# which setresuid/setresgid take as "leave unchanged", so the process would
+# stay root.
+@test "range: process.user.uid 4294967295 ((uid_t)-1)" {
+	bad_config '.process.user.uid = 4294967295' process.user.uid 4294967295 0-2147483647
+}
+@test "range: process.user.uid 2^31" {
+	bad_config '.process.user.uid = 2147483648' process.user.uid 2147483648 0-2147483647
+}
+@test "range: process.user.gid 4294967295 ((gid_t)-1)" {
+	bad_config '.process.user.gid = 4294967295' process.user.gid 4294967295 0-2147483647
+}
+@test "range: process.user.additionalGids[1] 4294967295" {
+	bad_config '.process.user.additionalGids = [1, 4294967295]' 'process.user.additionalGids[1]' 4294967295 0-2147483647
+}
+@test "range: linux.uidMappings[1].containerID 2^31" {
+	bad_config '.linux.namespaces += [{"type": "user"}] | .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}, {"containerID": 2147483648, "hostID": 200000, "size": 1}] | .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]' 'linux.uidMappings[1].containerID' 2147483648 0-2147483647
+}
+@test "range: linux.uidMappings[0].hostID 2^31" {
+	bad_config '.linux.namespaces += [{"type": "user"}] | .linux.uidMappings = [{"containerID": 0, "hostID": 2147483648, "size": 65536}] | .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]' 'linux.uidMappings[0].hostID' 2147483648 0-2147483647
+}
+@test "range: linux.gidMappings[1].containerID 2^31" {
+	bad_config '.linux.namespaces += [{"type": "user"}] | .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] | .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}, {"containerID": 2147483648, "hostID": 200000, "size": 1}]' 'linux.gidMappings[1].containerID' 2147483648 0-2147483647
+}
+@test "range: linux.gidMappings[0].hostID 2^31" {
+	bad_config '.linux.namespaces += [{"type": "user"}] | .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] | .linux.gidMappings = [{"containerID": 0, "hostID": 2147483648, "size": 65536}]' 'linux.gidMappings[0].hostID' 2147483648 0-2147483647
+}
+@test "range: mounts[].uidMappings[0].hostID 2^31" {
+	is_tern || skip "runc 1.1.5 predates mounts[].uidMappings (runtime-spec 1.2): it ignores them"
+	bad_config '.mounts += [{"destination": "/m", "type": "bind", "source": "/tmp", "options": ["rbind"], "uidMappings": [{"containerID": 0, "hostID": 2147483648, "size": 1}], "gidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}]}]' "mounts[$M].uidMappings[0].hostID" 2147483648 0-2147483647
+}
+@test "range: mounts[].gidMappings[0].containerID 2^31" {
+	is_tern || skip "runc 1.1.5 predates mounts[].uidMappings (runtime-spec 1.2): it ignores them"
+	bad_config '.mounts += [{"destination": "/m", "type": "bind", "source": "/tmp", "options": ["rbind"], "uidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}], "gidMappings": [{"containerID": 2147483648, "hostID": 1000, "size": 1}]}]' "mounts[$M].gidMappings[0].containerID" 2147483648 0-2147483647
+}
 @test "range: linux.devices[0].major 2^32" {
 	bad_config '.linux.devices = [{"path": "/dev/xx", "type": "c", "major": 4294967296, "minor": 3}]' 'linux.devices[0]' /dev/xx
 }
@@ -1117,6 +1152,21 @@ open(sys.argv[1] + '/config.json', 'w').write('{\"annotations\": ' + '[' * 10000
 }
 @test "flag: exec --user 1:2:3" {
 	bad_in_state running 1:2:3 -- exec --user 1:2:3 ID true
+}
+@test "flag: exec --user 4294967295 ((uid_t)-1)" {
+	bad_in_state running --user 4294967295 0-2147483647 -- exec --user 4294967295 ID true
+}
+@test "flag: exec --user 0:4294967295 ((gid_t)-1)" {
+	bad_in_state running --user gid 4294967295 0-2147483647 -- exec --user 0:4294967295 ID true
+}
+@test "flag: exec --additional-gids 4294967295" {
+	bad_in_state running --additional-gids 4294967295 0-2147483647 -- exec --additional-gids 4294967295 ID true
+}
+@test "flag: exec --process with user.uid 4294967295" {
+	echo '{"args": ["true"], "cwd": "/", "user": {"uid": 4294967295, "gid": 0}}' >"$BATS_TEST_TMPDIR/p.json"; bad_in_state running user.uid 4294967295 0-2147483647 -- exec --process "$BATS_TEST_TMPDIR/p.json" ID
+}
+@test "flag: exec --process with user.additionalGids[0] 4294967295" {
+	echo '{"args": ["true"], "cwd": "/", "user": {"uid": 0, "gid": 0, "additionalGids": [4294967295]}}' >"$BATS_TEST_TMPDIR/p.json"; bad_in_state running 'user.additionalGids[0]' 4294967295 -- exec --process "$BATS_TEST_TMPDIR/p.json" ID
 }
 @test "flag: exec --cwd relative" {
 	bad_in_state running cwd -- exec --cwd relative ID true

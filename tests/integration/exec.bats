@@ -298,3 +298,35 @@ exec_capmask() {
 	wait_for_file "$BUNDLE/rootfs/tmp/pty"
 	[ "$(cat "$BUNDLE/rootfs/tmp/pty")" = 1 ]
 }
+
+# dumpable_before_pid_ns LOG: in strace LOG, every task that joins a pid
+# namespace (setns ... CLONE_NEWPID; its children are born in it) made
+# itself non-dumpable (PR_SET_DUMPABLE 0) since its last execve, and at
+# least one such join is there. The flag is inherited across clone, so the
+# exec child is never dumpable inside the container's pid namespace.
+dumpable_before_pid_ns() {
+	awk '
+	{ pid = $1 }
+	/ execve(at)?\(/ { safe[pid] = 0 }
+	/ prctl\(PR_SET_DUMPABLE, (0|SUID_DUMP_DISABLE)[,)]/ { safe[pid] = 1 }
+	/ setns\(.*CLONE_NEWPID/ {
+		joins++
+		if (!safe[pid]) { print "task " pid " joins the pid namespace while dumpable: " $0; bad = 1 }
+	}
+	END {
+		if (joins == 0) { print "no setns(CLONE_NEWPID) in the trace"; exit 1 }
+		exit bad
+	}' "$1"
+}
+
+@test "exec: the exec child is non-dumpable before it is in the container's pid namespace" {
+	command -v strace >/dev/null ||
+		skip "!!! strace IS NOT INSTALLED: this test reads the order of prctl and setns from it (apt-get install strace) !!!"
+	start_sleeper
+	run strace -f -qq -o "$BATS_TEST_TMPDIR/strace.log" -e trace=execve,execveat,prctl,setns \
+		"$TERN_BIN" --root "$ROOT" exec "$ID" /bin/true
+	[ "$status" -eq 0 ]
+	run dumpable_before_pid_ns "$BATS_TEST_TMPDIR/strace.log"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}

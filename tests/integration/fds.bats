@@ -99,3 +99,53 @@ fd_numbers() {
 	[ "$status" -eq 0 ]
 	[ "$(fd_numbers "$output")" = "0 1 2 " ]
 }
+
+# no_exec_left: the container holds its init and nothing else.
+no_exec_left() {
+	run tern ps --format json "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq length)" -eq 1 ] || {
+		echo "processes in the container: $output"
+		return 1
+	}
+}
+
+@test "fds: exec --preserve-fds with a hole in 3..3+N-1 is refused, naming the fd" {
+	# runc 1.1.5 does what tern did: its own fd (/sys/fs/cgroup) fills the hole
+	is_tern || skip "runc 1.1.5 hands its own fd to the process in the hole"
+	echo three >"$BATS_TEST_TMPDIR/f3"
+	echo five >"$BATS_TEST_TMPDIR/f5"
+	set_args /bin/sleep "$MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	# fd 4 was not passed: whatever tern opened there (a namespace fd, the
+	# sync socket) would have become the process's fd 4
+	KEEP_FDS=1 run tern exec --preserve-fds 3 "$ID" /bin/listfds 3<"$BATS_TEST_TMPDIR/f3" 4>&- 5<"$BATS_TEST_TMPDIR/f5"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" != *"0 /dev/null"* ]] # listfds never ran
+	[[ "$output" == *"--preserve-fds 3: fd 4 (of 3 to 5) was not passed"* ]]
+	no_exec_left
+	# the same with --detach (whose wait for the exec was the sync socket)
+	KEEP_FDS=1 run tern exec -d --preserve-fds 2 "$ID" /bin/sleep "$MARK" 3>&- 4<"$BATS_TEST_TMPDIR/f3"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"fd 3 (of 3 to 4) was not passed"* ]]
+	no_exec_left
+	# tern's own --log file in the hole is not the caller's either
+	KEEP_FDS=1 run tern --log "$BATS_TEST_TMPDIR/log" exec --preserve-fds 1 "$ID" /bin/listfds 3>&-
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"fd 3 (of 3 to 3) was not passed"* ]]
+	no_exec_left
+}
+
+@test "fds: exec --preserve-fds N with every fd passed: 0, 1, 2 and those, nothing of tern's" {
+	for n in 3 4 5; do echo "$n" >"$BATS_TEST_TMPDIR/f$n"; done
+	set_args /bin/sleep "$MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	KEEP_FDS=1 run tern --log "$BATS_TEST_TMPDIR/log" exec --preserve-fds 3 "$ID" /bin/listfds \
+		3<"$BATS_TEST_TMPDIR/f3" 4<"$BATS_TEST_TMPDIR/f4" 5<"$BATS_TEST_TMPDIR/f5" 6>&- 7>&- 8>&- 9>&-
+	[ "$status" -eq 0 ]
+	[ "$(fd_numbers "$output")" = "0 1 2 3 4 5 " ]
+	for n in 3 4 5; do
+		[[ "$output" == *"$n $BATS_TEST_TMPDIR/f$n"* ]]
+	done
+}

@@ -141,3 +141,67 @@ no_exec_left() {
 	[ "$status" -eq 0 ]
 	[ "$output" = did-run ]
 }
+
+# apparmor_said_on CMD...: CMD in a private mount namespace where
+# /sys/module/apparmor/parameters/enabled says Y (a tmpfs over /sys/module
+# there, nothing changed on the host). The host's AppArmor stays off, so a
+# profile gets past tern's checks to the write of "exec PROFILE", which the
+# real procfs then refuses (no LSM takes it) and any other file takes.
+apparmor_said_on() {
+	unshare -m --propagation private sh -c '
+		mount -t tmpfs tern-test /sys/module &&
+		mkdir -p /sys/module/apparmor/parameters &&
+		echo Y >/sys/module/apparmor/parameters/enabled &&
+		exec "$@"' sh "$@"
+}
+
+# hostile_proc: the container gets no procfs: its /proc is the image's own
+# directory, holding regular files where the attributes would be.
+hostile_proc() {
+	update_config '.mounts |= map(select(.destination != "/proc"))'
+	mkdir -p "$BUNDLE/rootfs/proc/self/attr/apparmor"
+	: >"$BUNDLE/rootfs/proc/self/attr/apparmor/exec"
+	: >"$BUNDLE/rootfs/proc/self/attr/exec"
+}
+
+# labels_stayed_out: nothing was written to the image's fake attributes.
+labels_stayed_out() {
+	[ ! -s "$BUNDLE/rootfs/proc/self/attr/apparmor/exec" ] && [ ! -s "$BUNDLE/rootfs/proc/self/attr/exec" ] || {
+		echo "the label went to the container's /proc:" \
+			"$(cat "$BUNDLE/rootfs/proc/self/attr/apparmor/exec" "$BUNDLE/rootfs/proc/self/attr/exec")"
+		return 1
+	}
+}
+
+@test "lsm: exec --apparmor writes the profile through a private procfs, never the container's /proc" {
+	apparmor_off
+	is_tern || skip "the AppArmor check is faked for tern's way of reading it"
+	hostile_proc
+	start_sleeper
+	run in_file apparmor_said_on "$TERN_BIN" --root "$ROOT" exec --apparmor tern-test-profile "$ID" \
+		/bin/cat /proc/self/attr/apparmor/exec
+	echo "$output"
+	# the kernel's own attr/exec refused it: no process ran unconfined
+	[ "$status" -ne 0 ]
+	[[ "$output" != *"exec tern-test-profile"* ]]
+	[[ "$output" == *"process.apparmorProfile \`tern-test-profile\`"*"/proc/thread-self/attr/exec: Invalid argument"* ]]
+	labels_stayed_out
+	no_exec_left
+}
+
+@test "lsm: process.apparmorProfile is written through a verified procfs, never the container's /proc" {
+	apparmor_off
+	is_tern || skip "the AppArmor check is faked for tern's way of reading it"
+	hostile_proc
+	update_config '.process.apparmorProfile = "tern-test-profile"'
+	set_cmd 'cat /proc/self/attr/apparmor/exec; echo ran'
+	run in_file apparmor_said_on "$TERN_BIN" --root "$ROOT" run -b "$BUNDLE" "$ID"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" != *ran* ]]
+	# refused by the kernel's attr/exec, or (past the credential change,
+	# with no private procfs to be had) the image's /proc refused as no
+	# procfs: either way it reached no file of the image's
+	[[ "$output" == *"process.apparmorProfile \`tern-test-profile\`"* ]]
+	labels_stayed_out
+}

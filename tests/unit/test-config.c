@@ -65,7 +65,7 @@ static const char full_config[] =
     " 'process': {"
     "  'terminal': true,"
     "  'consoleSize': {'height': 25, 'width': 80},"
-    "  'user': {'uid': 1000, 'gid': 1001, 'umask': 18, 'additionalGids': [5, 6, 4294967295],"
+    "  'user': {'uid': 1000, 'gid': 1001, 'umask': 18, 'additionalGids': [5, 6, 2147483647],"
     "           'username': 'ignored'},"
     "  'args': ['/bin/sh', '-c', 'echo hi'],"
     "  'commandLine': 'ignored on linux',"
@@ -176,7 +176,8 @@ static void test_full_process(const oci_process *p)
 	is_int(p->user.gid, 1001, "user.gid");
 	ok(p->user.umask.set && p->user.umask.value == 18, "user.umask");
 	is_int(p->user.additional_gids_len, 3, "user.additionalGids count");
-	ok(p->user.additional_gids[2] == UINT32_MAX, "user.additionalGids takes uint32 max");
+	ok(p->user.additional_gids[2] == OCI_ID_MAX,
+	   "user.additionalGids takes 2^31-1, the largest id");
 	is_int(oci_strv_len(p->args), 3, "args count");
 	is_str(p->args[2], "echo hi", "args[2]");
 	is_str(p->env[1], "TERM=xterm", "env[1]");
@@ -662,7 +663,8 @@ static void test_json_errors(void)
 	at += (size_t)sprintf(big + at, "{\"ociVersion\": \"1.2.0\", \"root\": {\"path\": \"r\"}, "
 					"\"process\": {\"cwd\": \"/\", \"args\": [");
 	for (size_t i = 0; i < big_n; i++)
-		at += (size_t)sprintf(big + at, "%s\"%c\"", i ? "," : "", i == big_n - 1 ? 'z' : 'a');
+		at +=
+		    (size_t)sprintf(big + at, "%s\"%c\"", i ? "," : "", i == big_n - 1 ? 'z' : 'a');
 	at += (size_t)sprintf(big + at, "]}}");
 	ret = oci_config_parse_data(big, at, "config.json", &c, &err);
 	is_int(ret, 0, "100000 args parse");
@@ -809,11 +811,35 @@ static void test_validation(void)
 		  "config.json: linux.uidMappings[1]: hostID range 1009-1009 overlaps entry [0] "
 		  "(1000-1009)",
 		  "uidMappings hostID overlap");
+	parse_err(CFG("'linux': {" USERNS ", 'uidMappings': [{'containerID': 2147483647, "
+		      "'hostID': 1000, 'size': 2147483649}]}"),
+		  "config.json: linux.uidMappings[0]: containerID 2147483647 + size 2147483649 is "
+		  "past the last id 4294967294",
+		  "uidMappings past the last id");
+	/* (uid_t)-1 is "unchanged" to setresuid: an id above runc's range
+	 * is refused wherever a config names one, the field named. */
 	parse_err(CFG("'linux': {" USERNS ", 'uidMappings': [{'containerID': 4294967295, "
 		      "'hostID': 1000, 'size': 1}]}"),
-		  "config.json: linux.uidMappings[0]: containerID 4294967295 + size 1 is past the "
-		  "last id 4294967294",
-		  "uidMappings past the last id");
+		  "config.json: linux.uidMappings[0].containerID: 4294967295 is out of range "
+		  "(0-2147483647)",
+		  "uidMappings containerID above 2^31-1");
+	parse_err(CFG("'linux': {" USERNS ", 'uidMappings': [{'containerID': 0, 'hostID': 1000, "
+		      "'size': 1}], 'gidMappings': [{'containerID': 0, 'hostID': 2147483648, "
+		      "'size': 1}]}"),
+		  "config.json: linux.gidMappings[0].hostID: 2147483648 is out of range "
+		  "(0-2147483647)",
+		  "gidMappings hostID above 2^31-1");
+	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'user': {'uid': 4294967295, 'gid': 0}}"),
+		  "config.json: process.user.uid: 4294967295 is out of range (0-2147483647)",
+		  "process.user.uid (uid_t)-1");
+	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'user': {'uid': 0, 'gid': 2147483648}}"),
+		  "config.json: process.user.gid: 2147483648 is out of range (0-2147483647)",
+		  "process.user.gid 2^31");
+	parse_err(CFGP("{'args': ['sh'], 'cwd': '/', 'user': {'uid': 0, 'gid': 0, "
+		       "'additionalGids': [5, 4294967295]}}"),
+		  "config.json: process.user.additionalGids[1]: 4294967295 is out of range "
+		  "(0-2147483647)",
+		  "process.user.additionalGids (gid_t)-1");
 	{
 		/* 341 one-id ranges: one more than the kernel takes */
 		size_t cap = 341 * 64 + 512, used = 0;
