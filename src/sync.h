@@ -45,9 +45,10 @@
  *  write state.json, --pid-file  <------------  (5) SYNC_READY (parent-death signal
  *                                                    cleared just before)
  *  (5) SYNC_FINISH --------------------------->  close
- *  exit 0 (create) / start + wait (run)          the socket, block on exec.fifo
- *                                                (until `tern start`), startContainer hooks,
- *                                                [no_new_privs, seccomp C], execve
+ *  exit 0 (create) / start + wait (run)          the socket and the log, wait until
+ *                                                `tern start` opens exec.fifo (holding
+ *                                                no directory: init.c), startContainer
+ *                                                hooks, [no_new_privs, seccomp C], execve
  *
  * (0) Bind-mount sources (mount-source.h) are opened by the parent, with the
  * host's credentials but inside the container's mount namespace (setns
