@@ -474,19 +474,34 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	ret = close_runtime_fds(ic, err);
 	if (ret < 0)
 		return ret;
+	/* The labels apply at the next execve, which is the first
+	 * startContainer hook's (it runs in the container, labelled like it,
+	 * as in runc) or the process's. Before no_new_privs (AppArmor limits
+	 * profile changes under it) and before any seccomp filter (it may
+	 * forbid the writes to /proc). */
+	ret = tern_lsm_apply_exec_labels(p->apparmor_profile, p->selinux_label, err);
+	if (ret < 0)
+		return ret;
 	ret = become_process(ic, err);
 	if (ret < 0)
 		return ret;
 	tern_fault_point("init:became-process");
-	ret = await_cgroup(ic, err);
-	if (ret < 0)
-		return ret;
-	if (ic->seccomp_at == SECCOMP_BEFORE_READY) {
+	/* Everything that limits privilege is in place before `start` runs
+	 * the startContainer hooks as the container's user: the user, the
+	 * capabilities (become_process) and no_new_privs, so that a setuid
+	 * binary run as a hook gains nothing (as runc, which sets it at
+	 * create). Only a filter of stage C comes later, just before the
+	 * process's execve. */
+	if (p->no_new_privileges) {
 		ret = tern_no_new_privs_apply(err);
 		if (ret < 0)
 			return ret;
-		return load_seccomp(ic, err);
 	}
+	ret = await_cgroup(ic, err);
+	if (ret < 0)
+		return ret;
+	if (ic->seccomp_at == SECCOMP_BEFORE_READY)
+		return load_seccomp(ic, err);
 	return 0;
 }
 
@@ -645,22 +660,16 @@ void tern_init_main(tern_container *c, int sync_fd)
 	tern_closep(&c->exec_fifo_watch);
 
 	/* startContainer is part of start, before poststart (which `tern start`
-	 * runs once it reads our byte): so the hooks run before the byte. */
+	 * runs once it reads our byte): so the hooks run before the byte. They
+	 * run as the process will: its user, capabilities, no_new_privs and
+	 * LSM labels (setup_container); only without a seccomp filter of
+	 * stage C. */
 	if (c->config->hooks && run_container_hooks(&ic, &c->config->hooks->start_container,
 						    "startContainer", "running", &e) < 0)
 		fail(&ic, e);
 	if (signal_started(fifo, &e) < 0)
 		fail(&ic, e);
 	tern_fault_point("init:started-byte-written");
-	/* The labels apply at the next execve: set them last, but before
-	 * no_new_privs (AppArmor limits profile changes under it) and seccomp
-	 * (the filter may forbid the writes to /proc). */
-	if (tern_lsm_apply_exec_labels(p->apparmor_profile, p->selinux_label, &e) < 0)
-		fail(&ic, e);
-	/* B has set no_new_privs already (and its filter may forbid prctl). */
-	if (p->no_new_privileges && ic.seccomp_at != SECCOMP_BEFORE_READY &&
-	    tern_no_new_privs_apply(&e) < 0)
-		fail(&ic, e);
 	/* The last step: nothing of tern's own setup runs under the filter. */
 	if (ic.seccomp_at == SECCOMP_BEFORE_EXEC && load_seccomp(&ic, &e) < 0)
 		fail(&ic, e);

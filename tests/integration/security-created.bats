@@ -105,3 +105,44 @@ created_sleeper() {
 	run tern exec "$ID" /bin/seccomp-call nr:437 0 0 0 0
 	[[ "$output" == *"errno 42"* ]]
 }
+
+# ---- startContainer hooks run with the process's privileges ----
+
+# privs_of FILE: privprobe's report, on one line.
+privs_of() {
+	tr '\n' ' ' <"$1"
+}
+
+@test "security-created: a setuid-root startContainer hook gains nothing under noNewPrivileges as user 1000" {
+	# privprobe, setuid root, as a startContainer hook (run in the
+	# container, by `start`) and as the process itself
+	chmod 4755 "$BUNDLE/rootfs/bin/privprobe"
+	[ "$(stat -c %u "$BUNDLE/rootfs/bin/privprobe")" -eq 0 ]
+	update_config '.process.user = {"uid": 1000, "gid": 1000}
+		| .process.capabilities = {"bounding": ["CAP_CHOWN", "CAP_KILL", "CAP_NET_BIND_SERVICE"],
+			"effective": [], "permitted": [], "inheritable": [], "ambient": []}
+		| .hooks.startContainer = [{"path": "/bin/privprobe", "args": ["privprobe", "/tmp/hook-privs"]}]'
+	set_args /bin/privprobe /tmp/process-privs
+	# Without noNewPrivileges the setuid bit works (so the probe can tell):
+	# euid 0 and the bounding set, for the hook and the process alike.
+	update_config '.process.noNewPrivileges = false'
+	run tern run -b "$BUNDLE" "$ID-nnp-off"
+	[ "$status" -eq 0 ]
+	echo "without: hook: $(privs_of "$BUNDLE/rootfs/tmp/hook-privs")"
+	echo "without: process: $(privs_of "$BUNDLE/rootfs/tmp/process-privs")"
+	grep -qx "uid=1000 euid=0" "$BUNDLE/rootfs/tmp/hook-privs"
+	grep -qx "uid=1000 euid=0" "$BUNDLE/rootfs/tmp/process-privs"
+	rm "$BUNDLE/rootfs/tmp/hook-privs" "$BUNDLE/rootfs/tmp/process-privs"
+	# With it, neither the hook nor the process gains anything.
+	update_config '.process.noNewPrivileges = true'
+	run tern run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	echo "with: hook: $(privs_of "$BUNDLE/rootfs/tmp/hook-privs")"
+	echo "with: process: $(privs_of "$BUNDLE/rootfs/tmp/process-privs")"
+	for f in hook-privs process-privs; do
+		grep -qx "uid=1000 euid=1000" "$BUNDLE/rootfs/tmp/$f"
+		grep -qx "CapEff:[[:space:]]*0000000000000000" "$BUNDLE/rootfs/tmp/$f"
+		# the bounding set is the configured one (CHOWN, KILL, NET_BIND_SERVICE)
+		grep -qx "CapBnd:[[:space:]]*0000000000000421" "$BUNDLE/rootfs/tmp/$f"
+	done
+}
