@@ -57,18 +57,21 @@ created_sleeper() {
 	touch "$ROOT/marker-$MARK" "$BATS_TEST_TMPDIR/marker-$MARK"
 	[ ! -e "$BUNDLE/rootfs$BATS_TEST_TMPDIR/marker-$MARK" ]
 	created_sleeper
-	# Through each fd of the init: resolve the magic link and walk up (the
-	# state dir's parent, and far enough up to reach the host's / and then
-	# the absolute path of the marker); and `cd -P` into it (fchdir) and
-	# walk up from there.
+	# Through each fd of the init (and its cwd, root and exe): resolve the
+	# magic link and walk up (the state dir's parent, and far enough up to
+	# reach the host's / and then the absolute path of the marker); and
+	# `cd -P` into each fd (fchdir) and walk up from there.
 	up=../../../../../../../../../../../../../../../..
 	run tern exec --cap CAP_SYS_PTRACE "$ID" /bin/sh -c '
 		ls /proc/1/fd >/dev/null || echo "NO ACCESS to /proc/1/fd"
-		for f in /proc/1/fd/*; do
+		for f in /proc/1/fd/* /proc/1/cwd /proc/1/root /proc/1/exe; do
 			for p in "$f/../marker-'"$MARK"'" "$f/../../marker-'"$MARK"'" \
 				"$f/'"$up$BATS_TEST_TMPDIR"'/marker-'"$MARK"'"; do
 				[ -e "$p" ] && echo "ESCAPED through $p"
 			done
+			# cwd and root are directories of the container: walking
+			# up from them is what the checks above did
+			case $f in /proc/1/fd/*) ;; *) continue ;; esac
 			if cd -P "$f" 2>/dev/null; then
 				echo "fchdir into $f worked"
 				[ -e "'"$up$BATS_TEST_TMPDIR"'/marker-'"$MARK"'" ] &&
