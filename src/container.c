@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -279,12 +280,31 @@ static void rollback_create(tern_container *c)
 	}
 }
 
+/* How the init learns that `start` opened exec.fifo without waiting in a
+ * blocking open of it, which would keep a directory of procfs open all the
+ * while (init.c, wait_for_start): an inotify watch for IN_OPEN. Made here,
+ * by the parent, which may read the fifo (a user namespace's root may only
+ * write it) and which the child inherits it from through the clone. */
+static int watch_exec_fifo(tern_container *c, tern_error **err)
+{
+	cleanup_free char *path =
+	    tern_strdup_printf("/proc/self/fd/%d/%s", c->dir->dirfd, TERN_EXEC_FIFO);
+
+	c->exec_fifo_watch = inotify_init1(IN_CLOEXEC);
+	if (c->exec_fifo_watch < 0)
+		return tern_error_make(err, errno, "inotify_init1 for the exec fifo");
+	if (inotify_add_watch(c->exec_fifo_watch, path, IN_OPEN | IN_DONT_FOLLOW) < 0)
+		return tern_error_make(err, errno, "watch exec fifo in `%s`", c->dir->dir);
+	return 0;
+}
+
 /* create, up to the container waiting on exec.fifo. On success the sync
  * socket is handed back so the caller decides when to release the child. */
 static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error **err)
 {
 	int ret;
 
+	c->exec_fifo_watch = -1;
 	ret = load_bundle(c, err);
 	if (ret < 0)
 		return ret;
@@ -303,6 +323,9 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 		ret = tern_error_make(err, errno, "chmod exec fifo");
 		goto fail;
 	}
+	ret = watch_exec_fifo(c, err);
+	if (ret < 0)
+		goto fail;
 	tern_fault_point("create:exec-fifo-made");
 	ret = copy_config(c, err);
 	if (ret < 0)
@@ -351,6 +374,7 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 	}
 
 	ret = tern_spawn_container(c, sync_fd, err);
+	tern_closep(&c->exec_fifo_watch); /* the init's copy is the one used */
 	if (ret < 0) {
 		c->pid = 0; /* spawn killed and reaped it */
 		goto fail;
@@ -384,6 +408,7 @@ fail_sync:
 	close(*sync_fd);
 	*sync_fd = -1;
 fail:
+	tern_closep(&c->exec_fifo_watch);
 	rollback_create(c);
 	return ret;
 }

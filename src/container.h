@@ -59,6 +59,7 @@ typedef struct {
 	int console_recv;      /* run's end of the internal pair, -1 */
 	bool internal_console; /* a foreground run may proxy the terminal itself */
 	int n_listen_fds;      /* fds from LISTEN_FDS passed on as well */
+	int exec_fifo_watch;   /* inotify (IN_OPEN) on exec.fifo for the init, -1 */
 	pid_t pid;	       /* the container init, as the host sees it */
 	tern_netdev_set *netdevs; /* linux.netDevices moved in by this create */
 	char *created;	       /* RFC 3339 */

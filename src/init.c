@@ -8,6 +8,7 @@
 #include "mount-source.h"
 #include "numa.h"
 #include "path-resolve.h"
+#include "procfs.h"
 #include "proc-attrs.h"
 #include "rootfs.h"
 #include "seccomp.h"
@@ -17,12 +18,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,7 +51,7 @@ typedef struct {
 	pid_t host_pid; /* our pid as the host sees it, for hook state */
 	bool in_cgroup; /* the parent has moved us into the container's cgroup */
 	seccomp_stage seccomp_at;
-	int statefd; /* the state directory, for exec.fifo */
+	int fifofd; /* O_PATH on exec.fifo: see open_exec_fifo */
 } init_ctx;
 
 static seccomp_stage seccomp_stage_of(const tern_container *c)
@@ -284,15 +288,16 @@ static int setup_terminal(init_ctx *ic, tern_error **err)
 }
 
 /* Only stdio, the preserved fds, and what tern still needs until execve
- * closes it (all close-on-exec: the sync socket, the state directory for
- * exec.fifo, the log) stay open; the container must not inherit anything
+ * closes it (all close-on-exec: the sync socket, the O_PATH fd on
+ * exec.fifo and its inotify watch, the log) stay open; the container must not inherit anything
  * else of tern's caller. Done before any seccomp filter is loaded, and
  * before SYNC_READY, so a failure here fails `create` with its reason. */
 static int close_runtime_fds(init_ctx *ic, tern_error **err)
 {
 	tern_container *c = ic->c;
 	int n = c->opts->preserve_fds + c->n_listen_fds;
-	int keep[] = {ic->statefd, ic->sync_fd, tern_log_fd(), tern_fault_trace_fd()};
+	int keep[] = {ic->fifofd, c->exec_fifo_watch, ic->sync_fd, tern_log_fd(),
+		      tern_fault_trace_fd()};
 
 	for (int fd = 3; fd < 3 + n; fd++) {
 		int flags = fcntl(fd, F_GETFD);
@@ -419,8 +424,8 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	if (ret < 0)
 		return ret;
 	tern_fault_point("init:rootfs-finalized");
-	/* Resolved inside the root, never through a magic link: the state
-	 * directory fd is still open here (CVE-2024-21626). */
+	/* Resolved inside the root, never through a magic link: tern's own
+	 * fds are still open here (CVE-2024-21626). */
 	ret = tern_chdir_in_root(p->cwd, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "process.cwd");
@@ -469,41 +474,108 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	ret = close_runtime_fds(ic, err);
 	if (ret < 0)
 		return ret;
+	/* The labels apply at the next execve, which is the first
+	 * startContainer hook's (it runs in the container, labelled like it,
+	 * as in runc) or the process's. Before no_new_privs (AppArmor limits
+	 * profile changes under it) and before any seccomp filter (it may
+	 * forbid the writes to /proc). */
+	ret = tern_lsm_apply_exec_labels(p->apparmor_profile, p->selinux_label, err);
+	if (ret < 0)
+		return ret;
 	ret = become_process(ic, err);
 	if (ret < 0)
 		return ret;
 	tern_fault_point("init:became-process");
-	ret = await_cgroup(ic, err);
-	if (ret < 0)
-		return ret;
-	if (ic->seccomp_at == SECCOMP_BEFORE_READY) {
+	/* Everything that limits privilege is in place before `start` runs
+	 * the startContainer hooks as the container's user: the user, the
+	 * capabilities (become_process) and no_new_privs, so that a setuid
+	 * binary run as a hook gains nothing (as runc, which sets it at
+	 * create). Only a filter of stage C comes later, just before the
+	 * process's execve. */
+	if (p->no_new_privileges) {
 		ret = tern_no_new_privs_apply(err);
 		if (ret < 0)
 			return ret;
-		return load_seccomp(ic, err);
 	}
+	ret = await_cgroup(ic, err);
+	if (ret < 0)
+		return ret;
+	if (ic->seccomp_at == SECCOMP_BEFORE_READY)
+		return load_seccomp(ic, err);
 	return 0;
 }
 
-static int probe_exec_fifo(int statefd, tern_error **err)
+/* The exec fifo, opened O_PATH (which does not wait for a reader) before
+ * pivot_root hides the host. The init holds this and no directory: while
+ * it waits for `start`, any process of the container with CAP_SYS_PTRACE
+ * can use its fds through /proc/1/fd, and a directory of the host (the
+ * state directory) would lead it up to the host's / . A fifo leads
+ * nowhere. As runc. */
+static int open_exec_fifo(int dirfd, tern_error **err)
 {
-	int fd = openat(statefd, TERN_EXEC_FIFO, O_PATH | O_CLOEXEC);
+	cleanup_close int fd = -1;
+	struct stat st;
+
+	fd = openat(dirfd, TERN_EXEC_FIFO, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return tern_error_make(err, errno, "open exec fifo%s",
-				       errno == EMFILE ? " (process.rlimits: RLIMIT_NOFILE "
-							 "leaves no file descriptor free)"
-						       : "");
+		return tern_error_make(err, errno, "open exec fifo");
+	if (fstat(fd, &st) < 0)
+		return tern_error_make(err, errno, "stat exec fifo");
+	if (!S_ISFIFO(st.st_mode))
+		return tern_error_make(err, EINVAL, "exec fifo: not a fifo");
+	return steal_fd(&fd);
+}
+
+/* The exec fifo is opened for writing only after SYNC_FINISH, when create
+ * has reported success already; the same reopen now, with O_PATH (which
+ * does not wait for a reader), finds a process.rlimits that leaves too few
+ * fds for it (it takes the same ones), or a seccomp filter that forbids
+ * it, while the failure can still fail create. */
+static int probe_exec_fifo(int fifofd, tern_error **err)
+{
+	int fd = tern_procfs_reopen(fifofd, O_PATH, err);
+	if (fd < 0)
+		return tern_error_wrap(err, "open exec fifo%s",
+				       fd == -EMFILE ? " (process.rlimits: RLIMIT_NOFILE "
+						       "leaves no file descriptor free)"
+						     : "");
 	close(fd);
 	return 0;
 }
 
-/* Blocks until `tern start` opens the fifo for reading; returns the fifo. */
-static int wait_for_start(int statefd, tern_error **err)
+/* Blocks until `tern start` opens the fifo for reading; returns the fifo
+ * open for writing. Not a blocking open: that would hold the directory it
+ * opens through all the while (the fifo is reopened through our own
+ * /proc/self/fd, on a verified procfs: the container's /proc may be
+ * anything its config or its processes made of it). A non-blocking open
+ * fails with ENXIO until there is a reader; between the tries we wait for
+ * the next open of the fifo (create's inotify watch: container.c). The
+ * watch was there before the init ran, so no open is missed; an open that
+ * is not start's (or a start gone again) just means another try. */
+static int wait_for_start(init_ctx *ic, tern_error **err)
 {
-	int fd = openat(statefd, TERN_EXEC_FIFO, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return tern_error_make(err, errno, "open exec fifo");
-	return fd;
+	char events[sizeof(struct inotify_event) + NAME_MAX + 1]
+	    __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	for (;;) {
+		tern_error *e = NULL;
+		int fd = tern_procfs_reopen(ic->fifofd, O_WRONLY | O_NONBLOCK, &e);
+
+		if (fd >= 0) {
+			/* signal_started's write: a whole byte or an error */
+			fcntl(fd, F_SETFL, 0);
+			return fd;
+		}
+		if (fd != -ENXIO) {
+			tern_error_free(*err);
+			*err = e;
+			return tern_error_wrap(err, "open exec fifo");
+		}
+		tern_error_free(e);
+		if (read(ic->c->exec_fifo_watch, events, sizeof(events)) < 0 && errno != EINTR)
+			return tern_error_make(err, errno,
+					       "wait for `start` (inotify on exec fifo)");
+	}
 }
 
 /* The byte `tern start` waits for: once it has it, start runs poststart. */
@@ -518,8 +590,7 @@ static int signal_started(int fifo, tern_error **err)
 
 void tern_init_main(tern_container *c, int sync_fd)
 {
-	init_ctx ic = {
-	    .c = c, .sync_fd = sync_fd, .seccomp_at = seccomp_stage_of(c), .statefd = -1};
+	init_ctx ic = {.c = c, .sync_fd = sync_fd, .seccomp_at = seccomp_stage_of(c), .fifofd = -1};
 	tern_error *e = NULL;
 	const oci_process *p = c->config->process;
 
@@ -541,23 +612,21 @@ void tern_init_main(tern_container *c, int sync_fd)
 	tern_fault_point("init:mount-sources-received");
 	/* Until execve (which makes a plain binary dumpable again), no process
 	 * of the container without CAP_SYS_PTRACE may open our /proc/PID/exe,
-	 * fd/ or cwd: the state directory fd below is a host directory, and
-	 * the exe is the runtime (CVE-2016-9962, CVE-2019-5736). */
+	 * fd/ or cwd: the fds are the runtime's, and the exe is the runtime
+	 * (CVE-2016-9962, CVE-2019-5736). One with CAP_SYS_PTRACE can: so
+	 * nothing we hold from here on may lead out of the rootfs. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
 		tern_error_make(&e, errno, "prctl PR_SET_DUMPABLE");
 		fail(&ic, e);
 	}
 	ic.host_pid = host_pid_of_self();
 
-	/* The state directory, opened before pivot_root hides the host. A new
-	 * open, not a dup: the parent's fd carries the flock, and a copy of it
-	 * here would hold the container's lock until exec. */
-	int statefd = openat(c->dir->dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (statefd < 0) {
-		tern_error_make(&e, errno, "open the state directory");
+	/* The state directory itself is not kept: the parent's fd carries the
+	 * flock, and a copy of it here would hold the container's lock until
+	 * exec; and a directory of the host must not be in our fds. */
+	ic.fifofd = open_exec_fifo(c->dir->dirfd, &e);
+	if (ic.fifofd < 0)
 		fail(&ic, e);
-	}
-	ic.statefd = statefd;
 	close(c->dir->dirfd);
 	c->dir->dirfd = -1;
 
@@ -565,11 +634,7 @@ void tern_init_main(tern_container *c, int sync_fd)
 		fail(&ic, e);
 	tern_fault_point("init:container-set-up");
 
-	/* The exec fifo is opened only after SYNC_FINISH, when create has
-	 * reported success already; the same open now, on the fifo with O_PATH
-	 * (which does not wait for a reader), finds a process.rlimits that
-	 * leaves no fd for it while the failure can still fail create. */
-	if (probe_exec_fifo(statefd, &e) < 0)
+	if (probe_exec_fifo(ic.fifofd, &e) < 0)
 		fail(&ic, e);
 
 	/* The parent may exit the moment it has sent SYNC_FINISH, so the
@@ -581,31 +646,30 @@ void tern_init_main(tern_container *c, int sync_fd)
 		_exit(1);
 	close(sync_fd);
 	ic.sync_fd = -1;
+	/* From here on errors go to the container's stderr: the log file
+	 * (--log) is a file of the host, not to be held while we wait, when
+	 * the container's processes can reach our fds (as runc, which closes
+	 * its log pipe here). */
+	tern_log_close();
 
-	/* From here on errors go to the container's stderr. */
-	int fifo = wait_for_start(statefd, &e);
+	int fifo = wait_for_start(&ic, &e);
 	if (fifo < 0)
 		fail(&ic, e);
 	tern_fault_point("init:start-requested");
-	close(statefd);
+	tern_closep(&ic.fifofd);
+	tern_closep(&c->exec_fifo_watch);
 
 	/* startContainer is part of start, before poststart (which `tern start`
-	 * runs once it reads our byte): so the hooks run before the byte. */
+	 * runs once it reads our byte): so the hooks run before the byte. They
+	 * run as the process will: its user, capabilities, no_new_privs and
+	 * LSM labels (setup_container); only without a seccomp filter of
+	 * stage C. */
 	if (c->config->hooks && run_container_hooks(&ic, &c->config->hooks->start_container,
 						    "startContainer", "running", &e) < 0)
 		fail(&ic, e);
 	if (signal_started(fifo, &e) < 0)
 		fail(&ic, e);
 	tern_fault_point("init:started-byte-written");
-	/* The labels apply at the next execve: set them last, but before
-	 * no_new_privs (AppArmor limits profile changes under it) and seccomp
-	 * (the filter may forbid the writes to /proc). */
-	if (tern_lsm_apply_exec_labels(p->apparmor_profile, p->selinux_label, &e) < 0)
-		fail(&ic, e);
-	/* B has set no_new_privs already (and its filter may forbid prctl). */
-	if (p->no_new_privileges && ic.seccomp_at != SECCOMP_BEFORE_READY &&
-	    tern_no_new_privs_apply(&e) < 0)
-		fail(&ic, e);
 	/* The last step: nothing of tern's own setup runs under the filter. */
 	if (ic.seccomp_at == SECCOMP_BEFORE_EXEC && load_seccomp(&ic, &e) < 0)
 		fail(&ic, e);

@@ -39,6 +39,17 @@ int tern_log_fd(void)
 	return log_fd;
 }
 
+void tern_log_close(void)
+{
+	if (log_fd < 0)
+		return;
+	close(log_fd);
+	log_fd = -1;
+	/* debug and info went to the file: they are not to turn up on stderr
+	 * (the container's, in the init) now */
+	log_debug = false;
+}
+
 static const char *level_name(tern_log_level level)
 {
 	switch (level) {

@@ -19,6 +19,10 @@ void tern_log_error_message(const char *msg);
 /* The log file descriptor, or -1: children that must log after fork use it. */
 int tern_log_fd(void);
 
+/* Close the --log file: from then on warnings and errors go to stderr
+ * only, debug and info nowhere. */
+void tern_log_close(void);
+
 #define tern_debug(...) tern_log(TERN_LOG_DEBUG, __VA_ARGS__)
 #define tern_info(...)	tern_log(TERN_LOG_INFO, __VA_ARGS__)
 #define tern_warn(...)	tern_log(TERN_LOG_WARNING, __VA_ARGS__)

@@ -7,6 +7,7 @@
 #include <linux/magic.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -76,8 +77,11 @@ int tern_procfs_open(tern_error **err)
 		fd = cloned_procfs();
 	/* Both need CAP_SYS_ADMIN. Without it (a rootless parent writing its
 	 * child's id maps) the caller's own /proc is the host's, which the
-	 * container's config cannot mount over; it is still checked below. */
-	if (fd == -EPERM) {
+	 * container's config cannot mount over; it is still checked below.
+	 * Other errors: an old kernel (ENOSYS), or a seccomp filter the init
+	 * runs under until its execve (a profile may refuse the mount calls
+	 * with any errno). The fallback is checked all the same. */
+	if (fd < 0) {
 		fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			fd = -errno;
@@ -95,8 +99,9 @@ int tern_procfs_open(tern_error **err)
 
 int tern_procfs_openat(int procfd, const char *path, int flags, bool no_symlinks, tern_error **err)
 {
+	/* openat2 refuses O_NOCTTY beside O_PATH (EINVAL) */
 	struct open_how how = {
-	    .flags = (__u64)(flags | O_CLOEXEC | O_NOCTTY),
+	    .flags = (__u64)(flags | O_CLOEXEC | (flags & O_PATH ? 0 : O_NOCTTY)),
 	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS |
 		       (no_symlinks ? RESOLVE_NO_SYMLINKS : 0),
 	};
@@ -128,4 +133,57 @@ int tern_procfs_write(const char *path, const char *data, tern_error **err)
 	if (ret < 0)
 		return tern_error_make(err, -ret, "write `%s` to /proc/%s", data, path);
 	return 0;
+}
+
+/* Our own "self/fd" directory beneath procfd. openat2 first; where it is
+ * refused (ENOSYS from an old kernel, or any errno from a seccomp filter
+ * the init runs under until its execve), a plain openat, checked to stay on
+ * the same procfs: a bind of another part of that procfs over it is not
+ * caught, but needs CAP_SYS_ADMIN over our mount namespace, and
+ * tern_procfs_reopen checks what it opens through it anyway. What openat2
+ * found mounted over it (EXDEV) or linked (ELOOP) stays an error. */
+static int open_self_fd_dir(int procfd, tern_error **err)
+{
+	cleanup_close int fd = -1;
+	struct stat root, st;
+	int first = tern_procfs_openat(procfd, "self/fd", O_PATH | O_DIRECTORY, false, err);
+
+	if (first >= 0 || first == -EXDEV || first == -ELOOP)
+		return first;
+	fd = openat(procfd, "self/fd", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return tern_error_make(err, errno, "open /proc/self/fd");
+	if (fstat(procfd, &root) < 0 || fstat(fd, &st) < 0 || !on_procfs(fd) ||
+	    st.st_dev != root.st_dev)
+		return tern_error_make(err, EXDEV,
+				       "/proc/self/fd is not on procfs (something is mounted "
+				       "over it)");
+	return steal_fd(&fd);
+}
+
+int tern_procfs_reopen(int fd, int flags, tern_error **err)
+{
+	cleanup_close int procfd = -1, fddir = -1, newfd = -1;
+	struct stat want, got;
+	char name[16];
+
+	procfd = tern_procfs_open(err);
+	if (procfd < 0)
+		return procfd;
+	fddir = open_self_fd_dir(procfd, err);
+	if (fddir < 0)
+		return fddir;
+	/* at most two fds of ours at a time: see tern_procfs_reopen in
+	 * procfs.h */
+	tern_closep(&procfd);
+	snprintf(name, sizeof(name), "%d", fd);
+	/* The one magic link we follow: our own fd's. */
+	newfd = openat(fddir, name, flags | O_CLOEXEC | (flags & O_PATH ? 0 : O_NOCTTY));
+	if (newfd < 0)
+		return tern_error_make(err, errno, "reopen through /proc/self/fd/%d", fd);
+	if (fstat(fd, &want) < 0 || fstat(newfd, &got) < 0 || want.st_dev != got.st_dev ||
+	    want.st_ino != got.st_ino)
+		return tern_error_make(err, EXDEV,
+				       "/proc/self/fd/%d led to another file than fd %d", fd, fd);
+	return steal_fd(&newfd);
 }

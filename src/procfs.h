@@ -31,3 +31,11 @@ int tern_procfs_openat(int procfd, const char *path, int flags, bool no_symlinks
 
 /* Open, write all of `data`, close: one verified write to /proc/PATH. */
 int tern_procfs_write(const char *path, const char *data, tern_error **err);
+
+/* Reopen `fd` (typically O_PATH) with `flags` through our own
+ * /proc/self/fd/N, found beneath a procfs from tern_procfs_open: the way to
+ * get a readable or writable fd from an O_PATH one without holding, or
+ * reaching through, the directory it is in. The new fd is checked to be
+ * the same file as `fd`. Holds at most two fds of its own at a time before
+ * the new one (none after). Returns an O_CLOEXEC fd or a negative errno. */
+int tern_procfs_reopen(int fd, int flags, tern_error **err);

@@ -71,7 +71,10 @@ static int run_parent_hooks(tern_container *c, tern_error **err)
 
 	if (hooks == NULL)
 		return 0;
-	json = tern_container_hook_state(c, "creating");
+	/* "created": the create operation's environment exists (namespaces,
+	 * mounts, cgroup); crun passes it and conformance suites expect it
+	 * (runc 1.1.5 passes "creating"). */
+	json = tern_container_hook_state(c, "created");
 	/* prestart is deprecated but still part of the spec; it runs first. */
 	ret = tern_hooks_run(&hooks->prestart, "prestart", json, err);
 	if (ret < 0)

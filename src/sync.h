@@ -35,9 +35,10 @@
  *                                                    or linux.netDevices)
  *  (4) SYNC_HOOKS_DONE ----------------------->  createContainer hooks, pivot_root,
  *                                                hostname, sysctl, console, masked paths,
- *                                                rlimits, close inherited fds, stdio to
- *                                                the user, [seccomp A], user, capabilities,
- *                                                args[0] check, [no_new_privs, seccomp B]
+ *                                                rlimits, close inherited fds, LSM exec
+ *                                                labels, stdio to the user, [seccomp A],
+ *                                                user, capabilities, args[0] check,
+ *                                                [no_new_privs], [seccomp B]
  *  connect to linux.seccomp.listenerPath, <---  (4b) SYNC_SECCOMP_FD{notify fd as
  *  send it the process state + the fd                SCM_RIGHTS} (only with SCMP_ACT_NOTIFY)
  *  (4b) SYNC_SECCOMP_DONE -------------------->  (awaited, so nothing runs under the
@@ -45,9 +46,10 @@
  *  write state.json, --pid-file  <------------  (5) SYNC_READY (parent-death signal
  *                                                    cleared just before)
  *  (5) SYNC_FINISH --------------------------->  close
- *  exit 0 (create) / start + wait (run)          the socket, block on exec.fifo
- *                                                (until `tern start`), startContainer hooks,
- *                                                [no_new_privs, seccomp C], execve
+ *  exit 0 (create) / start + wait (run)          the socket and the log, wait until
+ *                                                `tern start` opens exec.fifo (holding
+ *                                                no directory: init.c), startContainer
+ *                                                hooks, [seccomp C], execve
  *
  * (0) Bind-mount sources (mount-source.h) are opened by the parent, with the
  * host's credentials but inside the container's mount namespace (setns

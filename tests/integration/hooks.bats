@@ -219,3 +219,41 @@ marker_hook() {
 	[ "$(tr '\n' ' ' <"$BATS_TEST_TMPDIR/ran")" = "poststart-1 poststop-1 poststop-2 " ]
 	check_nothing_left "$ID"
 }
+
+# status_in LOG NAME: the status field of the state NAME's hook read.
+status_in() {
+	grep "^$2 " "$1" | cut -d' ' -f3- | jq -r .status
+}
+
+@test "hooks: prestart, createRuntime and createContainer read status created; startContainer and poststart running" {
+	# The create operation's environment exists when they run: crun passes
+	# "created", and conformance suites expect it. (runc 1.1.5 passes
+	# "creating" to those, "created" to startContainer and poststart, and
+	# pid 1 to the hooks that run in the container.)
+	set_args /bin/sleep "$MARK"
+	add_hook prestart "$(hook prestart)"
+	add_hook createRuntime "$(hook createRuntime)"
+	add_hook createContainer "$(hook createContainer)"
+	add_hook startContainer "$(hook startContainer)"
+	add_hook poststart "$(hook poststart)"
+	log=$BUNDLE/rootfs/hooks.log
+	run tern create -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	run tern start "$ID"
+	[ "$status" -eq 0 ]
+	wait_until 10 grep -q ^poststart "$log"
+	cat "$log"
+	local name early=created late=running
+	if [ "$(basename "$TERN_BIN")" = runc ]; then
+		early=creating
+		late=created
+	fi
+	for name in prestart createRuntime createContainer; do
+		[ "$(status_in "$log" $name)" = "$early" ]
+	done
+	[ "$(status_in "$log" startContainer)" = "$late" ]
+	[ "$(status_in "$log" poststart)" = "$late" ]
+	# each with the init's pid, as the host sees it
+	pid=$(state_field "$ID" pid)
+	is_runc || [ "$(grep -c "\"pid\":$pid[,}]" "$log")" -eq 5 ]
+}
