@@ -326,7 +326,6 @@ never_frozen() {
 	# one that connects and says nothing: refused at the handshake
 	# deadline (5 s by default); the receiver listens on meanwhile
 	hold_connection
-	wait_until 10 test -s "$BATS_TEST_TMPDIR/held.pids"
 	scan_connection
 	scan_connection "$(printf 'GET / HTTP/1.0\r\n\r\n')"
 	head -c 32 /dev/urandom | base64 >"$BATS_TEST_TMPDIR/other-token"
@@ -339,7 +338,6 @@ never_frozen() {
 		{ cat recv.err; false; }
 	# another idle one, held through the whole migration
 	hold_connection
-	wait_until 10 test "$(wc -l <"$BATS_TEST_TMPDIR/held.pids")" -eq 2
 	wait_until 10 connected_b
 	migrate --token-file "$TOKEN" --mode stop-and-copy
 	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
