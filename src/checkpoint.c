@@ -158,9 +158,40 @@ static char *log_tail(const criu_session *s, const char *keep_in)
 	return out;
 }
 
+/* The images hold the container's memory, and a restore runs whatever
+ * they say: a directory that others can write lets them swap the images
+ * before a restore (or read what is left readable), and one that another
+ * user owns is theirs to do so. runc (1.1) uses such a directory as it
+ * is; tern refuses it. A path that does not exist yet tern makes 0700,
+ * and criu writes into it under umask 077 (see dump_private). */
+static int check_private_dir(int fd, const char *flag, const char *path, tern_error **err)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return tern_error_make(err, errno, "%s `%s`", flag, path);
+	if (st.st_uid != geteuid())
+		return tern_error_make_quiet(err, EPERM,
+					     "%s `%s` is owned by uid %u, not by this user (uid "
+					     "%u): its owner could read the checkpoint's memory or "
+					     "swap its images; give a directory of your own, or a "
+					     "path that does not exist yet (tern makes it 0700)",
+					     flag, path, (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return tern_error_make_quiet(err, EPERM,
+					     "%s `%s` is writable by group or others (mode %04o): "
+					     "they could swap the checkpoint's images before a "
+					     "restore; remove those write bits (chmod go-w), or "
+					     "give a path that does not exist yet (tern makes it "
+					     "0700)",
+					     flag, path, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 static int session_open(criu_session *s, const char *criu, const char *images, const char *work,
 			const char *log_name, bool criu_checked, tern_error **err)
 {
+	int ret;
 	int v;
 
 	s->log_name = log_name;
@@ -170,12 +201,20 @@ static int session_open(criu_session *s, const char *criu, const char *images, c
 	s->images_fd = open(images, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	if (s->images_fd < 0)
 		return tern_error_make(err, errno, "--image-path `%s`", images);
+	/* (on the fd criu gets: what is checked is what it uses) */
+	ret = check_private_dir(s->images_fd, "--image-path", images, err);
+	if (ret < 0)
+		return ret;
 	s->work_dir = realpath(work ? work : images, NULL);
 	if (s->work_dir == NULL)
 		return tern_error_make(err, errno, "--work-path `%s`", work ? work : images);
 	s->work_fd = open(s->work_dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 	if (s->work_fd < 0)
 		return tern_error_make(err, errno, "--work-path `%s`", s->work_dir);
+	/* its logs tell what the memory held (addresses, file names) */
+	ret = work ? check_private_dir(s->work_fd, "--work-path", work, err) : 0;
+	if (ret < 0)
+		return ret;
 	/* libcriu hands these fds to criu, which must inherit them */
 	fcntl(s->images_fd, F_SETFD, 0);
 	fcntl(s->work_fd, F_SETFD, 0);
@@ -746,6 +785,21 @@ static int check_dirty_tracking(criu_session *s, tern_error **err)
 	return 0;
 }
 
+/* criu creates its images (and logs) 0644 less its umask, which it has
+ * from us: with 077 they are 0600 from the start, no window in which
+ * another user reads the container's memory (a chmod after the dump would
+ * leave one). The dump creates nothing in the container whose mode the
+ * umask would change; a restore does (ghost files, sockets), so only the
+ * dump runs so. */
+static int dump_private(criu_session *s, bool pre_dump)
+{
+	mode_t old = umask(077);
+	int ret = pre_dump ? criu_local_pre_dump(s->opts) : criu_local_dump(s->opts);
+
+	umask(old);
+	return ret;
+}
+
 static int make_image_dir(const char *path, bool *created, tern_error **err)
 {
 	struct stat st;
@@ -1197,7 +1251,7 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	if (ret < 0)
 		goto out;
 	tern_fault_point("checkpoint:frozen");
-	ret = o->pre_dump ? criu_local_pre_dump(s.opts) : criu_local_dump(s.opts);
+	ret = dump_private(&s, o->pre_dump);
 	if (thaw_after)
 		thaw_after_dump(st, o, ret == 0);
 	if (ret < 0) {

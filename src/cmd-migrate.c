@@ -42,6 +42,10 @@ static const char receive_usage[] =
     "  --token-file FILE            the shared secret (mode 0600, at least 16 bytes)\n"
     "  --id NEW-ID                  restore under this id (default: the source's)\n"
     "  --timeout SECONDS            give up when no source connects in time\n"
+    "  --handshake-timeout SECONDS  refuse a connection that has not proved the\n"
+    "                               token within SECONDS (default 5)\n"
+    "  --max-failed-peers N         give up after N refused connections (port\n"
+    "                               scans, wrong tokens; default 16)\n"
     "  --format text|json           progress as text on stderr (default) or JSON\n"
     "                               lines on stdout\n"
     "  -h, --help                   this help\n";
@@ -55,6 +59,17 @@ static bool parse_format(const char *v)
 		exit(1);
 	}
 	return false;
+}
+
+static int positive(const char *flag, const char *value)
+{
+	int v = tern_cli_parse_int(flag, value);
+
+	if (v == 0) {
+		fprintf(stderr, "tern: --%s: want at least 1\n", flag);
+		exit(1);
+	}
+	return v;
 }
 
 static void require(const char *value, const char *flag, const char *cmd, const char *usage)
@@ -123,18 +138,30 @@ int tern_cmd_migrate(tern_global_opts *g, int argc, char **argv)
 
 int tern_cmd_migrate_receive(tern_global_opts *g, int argc, char **argv)
 {
-	enum { OPT_LISTEN = 256, OPT_TOKEN, OPT_ID, OPT_TIMEOUT, OPT_FORMAT };
+	enum {
+		OPT_LISTEN = 256,
+		OPT_TOKEN,
+		OPT_ID,
+		OPT_TIMEOUT,
+		OPT_FORMAT,
+		OPT_HANDSHAKE_TIMEOUT,
+		OPT_MAX_FAILED
+	};
 	static const struct option longopts[] = {
 	    {"listen", required_argument, NULL, OPT_LISTEN},
 	    {"bundle", required_argument, NULL, 'b'},
 	    {"token-file", required_argument, NULL, OPT_TOKEN},
 	    {"id", required_argument, NULL, OPT_ID},
 	    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+	    {"handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT},
+	    {"max-failed-peers", required_argument, NULL, OPT_MAX_FAILED},
 	    {"format", required_argument, NULL, OPT_FORMAT},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	tern_receive_opts o = {.timeout_ms = -1};
+	tern_receive_opts o = {.timeout_ms = -1,
+			       .handshake_timeout_ms = TERN_MIG_HANDSHAKE_TIMEOUT_S * 1000,
+			       .max_failed_peers = TERN_MIG_MAX_FAILED_PEERS};
 	cleanup_error tern_error *err = NULL;
 	int c;
 
@@ -155,6 +182,12 @@ int tern_cmd_migrate_receive(tern_global_opts *g, int argc, char **argv)
 			break;
 		case OPT_TIMEOUT:
 			o.timeout_ms = tern_cli_parse_int("timeout", optarg) * 1000;
+			break;
+		case OPT_HANDSHAKE_TIMEOUT:
+			o.handshake_timeout_ms = positive("handshake-timeout", optarg) * 1000;
+			break;
+		case OPT_MAX_FAILED:
+			o.max_failed_peers = positive("max-failed-peers", optarg);
 			break;
 		case OPT_FORMAT:
 			o.json = parse_format(optarg);

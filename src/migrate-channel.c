@@ -58,6 +58,10 @@
 #define CHUNK	    (1u << 20)
 #define TOKEN_MIN   16
 #define TOKEN_MAX   4096
+/* HELLO is a small JSON object: a peer announcing more is not tern */
+#define HELLO_MAX 4096
+/* handshakes migrate-receive runs at once (tern_mchan_accept_peers) */
+#define MAX_PENDING 8
 /* How long a best-effort ERROR may take to leave. */
 #define SEND_ERROR_TIMEOUT_MS 5000
 
@@ -794,8 +798,8 @@ static void sanitize_text(char *s, size_t len)
 			s[i] = s[i] == '\n' || s[i] == '\t' ? ' ' : '?';
 }
 
-int tern_mchan_recv(tern_mchan *c, uint32_t want, uint32_t *type, char **payload, size_t *len,
-		    int timeout_ms, tern_error **err)
+static int recv_msg(tern_mchan *c, uint32_t want, uint64_t max_len, uint32_t *type, char **payload,
+		    size_t *len, int timeout_ms, tern_error **err)
 {
 	int64_t deadline = deadline_after(timeout_ms);
 	unsigned char h[HEADER_LEN];
@@ -824,13 +828,13 @@ int tern_mchan_recv(tern_mchan *c, uint32_t want, uint32_t *type, char **payload
 		return ret;
 	t = (uint32_t)get_be(h, 4);
 	n = get_be(h + 4, 8);
-	if (n > MAX_PAYLOAD) {
+	if (n > max_len) {
 		c->out_of_step = true;
 		return tern_error_make_quiet(err, EPROTO,
 					     "the peer at %s announced a %s message of %llu "
-					     "bytes, more than the limit of %u",
+					     "bytes, more than the limit of %llu",
 					     c->peer, tern_mchan_type_name(t),
-					     (unsigned long long)n, MAX_PAYLOAD);
+					     (unsigned long long)n, (unsigned long long)max_len);
 	}
 	buf = malloc((size_t)n + 1);
 	if (buf == NULL)
@@ -865,6 +869,12 @@ int tern_mchan_recv(tern_mchan *c, uint32_t want, uint32_t *type, char **payload
 		*len = (size_t)n;
 	*payload = steal_pointer(&buf);
 	return 0;
+}
+
+int tern_mchan_recv(tern_mchan *c, uint32_t want, uint32_t *type, char **payload, size_t *len,
+		    int timeout_ms, tern_error **err)
+{
+	return recv_msg(c, want, MAX_PAYLOAD, type, payload, len, timeout_ms, err);
 }
 
 void tern_mchan_send_error(tern_mchan *c, const tern_error *why)
@@ -956,7 +966,9 @@ static int exchange_hello(tern_mchan *c, const char *role, int64_t deadline, int
 	if (ret < 0)
 		return ret;
 	left = deadline < 0 ? -1 : (int)(deadline > now_ms() ? deadline - now_ms() : 0);
-	ret = tern_mchan_recv(c, TERN_MSG_HELLO, NULL, &theirs, NULL, left, err);
+	/* (the peer holds the token, yet a HELLO is small: nothing bigger is
+	 * allocated for it) */
+	ret = recv_msg(c, TERN_MSG_HELLO, HELLO_MAX, NULL, &theirs, NULL, left, err);
 	if (ret < 0)
 		return ret;
 
@@ -1018,6 +1030,15 @@ static int handshake_error(tern_mchan *c, bool server, int ssl_err, int sys_errn
 					     "the same token (or is not tern migrate)",
 					     c->peer);
 	}
+	if (server && !c->psk_offered && peer_closed(ssl_err, sys_errno)) {
+		/* a port scan, or a client that gave up */
+		ERR_clear_error();
+		return tern_error_make_quiet(err, ECONNRESET,
+					     "the peer at %s is not tern migrate: it closed the "
+					     "connection during the TLS handshake without offering "
+					     "the migration key",
+					     c->peer);
+	}
 	if (server && !c->psk_offered) {
 		const char *why =
 		    ssl_err == SSL_ERROR_SSL ? tern_mchan_openssl_reason() : "no TLS 1.3 PSK";
@@ -1047,16 +1068,12 @@ static int handshake_error(tern_mchan *c, bool server, int ssl_err, int sys_errn
 				     c->peer, tern_mchan_openssl_reason());
 }
 
-static int handshake_and_hello(tern_mchan *c, bool server, const char *role, int64_t deadline,
-			       int timeout_ms, tern_error **err)
+/* What follows a completed TLS handshake: check it used the key, HELLO. */
+static int after_handshake(tern_mchan *c, const char *role, int64_t deadline, int timeout_ms,
+			   tern_error **err)
 {
-	int ssl_err = 0, sys_errno = 0;
-	int r = tls_do(c, OP_HANDSHAKE, NULL, 0, NULL, deadline, &ssl_err, &sys_errno);
+	int r;
 
-	if (r == 0)
-		return timeout_error(c, "TLS handshake with", timeout_ms, err);
-	if (r < 0)
-		return handshake_error(c, server, ssl_err, sys_errno, err);
 	explicit_bzero(c->psk, sizeof(c->psk));
 	/* Belt and braces: the handshake must have used the PSK. The client
 	 * refuses certificates and the server has none, so this holds, but
@@ -1076,6 +1093,41 @@ static int handshake_and_hello(tern_mchan *c, bool server, const char *role, int
 	tern_debug("migration channel with %s: TLS 1.3 %s, protocol version %d", c->peer,
 		   SSL_get_cipher_name(c->ssl), TERN_MIGRATE_PROTO_VERSION);
 	return 0;
+}
+
+static int handshake_and_hello(tern_mchan *c, bool server, const char *role, int64_t deadline,
+			       int timeout_ms, tern_error **err)
+{
+	int ssl_err = 0, sys_errno = 0;
+	int r = tls_do(c, OP_HANDSHAKE, NULL, 0, NULL, deadline, &ssl_err, &sys_errno);
+
+	if (r == 0)
+		return timeout_error(c, "TLS handshake with", timeout_ms, err);
+	if (r < 0)
+		return handshake_error(c, server, ssl_err, sys_errno, err);
+	return after_handshake(c, role, deadline, timeout_ms, err);
+}
+
+/* One step of the server's handshake, never waiting: 1 when it is done,
+ * 0 when it waits for *events on the socket, or an error (negative). */
+static int handshake_step(tern_mchan *c, short *events, tern_error **err)
+{
+	int r, e, sys_errno;
+
+	ERR_clear_error();
+	errno = 0;
+	r = SSL_do_handshake(c->ssl);
+	if (r == 1)
+		return 1;
+	e = SSL_get_error(c->ssl, r);
+	sys_errno = errno;
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+		*events = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+		return 0;
+	}
+	if (e == SSL_ERROR_SYSCALL || e == SSL_ERROR_SSL)
+		c->broken = true;
+	return handshake_error(c, true, e, sys_errno, err);
 }
 
 /* ---- listen, accept, connect ---- */
@@ -1164,6 +1216,168 @@ int tern_mchan_accept(int lfd, const unsigned char *token, size_t token_len, con
 		return ret;
 	*out = steal_pointer(&c);
 	return 0;
+}
+
+/* A connection in its handshake, for tern_mchan_accept_peers. */
+typedef struct {
+	tern_mchan *c;
+	int64_t deadline;
+	short events;
+} pending_peer;
+
+static void refuse_peer(const tern_mchan_accept_opts *o, pending_peer *p, tern_error *why,
+			int *failed)
+{
+	if (o->refused)
+		o->refused(o->arg, p->c->peer, why);
+	tern_error_free(why);
+	tern_mchan_free(p->c);
+	p->c = NULL;
+	(*failed)++;
+}
+
+/* Advance the handshake of p (its socket is ready, or its time is up).
+ * True when it is done: p->c is then the caller's. */
+static bool progress_peer(const tern_mchan_accept_opts *o, const char *role, pending_peer *p,
+			  bool ready, int64_t now, int *failed)
+{
+	tern_error *e = NULL;
+	int r;
+
+	if (!ready && now < p->deadline)
+		return false;
+	if (!ready) {
+		timeout_error(p->c, "TLS handshake with", o->handshake_timeout_ms, &e);
+		refuse_peer(o, p, e, failed);
+		return false;
+	}
+	r = handshake_step(p->c, &p->events, &e);
+	if (r == 0)
+		return false;
+	/* The token is proved: only now is anything the peer sends read as
+	 * ours, and the HELLO is bounded by the same deadline. */
+	if (r > 0)
+		r = after_handshake(p->c, role, p->deadline, o->handshake_timeout_ms, &e);
+	if (r == 0)
+		return true;
+	refuse_peer(o, p, e, failed);
+	return false;
+}
+
+/* Take one new connection from lfd into p: 1 taken, 0 none after all. */
+static int take_peer(int lfd, const unsigned char *token, size_t token_len, int64_t deadline,
+		     int handshake_timeout_ms, pending_peer *p, const char *where, tern_error **err)
+{
+	int64_t mine = now_ms() + handshake_timeout_ms;
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	int ret;
+
+	if (fd < 0) {
+		/* gone before we took it, or a signal: wait again */
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+		    errno == ECONNABORTED)
+			return 0;
+		return tern_error_make(err, errno, "accepting a connection on %s", where);
+	}
+	ret = mchan_new(fd, true, token, token_len, &p->c, err);
+	if (ret < 0) {
+		tern_mchan_freep(&p->c);
+		return ret;
+	}
+	/* the overall deadline still holds */
+	p->deadline = deadline >= 0 && deadline < mine ? deadline : mine;
+	p->events = POLLIN; /* the ClientHello */
+	return 1;
+}
+
+int tern_mchan_accept_peers(int lfd, const unsigned char *token, size_t token_len, const char *role,
+			    const tern_mchan_accept_opts *o, tern_mchan **out, tern_error **err)
+{
+	int64_t deadline = deadline_after(o->timeout_ms);
+	pending_peer p[MAX_PENDING];
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char where[INET6_ADDRSTRLEN + 8] = "?", ip[INET6_ADDRSTRLEN];
+	size_t np = 0;
+	int failed = 0, ret;
+
+	ret = check_args(token, token_len, role, err);
+	if (ret < 0)
+		return ret;
+	if (getsockname(lfd, (struct sockaddr *)&ss, &sl) == 0)
+		format_addr(&ss, ip, sizeof(ip), where, sizeof(where));
+	if (o->handshake_timeout_ms <= 0 || o->max_failed < 1)
+		return tern_error_make_quiet(err, EINVAL,
+					     "accepting on %s: a handshake timeout and at least "
+					     "one peer are needed",
+					     where);
+	for (;;) {
+		struct pollfd pfd[MAX_PENDING + 1];
+		int64_t wake = deadline, now;
+		int timeout = -1, n;
+		size_t i, kept;
+		bool incoming;
+
+		for (i = 0; i < np; i++) {
+			pfd[i] = (struct pollfd){.fd = p[i].c->fd, .events = p[i].events};
+			if (wake < 0 || p[i].deadline < wake)
+				wake = p[i].deadline;
+		}
+		/* every slot busy: newcomers wait in the backlog until one
+		 * frees, a handshake deadline at most */
+		pfd[np] = (struct pollfd){.fd = np < MAX_PENDING ? lfd : -1, .events = POLLIN};
+		if (wake >= 0) {
+			int64_t left = wake - now_ms();
+			timeout = left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+		}
+		n = poll(pfd, np + 1, timeout);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = tern_error_make(err, errno, "waiting for a connection on %s", where);
+			break;
+		}
+		now = now_ms();
+		incoming = (pfd[np].revents & POLLIN) != 0;
+		for (i = 0; i < np; i++) {
+			if (!progress_peer(o, role, &p[i], pfd[i].revents != 0, now, &failed))
+				continue;
+			*out = steal_pointer(&p[i].c);
+			ret = 0;
+			goto done;
+		}
+		for (i = kept = 0; i < np; i++)
+			if (p[i].c)
+				p[kept++] = p[i];
+		np = kept;
+		if (failed >= o->max_failed) {
+			ret =
+			    tern_error_make_quiet(err, ECONNREFUSED,
+						  "gave up listening on %s after %d refused "
+						  "connections (--max-failed-peers): none was tern "
+						  "migrate with the token",
+						  where, failed);
+			break;
+		}
+		if (deadline >= 0 && now >= deadline) {
+			ret = tern_error_make_quiet(err, ETIMEDOUT,
+						    "no tern migrate connected to %s within %d ms "
+						    "(%d connections refused)",
+						    where, o->timeout_ms, failed);
+			break;
+		}
+		if (incoming) {
+			ret = take_peer(lfd, token, token_len, deadline, o->handshake_timeout_ms,
+					&p[np], where, err);
+			if (ret < 0)
+				break;
+			np += (size_t)ret;
+		}
+	}
+done:
+	for (size_t i = 0; i < np; i++)
+		tern_mchan_free(p[i].c);
+	return ret;
 }
 
 int tern_mchan_connect(const char *ip_port, const unsigned char *token, size_t token_len,

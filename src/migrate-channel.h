@@ -77,6 +77,27 @@ int tern_mchan_listen(const char *ip_port, int *port, tern_error **err);
 int tern_mchan_accept(int lfd, const unsigned char *token, size_t token_len, const char *role,
 		      int timeout_ms, tern_mchan **out, tern_error **err);
 
+/* How migrate-receive takes its source among whoever connects. */
+typedef struct {
+	int timeout_ms;		  /* until a peer gets through; -1: no limit */
+	int handshake_timeout_ms; /* each peer's TLS handshake and HELLO */
+	int max_failed;		  /* refused peers before giving up (>= 1) */
+	/* told of each refused peer: its address and why (may be NULL) */
+	void (*refused)(void *arg, const char *peer, const tern_error *why);
+	void *arg;
+} tern_mchan_accept_opts;
+
+/* Like tern_mchan_accept, but a peer that fails (a port scan, garbage, a
+ * wrong token, one that says nothing) is refused, reported to o->refused,
+ * and the next one is taken: an idle or hostile connection costs at most
+ * the handshake deadline and never keeps the real source out. Up to 8
+ * handshakes run at once, each with its own deadline. Nothing a peer sends
+ * is parsed before the TLS handshake has proved the token (OpenSSL bounds
+ * the size of a ClientHello). Gives up after o->max_failed refused peers,
+ * or at o->timeout_ms. */
+int tern_mchan_accept_peers(int lfd, const unsigned char *token, size_t token_len, const char *role,
+			    const tern_mchan_accept_opts *o, tern_mchan **out, tern_error **err);
+
 /* Connect to "IP:PORT" within `timeout_ms`, TLS handshake as the client,
  * HELLO as `role` ("source"). */
 int tern_mchan_connect(const char *ip_port, const unsigned char *token, size_t token_len,

@@ -924,6 +924,24 @@ static int send_running(target *t, tern_error **err)
 
 /* ---- the whole ---- */
 
+/* Anyone may connect to the port: each refused peer is said, on stderr
+ * and in the log (and as an event with --format json), and the wait goes
+ * on for the source. */
+static void refused_peer(void *arg, const char *peer, const tern_error *why)
+{
+	target *t = arg;
+	const char *reason = why && why->msg ? why->msg : "unknown error";
+
+	tern_warn("migrate-receive: refused the connection from %s: %s", peer, reason);
+	if (t->p.json) {
+		tern_jw w;
+		tern_jw_begin(&w);
+		tern_jw_str(&w, "peer", peer);
+		tern_jw_str(&w, "reason", reason);
+		tern_mig_event(&t->p, "refused", &w, "refused %s", peer);
+	}
+}
+
 static int run(target *t, tern_error **err)
 {
 	unsigned char *token = NULL;
@@ -963,7 +981,12 @@ static int run(target *t, tern_error **err)
 	tern_jw_str(&w, "listen", t->o->listen);
 	tern_jw_u64(&w, "port", (uint64_t)port);
 	tern_mig_event(&t->p, "listening", &w, "listening on %s (port %d)", t->o->listen, port);
-	ret = tern_mchan_accept(lfd, token, token_len, "target", t->o->timeout_ms, &t->c, err);
+	tern_mchan_accept_opts ao = {.timeout_ms = t->o->timeout_ms,
+				     .handshake_timeout_ms = t->o->handshake_timeout_ms,
+				     .max_failed = t->o->max_failed_peers,
+				     .refused = refused_peer,
+				     .arg = t};
+	ret = tern_mchan_accept_peers(lfd, token, token_len, "target", &ao, &t->c, err);
 	tern_mchan_token_free(token, token_len);
 	if (ret < 0)
 		return ret;

@@ -68,8 +68,15 @@ typedef struct {
 	const char *token_file;
 	const char *new_id;
 	bool json;
-	int timeout_ms; /* waiting for the source to connect; -1: forever */
+	int timeout_ms;		  /* waiting for the source to connect; -1: forever */
+	int handshake_timeout_ms; /* each connection's handshake */
+	int max_failed_peers;	  /* refused connections before giving up */
 } tern_receive_opts;
+
+/* migrate-receive's defaults: a handshake takes a few round trips, and a
+ * port scan or two must not end the wait */
+#define TERN_MIG_HANDSHAKE_TIMEOUT_S 5
+#define TERN_MIG_MAX_FAILED_PEERS    16
 
 int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_error **err);
 int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_error **err);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # tern migrate / migrate-receive: one side killed or broken at a chosen
-# stage (migrate.bats has the wrong token, the receiver killed at the last
-# rootfs round and after the post-copy images, lazy-pages killed after
-# RUNNING, tern migrate killed while frozen, a full disk, two at once).
+# stage, and strangers at the receiver's port (migrate.bats has the wrong
+# token, the receiver killed at the last rootfs round and after the
+# post-copy images, lazy-pages killed after RUNNING, tern migrate killed
+# while frozen, a full disk, two at once).
 # After each: exactly one copy runs and counts on, the other node is clean,
 # the target's rootfs is as it was unless the container moved there, and
 # the surviving side says what failed.
@@ -316,4 +317,51 @@ never_frozen() {
 	[ "$status" -ne 0 ]
 	target_clean
 	rootfs_as_before
+}
+
+@test "migrate-failures: a port scan, garbage, a wrong token and idle connections before the source: each refused and logged, the migration succeeds" {
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	receive --token-file "$TOKEN"
+	# one that connects and says nothing: refused at the handshake
+	# deadline (5 s by default); the receiver listens on meanwhile
+	hold_connection
+	scan_connection
+	scan_connection "$(printf 'GET / HTTP/1.0\r\n\r\n')"
+	head -c 32 /dev/urandom | base64 >"$BATS_TEST_TMPDIR/other-token"
+	chmod 600 "$BATS_TEST_TMPDIR/other-token"
+	run in_file on A timeout -s KILL 60 "$TERN_BIN" --root "$ROOT" migrate \
+		--to "10.231.0.2:$PORT" --token-file "$BATS_TEST_TMPDIR/other-token" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"authentication failed"* ]] || { echo "$output"; false; }
+	wait_until 20 grep -q "refused the connection from 10.231.0.1:.*no progress within 5000 ms" recv.err ||
+		{ cat recv.err; false; }
+	# another idle one, held through the whole migration
+	hold_connection
+	wait_until 10 connected_b
+	migrate --token-file "$TOKEN" --mode stop-and-copy
+	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
+	receive_status
+	[ "$(tern_b state "$ID" | jq -r .status)" = running ]
+	source_gone
+	kill -0 "$(tail -n1 "$BATS_TEST_TMPDIR/held.pids")"
+	# each refused peer is named, with why
+	grep "refused the connection from 10.231.0.1:" recv.err >refused.txt
+	grep -q "closed the connection during the TLS handshake" refused.txt
+	grep -q "did not offer the migration key" refused.txt
+	grep -q "authentication failed" refused.txt
+	[ "$(wc -l <refused.txt)" -ge 4 ] || { cat recv.err; false; }
+	[ "$(grep -c '"event":"refused"' recv.out)" -eq "$(wc -l <refused.txt)" ]
+}
+
+@test "migrate-failures: the receiver gives up after --max-failed-peers refused connections" {
+	mkdir -p "$BUNDLE_B"
+	receive --token-file "$TOKEN" --max-failed-peers 2 --handshake-timeout 1
+	scan_connection
+	hold_connection
+	! receive_status || false
+	grep -q "gave up listening on 10.231.0.2:$PORT after 2 refused connections" recv.err ||
+		{ cat recv.err; false; }
+	grep -q "no progress within 1000 ms" recv.err
+	target_clean
 }

@@ -54,6 +54,10 @@ migrate_teardown() {
 	# gives up once it dies
 	pkill -9 -f -- "--token-file $BATS_TEST_TMPDIR/" 2>/dev/null
 	pkill -9 -f -- "$BATS_TEST_TMPDIR/hold" 2>/dev/null
+	# idle connections of hold_connection
+	if [ -s "$BATS_TEST_TMPDIR/held.pids" ]; then
+		kill -9 $(cat "$BATS_TEST_TMPDIR/held.pids") 2>/dev/null
+	fi
 	if [ -d "${RB:-/nonexistent}" ]; then
 		for id in $(timeout -s KILL 10 "$TERN_BIN" --root "$RB" list -q 2>/dev/null); do
 			timeout -s KILL 10 "$TERN_BIN" --root "$RB" delete --force "$id" >/dev/null 2>&1
@@ -107,6 +111,35 @@ receive() {
 	) 3>&- &
 	wait_until 10 grep -q '"event":"listening"' "$BATS_TEST_TMPDIR/recv.out" ||
 		{ cat "$BATS_TEST_TMPDIR/recv.err"; return 1; }
+}
+
+# hold_connection: an idle TCP connection from node A to the receiver,
+# which says nothing and stays open (a sleep that inherited the socket)
+# until migrate_teardown kills it; its pid goes to held.pids once it is
+# connected, and hold_connection returns then.
+hold_connection() {
+	local n
+	n=$(held_count)
+	on A bash -c 'exec 5<>"/dev/tcp/10.231.0.2/$1" && echo $$ >>"$2" && exec sleep 600' - \
+		"$PORT" "$BATS_TEST_TMPDIR/held.pids" </dev/null >/dev/null 2>&1 3>&- &
+	wait_until 10 held_above "$n"
+}
+
+# held_count: how many hold_connection connected; held_above N: more than N.
+held_count() {
+	cat "$BATS_TEST_TMPDIR/held.pids" 2>/dev/null | wc -l
+}
+held_above() {
+	[ "$(held_count)" -gt "$1" ]
+}
+
+# scan_connection [TEXT]: connect to the receiver from node A, send TEXT
+# (if any) and close, as a port scanner or a stray client would. (The
+# receiver may reset the connection as soon as it has read the TEXT: a
+# failed write after the connect is no failure here.)
+scan_connection() {
+	on A bash -c 'exec 5<>"/dev/tcp/10.231.0.2/$1" || exit 1; printf %s "$2" >&5 2>/dev/null; exit 0' \
+		- "$PORT" "${1:-}" </dev/null 3>&-
 }
 
 # receive_status: wait for the receiver; its exit status (and its stderr

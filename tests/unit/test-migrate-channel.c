@@ -486,6 +486,106 @@ static void silent_client(int rep, int go)
 	close(fd);
 }
 
+/* Strangers first, all from one process in order: a silent connection
+ * held open, garbage, a wrong token; then the source. */
+static void crowd_source(int rep, int go)
+{
+	cleanup_close int silent = tcp_connect();
+	cleanup_close int garbage = tcp_connect();
+	cleanup_free char *a = addr();
+	tern_mchan *c = NULL;
+	tern_error *err = NULL;
+	int ret;
+
+	tern_write_all(garbage, "GET / HTTP/1.0\r\n\r\n", 18);
+	ret = tern_mchan_connect(a, other_token, TOKEN_LEN, "source", TIMEOUT, &c, &err);
+	tern_mchan_freep(&c);
+	tern_error_free(err);
+	err = NULL;
+	if (ret == 0) {
+		report(rep, -1, NULL);
+		return;
+	}
+	ret = tern_mchan_connect(a, token, TOKEN_LEN, "source", TIMEOUT, &c, &err);
+	report(rep, ret, err);
+	tern_error_free(err);
+	wait_go(go);
+	tern_mchan_freep(&c);
+}
+
+/* (one child: a second would inherit the first one's pipes) */
+static void two_silent_clients(int rep, int go)
+{
+	cleanup_close int a = tcp_connect();
+	cleanup_close int b = tcp_connect();
+
+	wait_go(go);
+}
+
+struct refusals {
+	int n;
+	bool silent_timed_out;
+	char text[2048];
+};
+
+static void count_refused(void *arg, const char *peer, const tern_error *why)
+{
+	struct refusals *r = arg;
+	size_t len = strlen(r->text);
+
+	r->n++;
+	if (contains(why->msg, "no progress within"))
+		r->silent_timed_out = true;
+	snprintf(r->text + len, sizeof(r->text) - len, "%s: %s; ", peer, why->msg);
+}
+
+static void test_accept_peers(void)
+{
+	cleanup_close int lfd = listen_any();
+	cleanup_mchan tern_mchan *c = NULL;
+	struct refusals r = {0};
+	tern_mchan_accept_opts o = {.timeout_ms = TIMEOUT,
+				    .handshake_timeout_ms = 8000,
+				    .max_failed = 16,
+				    .refused = count_refused,
+				    .arg = &r};
+	tern_error *err = NULL;
+	struct timespec t0;
+	struct peer p;
+	char *rep;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	p = spawn_peer(crowd_source);
+	ret = tern_mchan_accept_peers(lfd, token, TOKEN_LEN, "target", &o, &c, &err);
+	ok(ret == 0, "strangers before the source: the source gets through (%s)",
+	   ret < 0 ? err->msg : "ok");
+	ok(elapsed_ms(&t0) < 8000, "while the silent one still waits for its deadline");
+	is_int(r.n, 2, "the garbage and the wrong token were refused: %s", r.text);
+	ok(contains(r.text, "authentication failed") && contains(r.text, "127.0.0.1:"),
+	   "each named, with why");
+	ok(!r.silent_timed_out, "the silent one did not hold the source up");
+	tern_error_free(err);
+	err = NULL;
+	rep = peer_finish(&p);
+	is_str(rep, "ok", "and the source's side agrees");
+	free(rep);
+	tern_mchan_freep(&c);
+
+	/* the limit: two silent connections, a short deadline */
+	memset(&r, 0, sizeof(r));
+	o.handshake_timeout_ms = 200;
+	o.max_failed = 2;
+	p = spawn_peer(two_silent_clients);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = tern_mchan_accept_peers(lfd, token, TOKEN_LEN, "target", &o, &c, &err);
+	is_int(ret, -ECONNREFUSED, "two silent peers with --max-failed-peers 2: it gives up");
+	ok(ret < 0 && contains(err->msg, "after 2 refused connections"), "saying so");
+	ok(r.silent_timed_out && elapsed_ms(&t0) < 3000, "each at its handshake deadline");
+	tern_error_free(err);
+	free(peer_finish(&p));
+}
+
 static void test_not_tern_clients(void)
 {
 	cleanup_close int lfd = listen_any();
@@ -1076,6 +1176,7 @@ int main(void)
 	test_wrong_token();
 	test_hello_refusals();
 	test_not_tern_clients();
+	test_accept_peers();
 	test_not_tern_server();
 	test_session_failures();
 	test_addresses();
