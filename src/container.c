@@ -5,6 +5,7 @@
 #include "container-cgroup.h"
 #include "hooks.h"
 #include "host-mounts.h"
+#include "inherited-fds.h"
 #include "log.h"
 #include "lsm.h"
 #include "proc-attrs.h"
@@ -305,6 +306,12 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 	int ret;
 
 	c->exec_fifo_watch = -1;
+	/* before anything of ours is open: those slots go to the container */
+	ret = tern_inherited_fds_check(c->n_listen_fds > 0 ? "--preserve-fds (with LISTEN_FDS)"
+							   : "--preserve-fds",
+				       c->opts->preserve_fds + c->n_listen_fds, err);
+	if (ret < 0)
+		return ret;
 	ret = load_bundle(c, err);
 	if (ret < 0)
 		return ret;

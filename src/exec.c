@@ -4,6 +4,7 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "identity.h"
+#include "inherited-fds.h"
 #include "intel-rdt.h"
 #include "log.h"
 #include "lsm.h"
@@ -366,7 +367,7 @@ static int close_inherited_fds(const tern_exec_opts *o, int sync_fd, int lsm_pro
 	int keep_from = 3 + o->preserve_fds;
 	int keep[] = {sync_fd, tern_log_fd(), tern_fault_trace_fd(), lsm_procfd};
 
-	/* None of ours may be among the preserved: check_preserved_fds made
+	/* None of ours may be among the preserved: tern_inherited_fds_check made
 	 * sure, this says so if that ever stops being true. */
 	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
 		if (keep[i] >= 3 && keep[i] < keep_from)
@@ -780,26 +781,6 @@ fail:
 	return ret;
 }
 
-/* --preserve-fds N hands fds 3..3+N-1 to the process as they are, so each
- * must be one the caller passed: in a hole, the next fd tern opens (a
- * namespace's, the sync socket, the log) would sit there and become the
- * process's. Checked before tern opens anything of its own; an fd of ours
- * already there (the --log file) is such a hole too. After this every fd
- * tern opens lands above the range. As runc ("unable to stat preserved-fd"). */
-static int check_preserved_fds(int n, tern_error **err)
-{
-	for (int fd = 3; fd < 3 + n; fd++) {
-		bool open_here = fcntl(fd, F_GETFD) >= 0;
-		if (!open_here || fd == tern_log_fd() || fd == tern_fault_trace_fd())
-			return tern_error_make(
-			    err, EBADF,
-			    "--preserve-fds %d: fd %d (of 3 to %d) was not passed "
-			    "to tern",
-			    n, fd, 2 + n);
-	}
-	return 0;
-}
-
 int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_opts *o,
 			int *exit_status, tern_error **err)
 {
@@ -813,7 +794,7 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 	int ret;
 
 	*exit_status = 0;
-	ret = check_preserved_fds(o->preserve_fds, err);
+	ret = tern_inherited_fds_check("--preserve-fds", o->preserve_fds, err);
 	if (ret < 0)
 		return ret;
 	ret = tern_container_load(rt, id, &dir, &st, &config, err);

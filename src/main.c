@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "inherited-fds.h"
 #include "log.h"
 #include "state.h"
 #include "utils.h"
@@ -307,6 +308,7 @@ int main(int argc, char **argv)
 	const tern_command *cmd;
 	int action = 0, ret;
 
+	tern_stdio_fill_closed();
 	optind = tern_cli_parse_globals(argc, argv, &g, &action);
 	if (optind < 0) {
 		print_usage(stderr);

@@ -149,3 +149,49 @@ no_exec_left() {
 		[[ "$output" == *"$n $BATS_TEST_TMPDIR/f$n"* ]]
 	done
 }
+
+@test "fds: run and create --preserve-fds with a hole in 3..3+N-1 are refused, naming the fd, leaving nothing" {
+	is_tern || skip "runc 1.1.5 fails later, on its own dup of the missing fd"
+	echo three >"$BATS_TEST_TMPDIR/f3"
+	set_args /bin/listfds
+	# fd 4 was not passed: the first fd tern opened (the bundle, the state
+	# directory, the sync socket) would have become the container's fd 4
+	KEEP_FDS=1 run tern run --preserve-fds 3 -b "$BUNDLE" "$ID" 3<"$BATS_TEST_TMPDIR/f3" 4>&- 5<"$BATS_TEST_TMPDIR/f3"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" != *"1 pipe:"* ]] # listfds never ran
+	[[ "$output" == *"--preserve-fds 3: fd 4 (of 3 to 5) was not passed"* ]]
+	check_nothing_left "$ID"
+	KEEP_FDS=1 run tern create --preserve-fds 1 -b "$BUNDLE" "$ID" 3>&-
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--preserve-fds 1: fd 3 (of 3 to 3) was not passed"* ]]
+	check_nothing_left "$ID"
+	# socket activation's LISTEN_FDS count after the preserved ones
+	KEEP_FDS=1 run env LISTEN_FDS=1 "$TERN_BIN" --root "$ROOT" run --preserve-fds 1 -b "$BUNDLE" "$ID" 3<"$BATS_TEST_TMPDIR/f3" 4>&-
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"fd 4 (of 3 to 4) was not passed"* ]]
+	check_nothing_left "$ID"
+}
+
+@test "fds: a caller that closed its stdio: the container gets /dev/null there, never an fd of tern's" {
+	# Closed, fds 0 and 2 would be the first ones tern opens (the bundle,
+	# the state directory, a socket) and go to the container as its stdio.
+	# (Not through `run tern`: in_file gives tern a stdio of its own.)
+	is_tern || skip "runc 1.1.5 gives the container pipes of its own there"
+	set_args /bin/listfds
+	run bash -c '"$1" --root "$2" run -b "$3" "$4" 0<&- 2>&-' _ "$TERN_BIN" "$ROOT" "$BUNDLE" "$ID"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(fd_numbers "$output")" = "0 1 2 " ]
+	[ "$(echo "$output" | grep '^0 ')" = "0 /dev/null" ]
+	[ "$(echo "$output" | grep '^2 ')" = "2 /dev/null" ]
+	# the same for create/start, whose init waits with all three held open
+	# (the shell expands the readlinks before it redirects its stdout)
+	set_cmd 'echo "$(readlink /proc/$$/fd/0) $(readlink /proc/$$/fd/1) $(readlink /proc/$$/fd/2)" >/tmp/fds'
+	run bash -c '"$1" --root "$2" create -b "$3" "$4" 0<&- 1>&- 2>&-' _ "$TERN_BIN" "$ROOT" "$BUNDLE" "$ID-2"
+	[ "$status" -eq 0 ]
+	tern start "$ID-2"
+	wait_status "$ID-2" stopped
+	cat "$BUNDLE/rootfs/tmp/fds"
+	[ "$(cat "$BUNDLE/rootfs/tmp/fds")" = "/dev/null /dev/null /dev/null" ]
+}
