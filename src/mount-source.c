@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -78,6 +79,7 @@ typedef struct {
 	unsigned long prop;    /* tree_propagation */
 	bool no_new_mount_api; /* open_tree or mount_setattr said ENOSYS */
 	bool *on_host;	       /* per mount: to be cloned in tern's own namespace */
+	bool host_copy;	       /* this pass makes those copies */
 } open_ctx;
 
 /* open_tree, then the propagation: 1 and the tree in *out, 0 when the
@@ -97,6 +99,40 @@ static int open_tree_source(open_ctx *oc, const char *source, bool recursive, in
 		return errno == ENOSYS ? 0 : -errno;
 	*out = steal_fd(&tree);
 	return 1;
+}
+
+/* A copy made in tern's own namespace (open_one's plain bind with mounts
+ * under it, in a user namespace) is not locked as the copies in the
+ * container's namespace are: the container's root could remount it
+ * read-write, suid, dev or exec (tried: `mount -o remount,bind,rw` worked
+ * on such a copy of a read-only mount, and failed on an rbind's). So only
+ * a mount without those flags is copied so; for one with any of them, the
+ * user is told what works instead. */
+static int check_host_copy(int tree, const oci_mount *m, size_t index, tern_error **err)
+{
+	static const struct {
+		unsigned long flag;
+		const char *name;
+	} locked[] = {
+	    {ST_RDONLY, "ro"}, {ST_NOSUID, "nosuid"}, {ST_NODEV, "nodev"}, {ST_NOEXEC, "noexec"}};
+	struct statvfs sv;
+	char flags[32] = "";
+
+	if (fstatvfs(tree, &sv) < 0)
+		return tern_error_make(err, errno, "statvfs `%s`", m->source);
+	for (size_t i = 0; i < sizeof(locked) / sizeof(locked[0]); i++)
+		if (sv.f_flag & locked[i].flag)
+			snprintf(flags + strlen(flags), sizeof(flags) - strlen(flags), "%s%s",
+				 flags[0] ? "," : "", locked[i].name);
+	if (flags[0] == '\0')
+		return 0;
+	return tern_error_make_quiet(
+	    err, EPERM,
+	    "a plain bind of `%s` (mounts[%zu]) in a user namespace: it has mounts under it, "
+	    "which the container's namespace keeps locked, and its own mount is %s, which a "
+	    "copy made outside that namespace would not keep locked; use \"rbind\", or bind "
+	    "a directory with no mounts under it",
+	    m->source, index, flags);
 }
 
 static int open_one(open_ctx *oc, const oci_mount *m, size_t index, bool recursive, bool ridmap,
@@ -125,6 +161,13 @@ static int open_one(open_ctx *oc, const oci_mount *m, size_t index, bool recursi
 		if (ret < 0)
 			return tern_error_make_literal(err, -ret, strerror(-ret));
 		oc->no_new_mount_api = ret == 0;
+	}
+	if (fd >= 0 && oc->host_copy) {
+		ret = check_host_copy(fd, m, index, err);
+		if (ret < 0) {
+			close(fd);
+			return ret;
+		}
 	}
 	if (fd >= 0) {
 		*out = (tern_bind_source){.fd = fd, .tree = true};
@@ -341,7 +384,8 @@ int tern_mount_sources_prepare(const oci_config *config, pid_t pid, const char *
 		} else {
 			open_ctx oc = {.bundlefd = bundlefd,
 				       .userns = userns,
-				       .prop = tree_propagation(config)};
+				       .prop = tree_propagation(config),
+				       .host_copy = true};
 			ret = open_all(config, &oc, on_host, s, err);
 		}
 	}

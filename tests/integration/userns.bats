@@ -446,3 +446,38 @@ in the dir
 in the submount
 0" ]
 }
+
+@test "userns: a plain bind of a read-only host mount with a mount under it is refused, naming it; rbind keeps it read-only" {
+	# The copy that makes such a plain bind work (made outside the
+	# container's user namespace) is not locked by the kernel: the
+	# container's root could remount it read-write. An rbind's copy is.
+	is_runc && skip "runc 1.1.5 fails with EINVAL"
+	three_ranges
+	local src=$BATS_TEST_TMPDIR/src
+	mkdir -p "$src/sub"
+	echo "in the dir" >"$src/f"
+	chmod -R a+rX "$src"
+	mount --bind "$src" "$src"
+	mount -o remount,bind,ro "$src"
+	mount -t tmpfs -o mode=755 tmpfs "$src/sub"
+	add_mount "{\"destination\": \"/plain\", \"type\": \"bind\", \"source\": \"$src\", \"options\": [\"bind\"]}"
+	set_cmd 'cat /plain/f'
+	run_container
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"plain bind of \`$src\` (mounts["*"]) in a user namespace"*"its own mount is ro"*"rbind"* ]]
+	check_nothing_left "$ID"
+	# rbind: the kernel locks the flags, remount rw fails in there
+	update_config '.mounts[-1].options = ["rbind"]
+		| .process.capabilities.bounding += ["CAP_SYS_ADMIN"]
+		| .process.capabilities.effective += ["CAP_SYS_ADMIN"]
+		| .process.capabilities.permitted += ["CAP_SYS_ADMIN"]'
+	set_cmd 'cat /plain/f; mount -o remount,bind,rw /plain 2>/dev/null && echo REMOUNTED; grep " /plain " /proc/self/mountinfo | cut -d" " -f6'
+	run_container
+	umount "$src/sub"
+	umount "$src"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "in the dir
+ro,relatime" ]
+}
