@@ -184,7 +184,8 @@ known_failure() {
 	for m in "does not exist" "cannot start container" "cannot delete container" \
 		"cannot pause container" "cannot resume container" "cannot exec in container" \
 		"cannot update container" "cannot checkpoint container" "container not running" \
-		"it stopped while the exec was being set up" "criu dump failed" "No such process"; do
+		"it stopped while the exec was being set up" "criu dump failed" "No such process" \
+		"exited before it started"; do
 		[[ "$1" == *"$m"* ]] && return 0
 	done
 	echo "unexpected failure: $1" >&2

@@ -156,7 +156,8 @@ apparmor_said_on() {
 }
 
 # hostile_proc: the container gets no procfs: its /proc is the image's own
-# directory, holding regular files where the attributes would be.
+# directory, holding regular files where the attributes would be. (Then
+# the init itself cannot start: it needs a procfs, as runc's does.)
 hostile_proc() {
 	update_config '.mounts |= map(select(.destination != "/proc"))'
 	mkdir -p "$BUNDLE/rootfs/proc/self/attr/apparmor"
@@ -177,7 +178,18 @@ labels_stayed_out() {
 	apparmor_off
 	is_tern || skip "the AppArmor check is faked for tern's way of reading it"
 	hostile_proc
-	start_sleeper
+	# The init needs a procfs until it runs (it reopens exec.fifo through
+	# /proc/self/fd, holding no directory of the host): the container's
+	# own process takes its procfs away once it runs, leaving the image's
+	# files there, and only then comes the exec.
+	update_config '.mounts += [{"destination": "/proc", "type": "proc", "source": "proc"}]
+		| .process.capabilities.bounding += ["CAP_SYS_ADMIN"]
+		| .process.capabilities.effective += ["CAP_SYS_ADMIN"]
+		| .process.capabilities.permitted += ["CAP_SYS_ADMIN"]'
+	set_cmd "umount -l /proc && touch /tmp/no-procfs && exec sleep $MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	wait_for_file "$BUNDLE/rootfs/tmp/no-procfs"
 	run in_file apparmor_said_on "$TERN_BIN" --root "$ROOT" exec --apparmor tern-test-profile "$ID" \
 		/bin/cat /proc/self/attr/apparmor/exec
 	echo "$output"
