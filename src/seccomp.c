@@ -45,6 +45,8 @@
 
 /* Syscalls have at most six arguments. */
 #define MAX_ARGS 6
+/* More than libseccomp knows (it has about 20). */
+#define MAX_ARCHES 32
 
 struct tern_seccomp_filter {
 	struct sock_filter *insns;
@@ -128,8 +130,13 @@ static int parse_op(const char *name, enum scmp_compare *out)
 	return -1;
 }
 
-static int add_arches(scmp_filter_ctx ctx, char **arches, tern_error **err)
+/* Adds the profile's architectures to the filter and lists, in *tokens,
+ * every architecture the filter has (the native one first, no repeats). */
+static int add_arches(scmp_filter_ctx ctx, char **arches, uint32_t *tokens, size_t *ntokens,
+		      tern_error **err)
 {
+	*ntokens = 0;
+	tokens[(*ntokens)++] = seccomp_arch_native();
 	for (size_t i = 0; arches != NULL && arches[i] != NULL; i++) {
 		const char *name = arches[i];
 		char lower[32];
@@ -154,6 +161,8 @@ static int add_arches(scmp_filter_ctx ctx, char **arches, tern_error **err)
 		if (ret < 0 && ret != -EEXIST)
 			return tern_error_make(
 			    err, -ret, "linux.seccomp.architectures[%zu]: adding `%s`", i, name);
+		if (ret == 0 && *ntokens < MAX_ARCHES)
+			tokens[(*ntokens)++] = token;
 	}
 	return 0;
 }
@@ -325,11 +334,183 @@ static int export_bpf(scmp_filter_ctx ctx, tern_seccomp_filter *f, tern_error **
 	return 0;
 }
 
+/* ---- ENOSYS for syscalls newer than the profile ----
+ *
+ * A profile whose default action denies (SCMP_ACT_ERRNO, KILL, TRAP) was
+ * written against some kernel; a syscall added since (clone3 for a profile
+ * of 2019) would get the default action, EPERM say, which a program takes
+ * as a real refusal: glibc falls back from clone3 to clone only on ENOSYS.
+ * So, as runc does (libcontainer/seccomp/patchbpf), a stub put in front of
+ * libseccomp's program answers ENOSYS, the kernel's own "no such call",
+ * for every syscall numbered above the highest one the profile names, per
+ * architecture of the filter. It is left out when the default action lets
+ * calls run (ALLOW, LOG; TRACE leaves it to the tracer) or is ENOSYS
+ * anyway. One difference from runc: runc only looks at the listed
+ * architectures, so a profile without `architectures` gets no stub there;
+ * tern always covers the native architecture, which every filter has.
+ *
+ * The stub, per architecture A with highest named syscall MAX:
+ *
+ *	ld  [arch]
+ *	jeq A, 0, <next architecture>
+ *	ld  [nr]
+ *	jgt MAX, ENOSYS, FILTER
+ *	...
+ *	ja  FILTER		(an architecture the stub does not cover)
+ * ENOSYS:
+ *	ret ERRNO(ENOSYS)
+ * FILTER:
+ *	libseccomp's program
+ *
+ * x86_64 and x32 share AUDIT_ARCH_X86_64; x32 calls have bit 30 set in
+ * their number (libseccomp's x32 numbers include it), and each gets its own
+ * MAX. On s390(x) a call whose number does not fit the syscall entry
+ * arrives as syscall 0 (the long-obsolete setup(2)): ENOSYS too, as in
+ * runc. All jumps are forward and short: the stub has at most a few
+ * instructions per architecture. */
+
+#define X32_SYSCALL_BIT 0x40000000U
+#define STUB_MAX	128
+
+enum { TO_LITERAL, TO_ENOSYS, TO_FILTER };
+
+struct stub {
+	struct sock_filter insns[STUB_MAX];
+	unsigned char jt_to[STUB_MAX], jf_to[STUB_MAX];
+	size_t n;
+};
+
+/* jt_to/jf_to name a target (TO_ENOSYS, TO_FILTER) resolved when the
+ * stub is complete; for BPF_JA jt_to names the target of k. */
+static void emit(struct stub *s, uint16_t code, uint32_t k, uint8_t jt, uint8_t jf,
+		 unsigned char jt_to, unsigned char jf_to)
+{
+	if (s->n >= STUB_MAX - 2) {
+		s->n = STUB_MAX; /* marks an overflow; never with real arches */
+		return;
+	}
+	s->insns[s->n] = (struct sock_filter)BPF_JUMP(code, k, jt, jf);
+	s->jt_to[s->n] = jt_to;
+	s->jf_to[s->n] = jf_to;
+	s->n++;
+}
+
+/* The highest number the profile names for architecture `token`, or -1. */
+static long highest_named(const oci_seccomp *seccomp, uint32_t token)
+{
+	long max = -1;
+
+	for (size_t i = 0; i < seccomp->syscalls_len; i++) {
+		char **names = seccomp->syscalls[i].names;
+		for (size_t n = 0; names != NULL && names[n] != NULL; n++) {
+			/* Negative: unknown here, or one of libseccomp's
+			 * pseudo numbers for multiplexed calls (socketcall). */
+			int nr = seccomp_syscall_resolve_name_arch(token, names[n]);
+			if (nr >= 0 && nr > max)
+				max = nr;
+		}
+	}
+	return max;
+}
+
+static void emit_arch(struct stub *s, const oci_seccomp *seccomp, uint32_t token,
+		      const uint32_t *tokens, size_t ntokens)
+{
+	size_t start = s->n;
+	long max = highest_named(seccomp, token), max32 = -1;
+
+	if (token == SCMP_ARCH_X32)
+		return; /* with x86_64, below */
+	if (token == SCMP_ARCH_X86_64)
+		for (size_t i = 0; i < ntokens; i++)
+			if (tokens[i] == SCMP_ARCH_X32)
+				max32 = highest_named(seccomp, SCMP_ARCH_X32);
+	if (max < 0 && max32 < 0)
+		return; /* nothing named: libseccomp's program decides */
+
+	emit(s, BPF_JMP | BPF_JEQ | BPF_K, token, 0, 0, TO_LITERAL, TO_LITERAL);
+	emit(s, BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr), 0, 0, TO_LITERAL,
+	     TO_LITERAL);
+	if (token == SCMP_ARCH_X86_64) {
+		/* an x32 call skips the x86_64 test to its own */
+		emit(s, BPF_JMP | BPF_JSET | BPF_K, X32_SYSCALL_BIT, 1, 0, TO_LITERAL, TO_LITERAL);
+		if (max >= 0)
+			emit(s, BPF_JMP | BPF_JGT | BPF_K, (uint32_t)max, 0, 0, TO_ENOSYS,
+			     TO_FILTER);
+		else
+			emit(s, BPF_JMP | BPF_JA, 0, 0, 0, TO_FILTER, TO_LITERAL);
+		if (max32 >= 0)
+			emit(s, BPF_JMP | BPF_JGT | BPF_K, (uint32_t)max32 | X32_SYSCALL_BIT, 0, 0,
+			     TO_ENOSYS, TO_FILTER);
+		else
+			emit(s, BPF_JMP | BPF_JA, 0, 0, 0, TO_FILTER, TO_LITERAL);
+	} else {
+		if (token == SCMP_ARCH_S390 || token == SCMP_ARCH_S390X)
+			emit(s, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 0, TO_ENOSYS, TO_LITERAL);
+		emit(s, BPF_JMP | BPF_JGT | BPF_K, (uint32_t)max, 0, 0, TO_ENOSYS, TO_FILTER);
+	}
+	/* another architecture goes on to the next block */
+	if (s->n < STUB_MAX)
+		s->insns[start].jf = (uint8_t)(s->n - start - 1);
+}
+
+static int add_enosys_stub(const oci_seccomp *seccomp, uint32_t def_action, const uint32_t *tokens,
+			   size_t ntokens, tern_seccomp_filter *f, tern_error **err)
+{
+	struct stub s = {.n = 0};
+	struct sock_filter *insns;
+	size_t enosys, filter;
+
+	if (def_action == SCMP_ACT_ALLOW || def_action == SCMP_ACT_LOG ||
+	    (def_action & 0xffff0000U) == SCMP_ACT_TRACE(0) || def_action == SCMP_ACT_ERRNO(ENOSYS))
+		return 0;
+
+	emit(&s, BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch), 0, 0, TO_LITERAL,
+	     TO_LITERAL);
+	for (size_t i = 0; i < ntokens; i++)
+		emit_arch(&s, seccomp, tokens[i], tokens, ntokens);
+	if (s.n == 1)
+		return 0; /* the profile names no syscall at all */
+	emit(&s, BPF_JMP | BPF_JA, 0, 0, 0, TO_FILTER, TO_LITERAL);
+	if (s.n >= STUB_MAX)
+		return tern_error_make(err, 0, "linux.seccomp: the ENOSYS stub is too long");
+	enosys = s.n;
+	filter = s.n + 1;
+	for (size_t i = 0; i < s.n; i++) {
+		struct sock_filter *in = &s.insns[i];
+		size_t tt = s.jt_to[i] == TO_ENOSYS ? enosys : filter;
+		size_t tf = s.jf_to[i] == TO_ENOSYS ? enosys : filter;
+
+		if (BPF_OP(in->code) == BPF_JA && BPF_CLASS(in->code) == BPF_JMP) {
+			in->k = (uint32_t)(tt - i - 1);
+			continue;
+		}
+		if (s.jt_to[i] != TO_LITERAL)
+			in->jt = (uint8_t)(tt - i - 1);
+		if (s.jf_to[i] != TO_LITERAL)
+			in->jf = (uint8_t)(tf - i - 1);
+	}
+	if ((size_t)f->len + filter > BPF_MAXINSNS)
+		return tern_error_make(err, 0,
+				       "linux.seccomp: the program with its ENOSYS stub has more "
+				       "than %d instructions",
+				       BPF_MAXINSNS);
+	insns = tern_xmalloc0((f->len + filter) * sizeof(*insns));
+	memcpy(insns, s.insns, s.n * sizeof(*insns));
+	insns[enosys] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+	memcpy(insns + filter, f->insns, f->len * sizeof(*insns));
+	free(f->insns);
+	f->insns = insns;
+	f->len = (unsigned short)(f->len + filter);
+	return 0;
+}
+
 static int compile(const oci_seccomp *seccomp, tern_seccomp_filter **out, tern_error **err)
 {
 	cleanup_seccomp scmp_filter_ctx ctx = NULL;
 	tern_seccomp_filter *f;
-	uint32_t def_action;
+	uint32_t def_action, arches[MAX_ARCHES];
+	size_t narches = 0;
 	unsigned int flags = 0;
 	bool notify = false;
 	int ret;
@@ -352,7 +533,7 @@ static int compile(const oci_seccomp *seccomp, tern_seccomp_filter **out, tern_e
 	 * asks for it; libseccomp would otherwise always set it. */
 	if ((ret = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0)
 		return tern_error_make(err, -ret, "clearing SCMP_FLTATR_CTL_NNP");
-	if ((ret = add_arches(ctx, seccomp->architectures, err)) < 0)
+	if ((ret = add_arches(ctx, seccomp->architectures, arches, &narches, err)) < 0)
 		return ret;
 	if ((ret = parse_flags(ctx, seccomp->flags, &flags, err)) < 0)
 		return ret;
@@ -385,7 +566,8 @@ static int compile(const oci_seccomp *seccomp, tern_seccomp_filter **out, tern_e
 	f = tern_xmalloc0(sizeof(*f));
 	f->flags = flags;
 	f->notify = notify;
-	if ((ret = export_bpf(ctx, f, err)) < 0) {
+	if ((ret = export_bpf(ctx, f, err)) < 0 ||
+	    (ret = add_enosys_stub(seccomp, def_action, arches, narches, f, err)) < 0) {
 		tern_seccomp_filter_free(f);
 		return ret;
 	}
@@ -404,10 +586,11 @@ static int compile(const oci_seccomp *seccomp, tern_seccomp_filter **out, tern_e
  * whole key: no hash collision can hand a container another profile's
  * filter. The directory is root's (0700), trusted like the state files
  * next to it. The cache is best effort: any problem with it means
- * compiling. */
+ * compiling. The magic changes with what a program holds (TSC2: the
+ * ENOSYS stub), so entries written by an older tern are recompiled. */
 
 #define CACHE_DIR	  ".seccomp:cache" /* ':' is not allowed in container ids */
-#define CACHE_MAGIC	  "TSC1"
+#define CACHE_MAGIC	  "TSC2"
 #define CACHE_MAX_ENTRIES 256
 #define CACHE_MAX_FILE	  (1 << 20)
 

@@ -22,7 +22,9 @@ typedef struct tern_seccomp_filter tern_seccomp_filter;
  * action nor the action for sendmsg (tern's own hand-over of the fd). Unknown syscall names are
  * skipped with a debug log, as runc does: a profile may name syscalls newer
  * than the kernel. A rule with the default action is dropped (it changes
- * nothing, and libseccomp refuses it). *out is owned by the caller.
+ * nothing, and libseccomp refuses it). Unless the default action lets
+ * calls run, a syscall numbered above every one the profile names gets
+ * ENOSYS, as in runc (seccomp.c says why). *out is owned by the caller.
  * With cache_root (the state root) the program is looked up in, and
  * stored to, a cache there: the same profile compiles once per libseccomp
  * and kernel. */
