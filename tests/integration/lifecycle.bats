@@ -272,6 +272,24 @@ signal_calls() {
 	wait_until 30 no_mark_procs
 }
 
+@test "kill, kill --all: without pidfd_open (kernels before 5.3: ENOSYS) the init is still signalled, by pid" {
+	is_tern || skip "tests tern's fallback"
+	set_args /bin/sleep "$MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	pid=$(state_field "$ID" pid)
+	strace -f -o "$BATS_TEST_TMPDIR/all.strace" -e trace=pidfd_open,pidfd_send_signal,kill \
+		-e inject=pidfd_open:error=ENOSYS "$TERN_BIN" --root "$ROOT" kill --all "$ID" STOP
+	signal_calls "$BATS_TEST_TMPDIR/all.strace"
+	grep -qE "(^|[0-9] +)kill\($pid, SIGSTOP\) += 0" "$BATS_TEST_TMPDIR/all.strace"
+	tern kill --all "$ID" CONT
+	strace -f -o "$BATS_TEST_TMPDIR/kill.strace" -e trace=pidfd_open,pidfd_send_signal,kill \
+		-e inject=pidfd_open:error=ENOSYS "$TERN_BIN" --root "$ROOT" kill "$ID" KILL
+	signal_calls "$BATS_TEST_TMPDIR/kill.strace"
+	grep -qE "pidfd_open\($pid, 0\) += -1 ENOSYS" "$BATS_TEST_TMPDIR/kill.strace"
+	grep -qE "(^|[0-9] +)kill\($pid, SIGKILL\) += 0" "$BATS_TEST_TMPDIR/kill.strace"
+	wait_status "$ID" stopped
+}
+
 @test "kill, delete --force: a pid that is no longer the init's (reused) is not signalled" {
 	set_args /bin/sleep "$MARK"
 	tern run -d -b "$BUNDLE" "$ID"
