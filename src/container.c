@@ -611,8 +611,9 @@ int tern_container_state_json(const tern_runtime *rt, const char *id, char **jso
  *
  * A pid names a process only while that process lives: once the init has
  * died and been reaped, the kernel may give its pid to anything, and a
- * kill(2) by pid would signal that. So, as runc does, tern pins the process
- * first with a pidfd (pidfd_open), then checks that the pinned pid is still
+ * kill(2) by pid would signal that (runc 1.1 checks the start time, then
+ * kills by pid: the window stays). So tern pins the process first with a
+ * pidfd (pidfd_open), then checks that the pinned pid is still
  * the init (its start time, recorded in state.json when it was created),
  * and signals through the pidfd (pidfd_send_signal): a pid reused after the
  * check cannot receive it, the pidfd names the process that was checked.
@@ -697,8 +698,16 @@ static int signal_all(const oci_state *st, int sig, tern_error **err)
 				have_pidfds = false;
 		}
 		/* (without pidfds, by pid: the window of the second read stays) */
-		if (have_pidfds && tern_cgroup_pids(&st->cgroup_paths, &now, &n_now, NULL) == 0)
+		if (have_pidfds) {
+			ret = tern_cgroup_pids(&st->cgroup_paths, &now, &n_now, err);
+			if (ret < 0) {
+				for (size_t i = 0; i < len; i++)
+					if (fds[i] >= 0)
+						close(fds[i]);
+				break;
+			}
 			qsort(now, n_now, sizeof(*now), compare_pids);
+		}
 		for (size_t i = 0; i < len; i++) {
 			pid_t pid = pids[start + i];
 			if (!have_pidfds)
@@ -712,7 +721,7 @@ static int signal_all(const oci_state *st, int sig, tern_error **err)
 		free(now);
 	}
 	free(pids);
-	return 0;
+	return ret;
 }
 
 int tern_container_kill(const tern_runtime *rt, const char *id, int sig, bool all, tern_error **err)
