@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -606,6 +607,73 @@ int tern_container_state_json(const tern_runtime *rt, const char *id, char **jso
 	return 0;
 }
 
+/* ---- signals ----
+ *
+ * A pid names a process only while that process lives: once the init has
+ * died and been reaped, the kernel may give its pid to anything, and a
+ * kill(2) by pid would signal that (runc 1.1 checks the start time, then
+ * kills by pid: the window stays). So tern pins the process first with a
+ * pidfd (pidfd_open), then checks that the pinned pid is still
+ * the init (its start time, recorded in state.json when it was created),
+ * and signals through the pidfd (pidfd_send_signal): a pid reused after the
+ * check cannot receive it, the pidfd names the process that was checked.
+ * Kernels before 5.3 have no pidfd_open (ENOSYS): there tern checks the
+ * start time and uses kill(2), which leaves the window between the two. */
+
+/* A pidfd for `pid`, or -errno (-ENOSYS: no pidfds on this kernel). */
+static int open_pidfd(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Send `sig` through `pidfd`, or by pid when the kernel has no pidfds
+ * (pidfd < 0). 0 or -errno. */
+static int send_signal(int pidfd, pid_t pid, int sig)
+{
+	if (pidfd >= 0) {
+		if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) == 0)
+			return 0;
+		if (errno != ENOSYS)
+			return -errno;
+	}
+	return kill(pid, sig) < 0 ? -errno : 0;
+}
+
+/* Signal the container's init, if the process under its pid is still the
+ * one that state.json recorded. -ESRCH when it is not (it has exited, and
+ * its pid may belong to another process now). */
+static int signal_init(const oci_state *st, int sig)
+{
+	cleanup_close int pidfd = -1;
+	int ret;
+
+	if (st->pid <= 0)
+		return -ESRCH;
+	ret = open_pidfd(st->pid);
+	if (ret < 0 && ret != -ENOSYS)
+		return ret;
+	pidfd = ret;
+	/* after the pidfd is open: its process is the one checked here */
+	if (tern_process_start_time(st->pid) != st->pid_start_time)
+		return -ESRCH;
+	return send_signal(pidfd, st->pid, sig);
+}
+
+static int compare_pids(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* How many pidfds signal_all holds at once (well below RLIMIT_NOFILE). */
+#define SIGNAL_BATCH 256
+
+/* Signal every process of the container's cgroup. Each pid read from
+ * cgroup.procs is pinned with a pidfd, and the cgroup read again: a pinned
+ * process whose pid is still listed is the container's (its pid cannot be
+ * reused while it lives), one whose pid has gone may have left for good,
+ * its pid for another process outside, and is not signalled. */
 static int signal_all(const oci_state *st, int sig, tern_error **err)
 {
 	pid_t *pids = NULL;
@@ -617,10 +685,43 @@ static int signal_all(const oci_state *st, int sig, tern_error **err)
 	ret = tern_cgroup_pids(&st->cgroup_paths, &pids, &n, err);
 	if (ret < 0)
 		return ret;
-	for (size_t i = 0; i < n; i++)
-		kill(pids[i], sig);
+	for (size_t start = 0; start < n; start += SIGNAL_BATCH) {
+		size_t len = n - start < SIGNAL_BATCH ? n - start : SIGNAL_BATCH;
+		int fds[SIGNAL_BATCH];
+		bool have_pidfds = true;
+		pid_t *now = NULL;
+		size_t n_now = 0;
+
+		for (size_t i = 0; i < len; i++) {
+			fds[i] = open_pidfd(pids[start + i]);
+			if (fds[i] == -ENOSYS)
+				have_pidfds = false;
+		}
+		/* (without pidfds, by pid: the window of the second read stays) */
+		if (have_pidfds) {
+			ret = tern_cgroup_pids(&st->cgroup_paths, &now, &n_now, err);
+			if (ret < 0) {
+				for (size_t i = 0; i < len; i++)
+					if (fds[i] >= 0)
+						close(fds[i]);
+				break;
+			}
+			qsort(now, n_now, sizeof(*now), compare_pids);
+		}
+		for (size_t i = 0; i < len; i++) {
+			pid_t pid = pids[start + i];
+			if (!have_pidfds)
+				send_signal(-1, pid, sig);
+			else if (fds[i] >= 0 &&
+				 bsearch(&pid, now, n_now, sizeof(*now), compare_pids) != NULL)
+				send_signal(fds[i], pid, sig);
+			if (fds[i] >= 0)
+				close(fds[i]);
+		}
+		free(now);
+	}
 	free(pids);
-	return 0;
+	return ret;
 }
 
 int tern_container_kill(const tern_runtime *rt, const char *id, int sig, bool all, tern_error **err)
@@ -633,13 +734,13 @@ int tern_container_kill(const tern_runtime *rt, const char *id, int sig, bool al
 		return ret;
 	if (all) {
 		ret = signal_all(st, sig, err);
-	} else if (strcmp(st->status, "stopped") == 0) {
+	} else if (strcmp(st->status, "stopped") == 0 || (ret = signal_init(st, sig)) == -ESRCH) {
 		/* runc's words first: containerd's shim takes "container not
 		 * running" for "already finished" (the table in state.c) */
 		ret = tern_error_make_quiet(
 		    err, ESRCH, "container not running: container `%s` has stopped", id);
-	} else if (kill(st->pid, sig) < 0) {
-		ret = tern_error_make(err, errno, "kill container `%s` (pid %d)", id, st->pid);
+	} else if (ret < 0) {
+		ret = tern_error_make(err, -ret, "kill container `%s` (pid %d)", id, st->pid);
 	}
 	oci_state_free(st);
 	return ret;
@@ -704,7 +805,7 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 		}
 	}
 	if (strcmp(st->status, "stopped") != 0) {
-		kill(st->pid, SIGKILL);
+		signal_init(st, SIGKILL);
 		/* a frozen process only dies once thawed; a sub-cgroup may be
 		 * frozen on its own */
 		if (tern_cgroup_is_frozen(&st->cgroup_paths))

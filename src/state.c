@@ -254,8 +254,9 @@ static bool reclaim_stale(tern_container_dir *d)
  *   (pkg/process/utils.go, checkKillError) takes the process for already
  *   finished, so the stop of a pod whose container exited goes on. tern:
  *   kill of a stopped container (container.c, tern_container_kill).
- * - "no such process", in any case: the same check. tern: kill(2) failing
- *   with ESRCH, "kill container `ID` (pid N): No such process" (ditto).
+ * - "no such process", in any case: the same check. tern: an init that
+ *   exits while being signalled (ESRCH) also says "container not running"
+ *   (ditto).
  * - "does not exist": the same check (no such container) and the shim's
  *   Init.delete after `delete` (deleted already). podman 4.3 looks for it
  *   and "No such file" after `state` (libpod/oci_conmon_common.go,

@@ -233,6 +233,89 @@ run_killed() {
 	wait_until 60 no_mark_procs
 }
 
+# signal_calls FILE: the signal syscalls that strace recorded in FILE.
+signal_calls() {
+	grep -E '(^|[0-9] +)(pidfd_open|pidfd_send_signal|kill)\(' "$1"
+}
+
+@test "kill, kill --all, delete --force: the init is pinned with a pidfd and signalled through it, never by pid" {
+	# a pid names a process only while it lives: once the init is gone,
+	# kill(2) of its pid may hit whatever got the pid next
+	is_tern || skip "runc 1.1 signals the init by pid (kill(2))"
+	set_args /bin/sleep "$MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	pid=$(state_field "$ID" pid)
+	strace -f -o "$BATS_TEST_TMPDIR/kill.strace" -e trace=pidfd_open,pidfd_send_signal,kill \
+		"$TERN_BIN" --root "$ROOT" kill "$ID" 0
+	signal_calls "$BATS_TEST_TMPDIR/kill.strace"
+	grep -qE "pidfd_open\($pid, 0\) += [0-9]+" "$BATS_TEST_TMPDIR/kill.strace"
+	grep -qE 'pidfd_send_signal\([0-9]+, 0, NULL, 0\) += 0' "$BATS_TEST_TMPDIR/kill.strace"
+	! grep -qE '(^|[0-9] +)kill\(' "$BATS_TEST_TMPDIR/kill.strace"
+
+	run tern exec -d "$ID" /bin/sleep "$MARK"
+	[ "$status" -eq 0 ]
+	wait_until 10 mark_procs_at_least 2
+	strace -f -o "$BATS_TEST_TMPDIR/all.strace" -e trace=pidfd_open,pidfd_send_signal,kill \
+		"$TERN_BIN" --root "$ROOT" kill --all "$ID" STOP
+	signal_calls "$BATS_TEST_TMPDIR/all.strace"
+	[ "$(grep -cE 'pidfd_send_signal\([0-9]+, SIGSTOP, NULL, 0\) += 0' "$BATS_TEST_TMPDIR/all.strace")" -eq 2 ]
+	! grep -qE '(^|[0-9] +)kill\(' "$BATS_TEST_TMPDIR/all.strace"
+	tern kill --all "$ID" CONT
+
+	strace -f -o "$BATS_TEST_TMPDIR/delete.strace" -e trace=pidfd_open,pidfd_send_signal,kill \
+		"$TERN_BIN" --root "$ROOT" delete --force "$ID"
+	signal_calls "$BATS_TEST_TMPDIR/delete.strace"
+	grep -qE 'pidfd_send_signal\([0-9]+, SIGKILL, NULL, 0\) += 0' "$BATS_TEST_TMPDIR/delete.strace"
+	! grep -qE "(^|[0-9] +)kill\($pid," "$BATS_TEST_TMPDIR/delete.strace"
+	run tern state "$ID"
+	[ "$status" -ne 0 ]
+	wait_until 30 no_mark_procs
+}
+
+@test "kill, kill --all: without pidfd_open (kernels before 5.3: ENOSYS) the init is still signalled, by pid" {
+	is_tern || skip "tests tern's fallback"
+	set_args /bin/sleep "$MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	pid=$(state_field "$ID" pid)
+	strace -f -o "$BATS_TEST_TMPDIR/all.strace" -e trace=pidfd_open,pidfd_send_signal,kill \
+		-e inject=pidfd_open:error=ENOSYS "$TERN_BIN" --root "$ROOT" kill --all "$ID" STOP
+	signal_calls "$BATS_TEST_TMPDIR/all.strace"
+	grep -qE "(^|[0-9] +)kill\($pid, SIGSTOP\) += 0" "$BATS_TEST_TMPDIR/all.strace"
+	tern kill --all "$ID" CONT
+	strace -f -o "$BATS_TEST_TMPDIR/kill.strace" -e trace=pidfd_open,pidfd_send_signal,kill \
+		-e inject=pidfd_open:error=ENOSYS "$TERN_BIN" --root "$ROOT" kill "$ID" KILL
+	signal_calls "$BATS_TEST_TMPDIR/kill.strace"
+	grep -qE "pidfd_open\($pid, 0\) += -1 ENOSYS" "$BATS_TEST_TMPDIR/kill.strace"
+	grep -qE "(^|[0-9] +)kill\($pid, SIGKILL\) += 0" "$BATS_TEST_TMPDIR/kill.strace"
+	wait_status "$ID" stopped
+}
+
+@test "kill, delete --force: a pid that is no longer the init's (reused) is not signalled" {
+	set_args /bin/sleep "$MARK"
+	tern run -d -b "$BUNDLE" "$ID"
+	# an unrelated process of ours under the pid, as if the init had died
+	# and its pid had been given to it; state.json keeps the init's start
+	# time
+	sleep 1000 &
+	local other=$!
+	EXTRA_PIDS="$other"
+	cp "$ROOT/$ID/state.json" "$BATS_TEST_TMPDIR/state.json"
+	# (runc 1.1 keeps the pid and its start time as init_process_pid and
+	# init_process_start)
+	local field=.pid
+	is_tern || field=.init_process_pid
+	jq --argjson p "$other" "$field = \$p" "$BATS_TEST_TMPDIR/state.json" >"$ROOT/$ID/state.json"
+	run tern kill "$ID" KILL
+	echo "kill: $status $output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"container not running"* ]]
+	! pid_gone "$other"
+	run tern delete --force "$ID"
+	echo "delete --force: $status $output"
+	! pid_gone "$other"
+	kill "$other"
+}
+
 @test "kill: signal 0 probes the init: success while it runs, not running once stopped" {
 	set_args /bin/sleep "$MARK"
 	tern run -d -b "$BUNDLE" "$ID"
