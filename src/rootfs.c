@@ -314,6 +314,73 @@ static int do_pivot(int rootfd, bool no_pivot, bool host_mount_ns, tern_error **
 	return 0;
 }
 
+/* Whether mounts[i]'s "ro" waits until the end of the setup (runc does so
+ * for /dev): something goes under it later, a mount of the config (a bind
+ * at /a/b under a read-only tmpfs at /a needs its mountpoint made) or, for
+ * /dev, the devices, links, /dev/pts and /dev/console. Not when a later
+ * mount covers it (same destination or above): the final remount finds
+ * the mount by its destination, and would find that one. */
+static bool ro_deferred(const oci_config *c, size_t i)
+{
+	cleanup_free char *di = NULL;
+	bool under = false;
+
+	if (c->mounts[i].destination == NULL)
+		return false;
+	di = tern_mount_clean_dest(c->mounts[i].destination);
+	for (size_t j = i + 1; j < c->mounts_len; j++) {
+		cleanup_free char *dj = NULL;
+		if (c->mounts[j].destination == NULL)
+			continue;
+		dj = tern_mount_clean_dest(c->mounts[j].destination);
+		if (is_dir_prefix(dj, di))
+			return false;
+		if (is_dir_prefix(di, dj))
+			under = true;
+	}
+	return under || strcmp(di, "/dev") == 0;
+}
+
+/* The "ro" that ro_deferred() held back, now that everything under those
+ * mounts is there: the mount itself read-only (mount_setattr, no /proc
+ * needed), what is mounted under it keeps its own flags. */
+static int apply_deferred_ro(int rootfd, const oci_config *c, tern_error **err)
+{
+	for (size_t i = 0; i < c->mounts_len; i++) {
+		const oci_mount *m = &c->mounts[i];
+		tern_mount_options opts = {0};
+		struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+		cleanup_close int fd = -1;
+		struct statx stx;
+		bool ro;
+
+		if (str_eq(m->type, "cgroup") || str_eq(m->type, "cgroup2") || !ro_deferred(c, i))
+			continue;
+		/* Parsed once already, by the mount itself. */
+		ro = tern_mount_options_parse(m->options, &opts, NULL) == 0 &&
+		     (opts.flags & MS_RDONLY);
+		tern_mount_options_clear(&opts);
+		if (!ro)
+			continue;
+		fd = tern_open_in_root(rootfd, m->destination, O_PATH, 0, err);
+		if (fd < 0)
+			return tern_error_wrap(err, "mounts[%zu] `%s`: remount read-only", i,
+					       m->destination);
+		/* The root of a mount, or the lookup went somewhere else. */
+		if (statx(fd, "", AT_EMPTY_PATH, 0, &stx) < 0 ||
+		    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+		    !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+			return tern_error_make(err, EINVAL,
+					       "mounts[%zu] `%s`: remount read-only: not a mount "
+					       "point any more",
+					       i, m->destination);
+		if (mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+			return tern_error_make(err, errno, "mounts[%zu] `%s`: remount read-only", i,
+					       m->destination);
+	}
+	return 0;
+}
+
 int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err)
 {
 	const oci_config *c = ctx->config;
@@ -346,7 +413,7 @@ int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err)
 				return ret;
 		}
 		ret = tern_mount_one_ex(rootfd, ctx->rootfs, m, tern_mount_source_take(m),
-					ctx->in_user_ns, cgroupns, err);
+					ctx->in_user_ns, cgroupns, ro_deferred(c, i), err);
 		if (ret < 0)
 			return tern_error_wrap(err, "mount `%s` to `%s` (mounts[%zu])", src,
 					       m->destination ? m->destination : "", i);
@@ -521,6 +588,12 @@ int tern_rootfs_finalize(const tern_rootfs_ctx *ctx, tern_error **err)
 	rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return tern_error_make(err, errno, "open /");
+
+	/* The mounts whose "ro" waited for what goes under them (the
+	 * console, set up just before, is the last thing made in /dev). */
+	ret = apply_deferred_ro(rootfd, c, err);
+	if (ret < 0)
+		return ret;
 
 	/* 6. */
 	if (lx != NULL) {
