@@ -28,8 +28,10 @@
  *        /dev/ptmx -> pts/ptmx, /dev/fd, /dev/std{in,out,err}, /dev/core
  *        links; mknod as real root, bind from the host in a user namespace;
  *     (ctx->before_pivot callback, if set)
- *     5. pivot_root (or MS_MOVE + chroot with --no-pivot; a plain chroot
- *        without a mount namespace); cwd is "/".
+ *     5. pivot_root (or MS_MOVE + chroot with --no-pivot, once every
+ *        mount that neither holds the rootfs nor is under it is detached,
+ *        or covered with an empty tmpfs where the kernel keeps it locked;
+ *        a plain chroot without a mount namespace); cwd is "/".
  *   (the caller then sets the hostname, writes sysctls, sets up the console)
  *   tern_rootfs_finalize():
  *        the "ro" held back at step 3 (that mount only, with
