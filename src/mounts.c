@@ -318,7 +318,7 @@ static bool str_eq(const char *a, const char *b)
 }
 
 /* "/proc", "proc/", "//proc/." all name /proc: compare cleaned paths. */
-static char *clean_dest(const char *dest)
+char *tern_mount_clean_dest(const char *dest)
 {
 	char *out = tern_xmalloc0(strlen(dest) + 2);
 	const char *p = dest;
@@ -374,7 +374,7 @@ static int check_proc_dest(const char *clean, const char *type)
 
 int tern_mount_target(int rootfd, const char *dest, bool last_is_file, tern_error **err)
 {
-	cleanup_free char *clean = clean_dest(dest);
+	cleanup_free char *clean = tern_mount_clean_dest(dest);
 	cleanup_close int fd = tern_mkdir_in_root(rootfd, dest, last_is_file, err);
 	struct statfs sf;
 
@@ -638,8 +638,12 @@ static int do_mount(int rootfd, const oci_mount *m, const tern_mount_options *op
 			tern_mount_options o = *opts;
 			o.recursive_bind = true;
 			o.flags |= MS_NOSUID | MS_NODEV | MS_NOEXEC;
+			/* Never deferred (tern_mount_one_ex): the host's mounts
+			 * under /sys must be read-only from the start. */
+			if (opts->ro_deferred)
+				o.flags |= MS_RDONLY;
 			ret = do_bind(rootfd, m, &o, "/sys", NULL, err);
-			if (ret < 0 || !(opts->flags & MS_RDONLY))
+			if (ret < 0 || !(o.flags & MS_RDONLY))
 				return ret;
 			/* The bind also brings the host's mounts under /sys:
 			 * read-only too, or "ro" would only cover the top. */
@@ -684,7 +688,7 @@ static int do_mount(int rootfd, const oci_mount *m, const tern_mount_options *op
 }
 
 int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, tern_bind_source src,
-		      bool in_user_ns, bool cgroupns, tern_error **err)
+		      bool in_user_ns, bool cgroupns, bool defer_ro, tern_error **err)
 {
 	cleanup_mount_options tern_mount_options opts = {0};
 	cleanup_free char *clean = NULL;
@@ -701,8 +705,15 @@ int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, t
 		if (str_eq(m->type, "rbind"))
 			opts.recursive_bind = true;
 	}
+	/* "ro" left for the caller to apply once what goes under this mount
+	 * is there (cgroup mounts make their own tree read-only). */
+	if (defer_ro && (opts.flags & MS_RDONLY) && !str_eq(m->type, "cgroup") &&
+	    !str_eq(m->type, "cgroup2")) {
+		opts.flags &= ~(unsigned long)MS_RDONLY;
+		opts.ro_deferred = true;
+	}
 
-	clean = clean_dest(m->destination);
+	clean = tern_mount_clean_dest(m->destination);
 	if (check_proc_dest(clean, opts.bind ? "bind" : m->type) < 0)
 		return tern_error_make(
 		    err, EPERM,
@@ -752,5 +763,5 @@ int tern_mount_one(int rootfd, const char *rootfs_path, const oci_mount *m, bool
 		   tern_error **err)
 {
 	tern_bind_source none = {.fd = -1};
-	return tern_mount_one_ex(rootfd, rootfs_path, m, none, in_user_ns, false, err);
+	return tern_mount_one_ex(rootfd, rootfs_path, m, none, in_user_ns, false, false, err);
 }

@@ -19,6 +19,7 @@ typedef struct {
 	bool tmpcopyup;
 	bool idmap;	      /* idmap or ridmap: see idmap.h */
 	bool idmap_recursive; /* ridmap */
+	bool ro_deferred;     /* "ro" left to the caller (tern_mount_one_ex's defer_ro) */
 	char *data;	      /* the options the kernel filesystem gets, comma-separated */
 } tern_mount_options;
 
@@ -51,9 +52,16 @@ int tern_mount_one(int rootfd, const char *rootfs_path, const oci_mount *m, bool
  * {-1} for none), knowing whether the container has its own cgroup
  * namespace: then a "cgroup" mount is a fresh cgroup (v1) filesystem per
  * hierarchy instead of binds of the host's directories for this process's
- * cgroup. */
+ * cgroup. With `defer_ro`, a "ro" mount (not "rro", not cgroup) is made
+ * read-write and the caller makes it read-only later, once the mounts and
+ * files that go under it are in place (a sysfs that has to be a bind of
+ * the host's /sys in a user namespace is still read-only at once). */
 int tern_mount_one_ex(int rootfd, const char *rootfs_path, const oci_mount *m, tern_bind_source src,
-		      bool in_user_ns, bool cgroupns, tern_error **err);
+		      bool in_user_ns, bool cgroupns, bool defer_ro, tern_error **err);
+
+/* `dest` as "/" and its components, without ".", ".." or repeated "/"
+ * (malloc'd): "/proc", "proc/" and "//proc/." all give "/proc". */
+char *tern_mount_clean_dest(const char *dest);
 
 /* The mount options tern understands (for `tern features`): fills up to
  * `max` names, returns how many there are. */

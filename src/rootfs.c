@@ -5,6 +5,7 @@
 #include "devices.h"
 #include "log.h"
 #include "mount-source.h"
+#include "mountinfo.h"
 #include "mounts.h"
 #include "path-resolve.h"
 #include "utils.h"
@@ -266,6 +267,183 @@ static int prepare_root(const tern_rootfs_ctx *ctx, unsigned long prop, tern_err
 	return fd;
 }
 
+/* ---- --no-pivot: the host's mounts out of reach ----
+ *
+ * MS_MOVE + chroot leaves the old root and every mount on it in the
+ * container's mount namespace, hidden only by the chroot. The kernel lets
+ * a process that owns a new user namespace mount a fresh procfs or sysfs
+ * (unmasked: no maskedPaths, no read-only /proc/sys) as soon as a fully
+ * visible one exists anywhere in its mount namespace (mount_too_revealing
+ * walks the namespace, not the chroot): the host's /proc under the old
+ * root is one. pivot_root detaches all of it; here every mount that is
+ * neither the rootfs, under it, nor one of the mounts the rootfs sits on
+ * is detached (or, where the kernel keeps it locked, in a user namespace,
+ * covered with an empty read-only tmpfs, as runc does for proc and sysfs). */
+
+typedef struct {
+	unsigned long long id, parent;
+	char *mp; /* unescaped */
+	bool shared;
+} ns_mount;
+
+static void ns_mounts_free(ns_mount *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].mp);
+	free(v);
+}
+
+/* The namespace's mounts, read again from `fd` (/proc/self/mountinfo,
+ * opened before the first detach: the host's /proc goes too). */
+static int ns_mounts_read(int fd, ns_mount **out, size_t *n)
+{
+	cleanup_free char *text = NULL;
+	size_t cap = 0;
+	ns_mount *v = NULL;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	ret = tern_read_fd_all(fd, &text, NULL, 0);
+	if (ret < 0)
+		return ret;
+	for (char *line = text, *next; line && *line; line = next) {
+		mi_line x;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!mi_parse(line, &x))
+			continue;
+		if (*n == cap) {
+			ns_mount *nv = realloc(v, (cap ? cap * 2 : 64) * sizeof(*v));
+			if (nv == NULL) {
+				ns_mounts_free(v, *n);
+				*n = 0;
+				return -ENOMEM;
+			}
+			v = nv;
+			cap = cap ? cap * 2 : 64;
+		}
+		v[*n] = (ns_mount){.id = strtoull(x.id, NULL, 10),
+				   .parent = strtoull(x.parent, NULL, 10),
+				   .mp = tern_mountinfo_unescape(x.mp),
+				   .shared = x.group != NULL};
+		(*n)++;
+	}
+	*out = v;
+	return 0;
+}
+
+static const ns_mount *ns_mount_find(const ns_mount *v, size_t n, unsigned long long id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].id == id)
+			return &v[i];
+	return NULL;
+}
+
+/* Whether `anc` is `id` or one of the mounts it sits on. */
+static bool ns_mount_within(const ns_mount *v, size_t n, unsigned long long id,
+			    unsigned long long anc)
+{
+	for (size_t steps = 0; steps <= n; steps++) {
+		const ns_mount *m;
+		if (id == anc)
+			return true;
+		m = ns_mount_find(v, n, id);
+		if (m == NULL || m->parent == id)
+			return false;
+		id = m->parent;
+	}
+	return false;
+}
+
+/* Whether a lookup of m->mp reaches m itself (not a mount on top of it,
+ * nor nothing at all because a parent is gone already). */
+static bool ns_mount_reachable(const ns_mount *m)
+{
+	struct statx stx;
+	return statx(AT_FDCWD, m->mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) ==
+		   0 &&
+	       (stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id == m->id;
+}
+
+static int detach_host_mounts(int rootfd, tern_error **err)
+{
+	cleanup_close int mi = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	struct statx stx;
+	bool progress = true;
+
+	if (mi < 0)
+		return tern_error_make(err, errno, "--no-pivot: open /proc/self/mountinfo");
+	if (statx(rootfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID))
+		return tern_error_make(err, errno ? errno : ENOSYS,
+				       "--no-pivot: the mount id of the rootfs");
+	const unsigned long long root_id = stx.stx_mnt_id;
+
+	/* Each round detaches what it can reach; a mount tucked under
+	 * another one is reached in a later round. */
+	for (int round = 0; progress && round < 4096; round++) {
+		ns_mount *v = NULL;
+		size_t n = 0;
+		int ret = ns_mounts_read(mi, &v, &n);
+
+		if (ret < 0)
+			return tern_error_make(err, -ret, "--no-pivot: read /proc/self/mountinfo");
+		progress = false;
+		for (size_t i = 0; i < n && ret == 0; i++) {
+			const ns_mount *m = &v[i], *p = ns_mount_find(v, n, m->parent);
+
+			/* The rootfs and what is under it; the mounts it sits on
+			 * (they hold it); mounts whose parent goes with them. */
+			if (ns_mount_within(v, n, m->id, root_id) ||
+			    ns_mount_within(v, n, root_id, m->id))
+				continue;
+			if (p != NULL && !ns_mount_within(v, n, root_id, p->id))
+				continue;
+			if (!ns_mount_reachable(m))
+				continue;
+			/* An unmount propagates to the peers of the parent and of
+			 * the mounts below: slaves first, so the host keeps its
+			 * mounts (rootfsPropagation "rshared" shares them). */
+			if (p != NULL && p->shared && ns_mount_reachable(p) &&
+			    mount(NULL, p->mp, NULL, MS_SLAVE, NULL) < 0) {
+				ret = tern_error_make(err, errno, "--no-pivot: make `%s` a slave",
+						      p->mp);
+				break;
+			}
+			if (mount(NULL, m->mp, NULL, MS_SLAVE | MS_REC, NULL) < 0) {
+				ret = tern_error_make(err, errno, "--no-pivot: make `%s` a slave",
+						      m->mp);
+				break;
+			}
+			if (umount2(m->mp, MNT_DETACH) == 0) {
+				progress = true;
+				continue;
+			}
+			/* Locked (a user namespace's copy of the host's mounts):
+			 * cover it instead; the kernel does not count a procfs or
+			 * sysfs under a locked mount as fully visible. */
+			if ((errno != EINVAL && errno != EPERM) ||
+			    mount("tmpfs", m->mp, "tmpfs",
+				  MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=000") < 0) {
+				ret = tern_error_make(
+				    err, errno, "--no-pivot: unmount or cover the host's `%s`",
+				    m->mp);
+				break;
+			}
+			progress = true;
+		}
+		ns_mounts_free(v, n);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 static int do_pivot(int rootfd, bool no_pivot, bool host_mount_ns, tern_error **err)
 {
 	if (fchdir(rootfd) < 0)
@@ -280,8 +458,11 @@ static int do_pivot(int rootfd, bool no_pivot, bool host_mount_ns, tern_error **
 	} else if (no_pivot) {
 		/* --no-pivot (e.g. a rootfs on ramfs, where pivot_root is
 		 * refused): move the rootfs over / and chroot into it. The old
-		 * root stays reachable underneath, which is why it is not the
-		 * default. */
+		 * root stays underneath (the mounts holding the rootfs), with
+		 * nothing else of the host's on it. */
+		int ret = detach_host_mounts(rootfd, err);
+		if (ret < 0)
+			return ret;
 		if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
 			return tern_error_make(err, errno, "move the rootfs onto /");
 		if (chroot(".") < 0)
@@ -311,6 +492,73 @@ static int do_pivot(int rootfd, bool no_pivot, bool host_mount_ns, tern_error **
 	}
 	if (chdir("/") < 0)
 		return tern_error_make(err, errno, "chdir to /");
+	return 0;
+}
+
+/* Whether mounts[i]'s "ro" waits until the end of the setup (runc does so
+ * for /dev): something goes under it later, a mount of the config (a bind
+ * at /a/b under a read-only tmpfs at /a needs its mountpoint made) or, for
+ * /dev, the devices, links, /dev/pts and /dev/console. Not when a later
+ * mount covers it (same destination or above): the final remount finds
+ * the mount by its destination, and would find that one. */
+static bool ro_deferred(const oci_config *c, size_t i)
+{
+	cleanup_free char *di = NULL;
+	bool under = false;
+
+	if (c->mounts[i].destination == NULL)
+		return false;
+	di = tern_mount_clean_dest(c->mounts[i].destination);
+	for (size_t j = i + 1; j < c->mounts_len; j++) {
+		cleanup_free char *dj = NULL;
+		if (c->mounts[j].destination == NULL)
+			continue;
+		dj = tern_mount_clean_dest(c->mounts[j].destination);
+		if (is_dir_prefix(dj, di))
+			return false;
+		if (is_dir_prefix(di, dj))
+			under = true;
+	}
+	return under || strcmp(di, "/dev") == 0;
+}
+
+/* The "ro" that ro_deferred() held back, now that everything under those
+ * mounts is there: the mount itself read-only (mount_setattr, no /proc
+ * needed), what is mounted under it keeps its own flags. */
+static int apply_deferred_ro(int rootfd, const oci_config *c, tern_error **err)
+{
+	for (size_t i = 0; i < c->mounts_len; i++) {
+		const oci_mount *m = &c->mounts[i];
+		tern_mount_options opts = {0};
+		struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+		cleanup_close int fd = -1;
+		struct statx stx;
+		bool ro;
+
+		if (str_eq(m->type, "cgroup") || str_eq(m->type, "cgroup2") || !ro_deferred(c, i))
+			continue;
+		/* Parsed once already, by the mount itself. */
+		ro = tern_mount_options_parse(m->options, &opts, NULL) == 0 &&
+		     (opts.flags & MS_RDONLY);
+		tern_mount_options_clear(&opts);
+		if (!ro)
+			continue;
+		fd = tern_open_in_root(rootfd, m->destination, O_PATH, 0, err);
+		if (fd < 0)
+			return tern_error_wrap(err, "mounts[%zu] `%s`: remount read-only", i,
+					       m->destination);
+		/* The root of a mount, or the lookup went somewhere else. */
+		if (statx(fd, "", AT_EMPTY_PATH, 0, &stx) < 0 ||
+		    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+		    !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+			return tern_error_make(err, EINVAL,
+					       "mounts[%zu] `%s`: remount read-only: not a mount "
+					       "point any more",
+					       i, m->destination);
+		if (mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+			return tern_error_make(err, errno, "mounts[%zu] `%s`: remount read-only", i,
+					       m->destination);
+	}
 	return 0;
 }
 
@@ -346,7 +594,7 @@ int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err)
 				return ret;
 		}
 		ret = tern_mount_one_ex(rootfd, ctx->rootfs, m, tern_mount_source_take(m),
-					ctx->in_user_ns, cgroupns, err);
+					ctx->in_user_ns, cgroupns, ro_deferred(c, i), err);
 		if (ret < 0)
 			return tern_error_wrap(err, "mount `%s` to `%s` (mounts[%zu])", src,
 					       m->destination ? m->destination : "", i);
@@ -521,6 +769,12 @@ int tern_rootfs_finalize(const tern_rootfs_ctx *ctx, tern_error **err)
 	rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return tern_error_make(err, errno, "open /");
+
+	/* The mounts whose "ro" waited for what goes under them (the
+	 * console, set up just before, is the last thing made in /dev). */
+	ret = apply_deferred_ro(rootfd, c, err);
+	if (ret < 0)
+		return ret;
 
 	/* 6. */
 	if (lx != NULL) {

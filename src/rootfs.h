@@ -19,15 +19,23 @@
  *        group);
  *     3. config.mounts in order, every destination resolved inside the
  *        rootfs without following symlinks out of it, created if missing;
+ *        a "ro" mount that has something under it (a later mount of the
+ *        config below its destination; for /dev, the devices and links
+ *        too) is mounted read-write, made read-only at tern_rootfs_finalize
+ *        (runc does so for /dev);
  *     4. /dev (skipped, like runc, when a config mount binds /dev): default
  *        devices (null zero full random urandom tty), the linux.devices,
  *        /dev/ptmx -> pts/ptmx, /dev/fd, /dev/std{in,out,err}, /dev/core
  *        links; mknod as real root, bind from the host in a user namespace;
  *     (ctx->before_pivot callback, if set)
- *     5. pivot_root (or MS_MOVE + chroot with --no-pivot; a plain chroot
- *        without a mount namespace); cwd is "/".
+ *     5. pivot_root (or MS_MOVE + chroot with --no-pivot, once every
+ *        mount that neither holds the rootfs nor is under it is detached,
+ *        or covered with an empty tmpfs where the kernel keeps it locked;
+ *        a plain chroot without a mount namespace); cwd is "/".
  *   (the caller then sets the hostname, writes sysctls, sets up the console)
  *   tern_rootfs_finalize():
+ *        the "ro" held back at step 3 (that mount only, with
+ *        mount_setattr: the mounts under it keep their flags);
  *     6. maskedPaths (a /dev/null bind over files, checked to be 1:3; an
  *        empty read-only tmpfs over directories), readonlyPaths (bind onto
  *        itself, then read-only recursively, other flags untouched);

@@ -169,3 +169,30 @@ written" ]
 	is_runc || [ "$(ls -la "$BUNDLE/rootfs/dev")" = "$before" ]
 	is_runc || [[ "$output" == *"linux.devices[1] \`/dev/nothere\`: the host has no device c 1:250 to bind"* ]]
 }
+
+# ---- issue 33: a read-only /dev ----
+
+@test "/dev: a tmpfs /dev with \"ro\" is made read-only after the devices, /dev/pts, /dev/shm, /dev/mqueue and the links" {
+	update_config '(.mounts[] | select(.destination == "/dev") | .options) += ["ro"]'
+	set_cmd 'touch /dev/x 2>&1; echo x >/dev/null && echo null-ok; test -c /dev/pts/ptmx && echo pts-ok; touch /dev/shm/y && echo shm-ok; test -d /dev/mqueue && echo mqueue-ok; readlink /dev/ptmx; grep " /dev " /proc/self/mountinfo | cut -d" " -f5,6'
+	run_container
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *"Read-only file system"* ]]
+	[ "${lines[1]}" = null-ok ]
+	[ "${lines[2]}" = pts-ok ]
+	[ "${lines[3]}" = shm-ok ]
+	[ "${lines[4]}" = mqueue-ok ]
+	[ "${lines[5]}" = pts/ptmx ]
+	[[ "${lines[6]}" == "/dev ro,"* ]]
+}
+
+@test "/dev: a tmpfs /dev with \"ro\" and a terminal: /dev/console is bound before /dev goes read-only" {
+	update_config '(.mounts[] | select(.destination == "/dev") | .options) += ["ro"] | .process.terminal = true'
+	set_cmd 'test -c /dev/console && echo console-ok; touch /dev/x 2>&1; true'
+	start_recvtty "$BATS_TEST_TMPDIR/tty.sock" "$BATS_TEST_TMPDIR/tty.out"
+	run tern run -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	wait "$RECVTTY_PID"
+	grep -q console-ok "$BATS_TEST_TMPDIR/tty.out"
+	grep -q "Read-only file system" "$BATS_TEST_TMPDIR/tty.out"
+}

@@ -438,6 +438,80 @@ signal_calls() {
 	[[ "${lines[1]}" == root:* ]]
 }
 
+# issue 33: MS_MOVE + chroot kept the host's mounts (its /proc among them)
+# in the container's mount namespace, hidden only by the chroot; the kernel
+# allows a new procfs (with nothing masked) in a new user namespace as soon
+# as a fully visible one exists in the mount namespace.
+@test "create --no-pivot: the host's mounts are gone, no unmasked procfs from a new user namespace" {
+	update_config '.process.capabilities.bounding += ["CAP_SETFCAP"]
+		| .process.capabilities.effective += ["CAP_SETFCAP"]
+		| .process.capabilities.permitted += ["CAP_SETFCAP"]'
+	set_cmd 'unshare -mrpf sh -c "echo in-userns; mount -t proc none /proc && echo MOUNTED" 2>&1; cat /proc/self/mountinfo'
+	run tern run --no-pivot -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	# The user namespace itself was made: the attack was really tried.
+	[ "${lines[0]}" = in-userns ]
+	[[ "$output" != *MOUNTED* ]]
+	[[ "${lines[1]}" == *"mount: permission denied"* || "${lines[1]}" == *"Operation not permitted"* ]]
+	# The mountinfo lines: the rootfs ("/") and mounts under it, nothing
+	# with a parent outside them (the old root's host mounts).
+	mi=$(printf '%s\n' "${lines[@]:2}")
+	root_id=$(awk '$5 == "/" { print $1 }' <<<"$mi" | tail -1)
+	[ -n "$root_id" ]
+	ids=$(awk '{ print $1 }' <<<"$mi")
+	while read -r id parent mp; do
+		[ "$id" = "$root_id" ] && continue
+		grep -qx "$parent" <<<"$ids" || {
+			echo "a mount outside the rootfs: $id $parent $mp"
+			false
+		}
+	done < <(awk '{ print $1, $2, $5 }' <<<"$mi")
+}
+
+@test "create --no-pivot in a user namespace: the host's locked mounts are covered, no unmasked procfs" {
+	# There the host's mounts are locked: they cannot be unmounted, an
+	# empty tmpfs goes over them (the kernel does not count a procfs under
+	# a locked mount as fully visible).
+	add_namespace user
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .mounts |= map(select(.destination != "/sys/fs/cgroup" and .destination != "/sys"))
+		| .process.capabilities.bounding += ["CAP_SETFCAP"]
+		| .process.capabilities.effective += ["CAP_SETFCAP"]
+		| .process.capabilities.permitted += ["CAP_SETFCAP"]'
+	chown -R 100000:100000 "$BUNDLE/rootfs"
+	make_traversable "$BUNDLE"
+	set_cmd 'unshare -mrpf sh -c "echo in-userns; mount -t proc none /proc && echo MOUNTED" 2>&1; true'
+	run tern run --no-pivot -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = in-userns ]
+	[[ "$output" != *MOUNTED* ]]
+	[[ "${lines[1]}" == *"mount: permission denied"* || "${lines[1]}" == *"Operation not permitted"* ]]
+}
+
+@test "create --no-pivot: nothing of the host's mounts is left in the container's mount namespace" {
+	# nsmounts (tests/helpers) lists the namespace's mounts with listmount(2),
+	# also those the chroot hides from mountinfo: it needs CAP_SYS_ADMIN.
+	update_config '.process.capabilities.bounding += ["CAP_SYS_ADMIN"]
+		| .process.capabilities.effective += ["CAP_SYS_ADMIN"]
+		| .process.capabilities.permitted += ["CAP_SYS_ADMIN"]'
+	set_cmd 'wc -l </proc/self/mountinfo; grep -c " - proc " /proc/self/mountinfo; grep -c " - sysfs " /proc/self/mountinfo; nsmounts'
+	run tern run --no-pivot -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	n_info=${lines[0]}
+	above=$(awk '$1 == "above-root" { print $2 }' <<<"$output")
+	total=$(awk '$1 == "total" { print $2 }' <<<"$output")
+	[ -n "$above" ] && [ -n "$total" ]
+	# No procfs (magic 9fa0) or sysfs (62656572) but the container's own
+	# (runc 1.1 removes those, the ones that matter to the kernel).
+	[ "$(awk '$3 == "9fa0"' <<<"$output" | wc -l)" -eq "${lines[1]}" ]
+	[ "$(awk '$3 == "62656572"' <<<"$output" | wc -l)" -eq "${lines[2]}" ]
+	# tern: only the mounts the rootfs sits on (they hold it) beside the
+	# rootfs and its submounts.
+	echo "mountinfo $n_info, in the namespace $total, above the root $above"
+	is_runc || [ "$total" -eq $((n_info + above)) ]
+}
+
 @test "create --no-new-keyring: the container keeps the caller's session keyring" {
 	[ -r /proc/keys ] || skip "LOUD: /proc/keys is not readable on this host"
 	update_config '.linux.maskedPaths |= map(select(. != "/proc/keys"))'

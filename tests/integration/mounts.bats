@@ -374,3 +374,21 @@ mounted_on_checked_fd() {
 	echo "order: $order"
 	[ "$order" = "/ /a /a/b /c /d " ]
 }
+
+# ---- issue 33: "ro" on a mount that has mounts under it ----
+
+@test "mounts: a read-only tmpfs at /a with a bind at /a/b: /a/b's mountpoint is made before /a goes read-only" {
+	mkdir -p "$BATS_TEST_TMPDIR/hostdir"
+	echo host-data >"$BATS_TEST_TMPDIR/hostdir/f"
+	add_mount '{"destination": "/a", "type": "tmpfs", "source": "tmpfs", "options": ["ro", "nosuid"]}'
+	add_mount "{\"destination\": \"/a/b\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/hostdir\", \"options\": [\"bind\"]}"
+	set_cmd 'cat /a/b/f; touch /a/x 2>&1; echo new >/a/b/g && echo b-rw; grep -E " /a(/b)? " /proc/self/mountinfo | cut -d" " -f5,6'
+	run_container
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = host-data ]
+	[[ "${lines[1]}" == *"Read-only file system"* ]]
+	[ "${lines[2]}" = b-rw ]
+	[[ "${lines[3]}" == "/a ro,"* ]]
+	[[ "${lines[4]}" == "/a/b rw,"* ]]
+	[ "$(cat "$BATS_TEST_TMPDIR/hostdir/g")" = new ]
+}
