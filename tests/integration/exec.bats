@@ -330,3 +330,37 @@ dumpable_before_pid_ns() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
+
+# runc reads --process from whatever it can open: `-p <(jq ...)` is a pipe
+# (/dev/fd/N), and a FIFO is read once its writer has written and closed.
+@test "exec --process from a pipe and from a FIFO" {
+	start_sleeper
+	proc='{args: ["/bin/sh", "-c", "echo \($m) $A"], cwd: "/", env: ["A=there"],
+		user: {uid: 0, gid: 0}}'
+	run tern exec --process <(jq -n --arg m pipe "$proc") "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "pipe there" ]
+	mkfifo "$BATS_TEST_TMPDIR/p.fifo"
+	# (bounded: a writer whose reader never opens the FIFO must not stay)
+	timeout 60 sh -c 'jq -n --arg m fifo "$1" >"$2"' sh "$proc" "$BATS_TEST_TMPDIR/p.fifo" 3>&- &
+	run tern exec -p "$BATS_TEST_TMPDIR/p.fifo" "$ID"
+	wait $!
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "fifo there" ]
+}
+
+@test "exec --process from a pipe larger than the size limit is refused, naming it" {
+	is_tern || skip "runc reads a process file of any size"
+	start_sleeper
+	run tern exec -p <(
+		printf '{"args": ["/bin/true"], "cwd": "/", "env": ["A='
+		head -c $((65 << 20)) /dev/zero | tr '\0' x
+		printf '"]}'
+	) "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"64 MiB"* ]]
+	# and a directory or a device is still no process file
+	run tern exec -p /dev/null "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"not a regular file or a pipe"* ]]
+}
