@@ -364,3 +364,44 @@ dumpable_before_pid_ns() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"not a regular file or a pipe"* ]]
 }
+
+# runc exec exits 255 when it, not the process, failed, so that a caller
+# can tell a refused exec from the process's own `exit 1`; errors in the
+# options themselves exit 1 (runc's CLI library); the message keeps the
+# strerror text podman maps to 126 and 127.
+@test "exec: a runtime failure exits 255, the process's own status is kept" {
+	start_sleeper
+	run tern exec "$ID" /bin/sh -c 'exit 1'
+	[ "$status" -eq 1 ]
+	run tern exec "$ID" /bin/sh -c 'exit 255'
+	[ "$status" -eq 255 ]
+	run tern exec no-such-container /bin/true
+	[ "$status" -eq 255 ]
+	[[ "$output" == *"does not exist"* ]]
+	run tern exec --cwd /no-such-dir "$ID" /bin/true
+	[ "$status" -eq 255 ]
+	[[ "$output" == *no-such-dir* ]]
+	run tern exec "$ID" /no-such-program
+	[ "$status" -eq 255 ]
+	[[ "${output,,}" == *"no such file or directory"* ]]
+	run tern exec "$ID" /image-dir/file
+	[ "$status" -eq 255 ]
+	[[ "${output,,}" == *"permission denied"* ]]
+	run tern exec "$ID"
+	[ "$status" -eq 255 ]
+	run tern exec -p "$BATS_TEST_TMPDIR/no-such.json" "$ID"
+	[ "$status" -eq 255 ]
+	[[ "$output" == *no-such.json* ]]
+	run tern exec --no-such-flag "$ID" /bin/true
+	[ "$status" -eq 1 ]
+	tern pause "$ID"
+	run tern exec "$ID" /bin/true
+	[ "$status" -eq 255 ]
+	[[ "$output" == *paused* ]]
+	tern resume "$ID"
+	tern kill "$ID" KILL
+	wait_status "$ID" stopped
+	run tern exec "$ID" /bin/true
+	[ "$status" -eq 255 ]
+	[[ "$output" == *stopped* ]]
+}
