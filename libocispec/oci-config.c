@@ -1410,7 +1410,7 @@ int oci_process_parse_file(const char *path, oci_process **out, char **err)
 	size_t len = 0;
 	int ret;
 
-	ret = ojson_read_file(path, &data, &len, err);
+	ret = ojson_read_file_or_pipe(path, &data, &len, err);
 	if (ret < 0)
 		return ret;
 	ret = parse_with(data, len, name, process_fields, sizeof(oci_process), (void **)&process,

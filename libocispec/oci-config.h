@@ -426,7 +426,8 @@ int oci_config_validate(const oci_config *config, const char *name, char **err);
 
 void oci_config_free(oci_config *config);
 
-/* A process object on its own (`tern exec --process FILE`). */
+/* A process object on its own (`tern exec --process FILE`): a regular
+ * file, a pipe or a FIFO. */
 int oci_process_parse_file(const char *path, oci_process **out, char **err);
 void oci_process_free(oci_process *process);
 

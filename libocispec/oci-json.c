@@ -138,31 +138,14 @@ int ojson_fail(ojson_ctx *c, const ojson_path *p, const char *fmt, ...)
 
 /* ---- reading text ---- */
 
-int ojson_read_file(const char *path, char **data, size_t *len, char **err)
+/* Read `fd` (named `path` in messages) to its end, at most MAX_FILE_SIZE
+ * bytes. Closes fd. */
+static int read_all(int fd, const char *path, char **data, size_t *len, char **err)
 {
 	char *buf = NULL;
 	size_t used = 0, cap = 0;
-	struct stat st;
-	int fd, ret;
+	int ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		ret = -errno;
-		*err = ojson_strdup_printf("open %s: %s", path, strerror(-ret));
-		return ret;
-	}
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		*err = ojson_strdup_printf("stat %s: %s", path, strerror(-ret));
-		close(fd);
-		return ret;
-	}
-	/* A FIFO or a device could block or never end. */
-	if (!S_ISREG(st.st_mode)) {
-		*err = ojson_strdup_printf("open %s: not a regular file", path);
-		close(fd);
-		return -EINVAL;
-	}
 	for (;;) {
 		ssize_t n;
 		if (used + 1 >= cap) {
@@ -184,7 +167,8 @@ int ojson_read_file(const char *path, char **data, size_t *len, char **err)
 		used += n;
 		if (used > MAX_FILE_SIZE) {
 			ret = -EFBIG;
-			*err = ojson_strdup_printf("read %s: %s", path, strerror(EFBIG));
+			*err = ojson_strdup_printf("read %s: more than the limit of %u MiB (%s)",
+						   path, MAX_FILE_SIZE >> 20, strerror(EFBIG));
 			goto fail;
 		}
 	}
@@ -197,6 +181,50 @@ fail:
 	close(fd);
 	free(buf);
 	return ret;
+}
+
+/* Open `path` and check its type: a regular file, or also a pipe or FIFO
+ * when `pipes`. */
+static int open_typed(const char *path, bool pipes, int *out, char **err)
+{
+	struct stat st;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		ret = -errno;
+		*err = ojson_strdup_printf("open %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		*err = ojson_strdup_printf("stat %s: %s", path, strerror(-ret));
+		close(fd);
+		return ret;
+	}
+	/* A device could block or never end (/dev/zero is bounded by the
+	 * size limit, a tty by nothing); a pipe ends when its writer closes,
+	 * and what it sends is bounded by the size limit all the same. */
+	if (!S_ISREG(st.st_mode) && !(pipes && S_ISFIFO(st.st_mode))) {
+		*err = ojson_strdup_printf("open %s: not a regular file%s", path,
+					   pipes ? " or a pipe" : "");
+		close(fd);
+		return -EINVAL;
+	}
+	*out = fd;
+	return 0;
+}
+
+int ojson_read_file(const char *path, char **data, size_t *len, char **err)
+{
+	int fd, ret = open_typed(path, false, &fd, err);
+	return ret < 0 ? ret : read_all(fd, path, data, len, err);
+}
+
+int ojson_read_file_or_pipe(const char *path, char **data, size_t *len, char **err)
+{
+	int fd, ret = open_typed(path, true, &fd, err);
+	return ret < 0 ? ret : read_all(fd, path, data, len, err);
 }
 
 /* What the tree cannot tell us afterwards: a "\u0000" escape ends the C

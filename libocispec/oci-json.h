@@ -165,6 +165,10 @@ int ojson_parse_tree(const char *data, size_t len, const char *name, yajl_val *o
 
 /* Read a whole file (O_CLOEXEC). -errno with "open PATH: strerror". */
 int ojson_read_file(const char *path, char **data, size_t *len, char **err);
+/* The same, also from a pipe or FIFO (`exec -p <(...)`, as runc reads
+ * it): read until the writer closes it, like runc, within the same size
+ * limit. */
+int ojson_read_file_or_pipe(const char *path, char **data, size_t *len, char **err);
 
 /* The value of `key` in an object; NULL when absent or JSON null. When a
  * key is repeated the last one wins, as in Go's encoding/json (what runc

@@ -31,7 +31,13 @@ const tern_command *tern_command_find(const char *name);
 
 /* Option parsing for a command. `usage` is printed for --help (exit 0)
  * and after a bad option (exit 1, as runc's CLI library does). Returns the
- * getopt value, -1 at the end; calls exit() itself for help and errors. */
+ * getopt value, -1 at the end; calls exit() itself for help and errors.
+ * Options may follow the container id (`tern update ID --pids-limit 30`):
+ * runc's CLI library reorders them to the front, and glibc's getopt
+ * permutes the same way unless `shortopts` starts with '+'. Only commands
+ * whose words after the id belong to another program (exec's command,
+ * ps's ps(1) options, as runc passes them untouched) start with '+'; `--`
+ * ends the options everywhere. */
 int tern_cli_next(int argc, char **argv, const char *shortopts, const struct option *longopts,
 		  const char *usage);
 

@@ -73,7 +73,7 @@ int tern_cmd_checkpoint(tern_global_opts *g, int argc, char **argv)
 	int c, ret;
 
 	tern_cli_reset();
-	while ((c = tern_cli_next(argc, argv, "+:h", longopts, usage)) != -1) {
+	while ((c = tern_cli_next(argc, argv, ":h", longopts, usage)) != -1) {
 		if (tern_ckpt_common_opt(c, optarg, &o))
 			continue;
 		switch (c) {

@@ -68,7 +68,7 @@ int tern_cmd_clone(tern_global_opts *g, int argc, char **argv)
 	int c, ret;
 
 	tern_cli_reset();
-	while ((c = tern_cli_next(argc, argv, "+b:f:h", longopts, usage)) != -1) {
+	while ((c = tern_cli_next(argc, argv, "b:f:h", longopts, usage)) != -1) {
 		if (c == 'b')
 			o.bundle = optarg;
 		else if (c == OPT_CONSOLE)

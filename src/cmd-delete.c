@@ -27,7 +27,7 @@ int tern_cmd_delete(tern_global_opts *g, int argc, char **argv)
 	int c;
 
 	tern_cli_reset();
-	while ((c = tern_cli_next(argc, argv, "+fh", longopts, usage)) != -1) {
+	while ((c = tern_cli_next(argc, argv, "fh", longopts, usage)) != -1) {
 		if (c == 'f')
 			force = true;
 		else if (c == OPT_KEEP)

@@ -245,7 +245,7 @@ int tern_cmd_events(tern_global_opts *g, int argc, char **argv)
 	int c, ret;
 
 	tern_cli_reset();
-	while ((c = tern_cli_next(argc, argv, "+h", longopts, usage)) != -1) {
+	while ((c = tern_cli_next(argc, argv, "h", longopts, usage)) != -1) {
 		if (c == OPT_STATS) {
 			once = true;
 		} else if (c == OPT_INTERVAL) {

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* runc exec's status when the runtime, not the process, failed */
+#define TERN_EXEC_RUNTIME_FAILURE 255
+
 static const char usage[] =
     "Usage: tern exec [options] CONTAINER-ID COMMAND [ARG...]\n"
     "       tern exec [options] --process FILE CONTAINER-ID\n"
@@ -123,8 +126,7 @@ int tern_cmd_exec(tern_global_opts *g, int argc, char **argv)
 			break;
 		}
 	}
-	tern_cli_require_args(argc, argv, o.process_file ? 1 : 2, o.process_file != NULL, "exec",
-			      usage);
+	tern_cli_require_args(argc, argv, 1, o.process_file != NULL, "exec", usage);
 	const char *id = argv[optind];
 	o.args = argv + optind + 1;
 	if (o.args[0] && strcmp(o.args[0], "--") == 0)
@@ -134,7 +136,13 @@ int tern_cmd_exec(tern_global_opts *g, int argc, char **argv)
 	free(o.additional_gids);
 	free(o.caps);
 	free(o.cgroups);
-	if (ret < 0)
-		return tern_error_report(err);
+	/* As runc (fatalWithCode(..., 255)): a runtime failure exits 255, so
+	 * that a caller can tell it from the process's own status (an
+	 * `exit 1` in the container). podman tells "not found" (127) from
+	 * "permission denied" (126) by the message text, which is kept. */
+	if (ret < 0) {
+		tern_error_report(err);
+		return TERN_EXEC_RUNTIME_FAILURE;
+	}
 	return status;
 }

@@ -187,7 +187,7 @@ int tern_cmd_features(tern_global_opts *g_opts, int argc, char **argv)
 
 	(void)g_opts;
 	tern_cli_reset();
-	while (tern_cli_next(argc, argv, "+h", longopts, usage) != -1)
+	while (tern_cli_next(argc, argv, "h", longopts, usage) != -1)
 		;
 	tern_cli_require_args(argc, argv, 0, true, "features", usage);
 

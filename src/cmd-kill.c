@@ -25,7 +25,7 @@ int tern_cmd_kill(tern_global_opts *g, int argc, char **argv)
 	int c, sig = SIGTERM;
 
 	tern_cli_reset();
-	while ((c = tern_cli_next(argc, argv, "+ah", longopts, usage)) != -1)
+	while ((c = tern_cli_next(argc, argv, "ah", longopts, usage)) != -1)
 		if (c == 'a')
 			all = true;
 	if (argc - optind == 2) {

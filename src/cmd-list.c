@@ -142,7 +142,7 @@ int tern_cmd_list(tern_global_opts *g, int argc, char **argv)
 	int c;
 
 	tern_cli_reset();
-	while ((c = tern_cli_next(argc, argv, "+f:qh", longopts, usage)) != -1) {
+	while ((c = tern_cli_next(argc, argv, "f:qh", longopts, usage)) != -1) {
 		if (c == 'f')
 			format = optarg;
 		else if (c == 'q')

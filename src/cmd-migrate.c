@@ -99,7 +99,7 @@ int tern_cmd_migrate(tern_global_opts *g, int argc, char **argv)
 	int c;
 
 	tern_cli_reset();
-	while ((c = tern_cli_next(argc, argv, "+:h", longopts, migrate_usage)) != -1) {
+	while ((c = tern_cli_next(argc, argv, ":h", longopts, migrate_usage)) != -1) {
 		switch (c) {
 		case OPT_TO:
 			o.to = optarg;
@@ -166,7 +166,7 @@ int tern_cmd_migrate_receive(tern_global_opts *g, int argc, char **argv)
 	int c;
 
 	tern_cli_reset();
-	while ((c = tern_cli_next(argc, argv, "+:b:h", longopts, receive_usage)) != -1) {
+	while ((c = tern_cli_next(argc, argv, ":b:h", longopts, receive_usage)) != -1) {
 		switch (c) {
 		case OPT_LISTEN:
 			o.listen = optarg;

@@ -17,7 +17,7 @@ static int pause_or_resume(tern_global_opts *g, int argc, char **argv, bool paus
 	cleanup_error tern_error *err = NULL;
 
 	tern_cli_reset();
-	while (tern_cli_next(argc, argv, "+h", longopts, usage) != -1)
+	while (tern_cli_next(argc, argv, "h", longopts, usage) != -1)
 		;
 	tern_cli_require_args(argc, argv, 1, true, pause ? "pause" : "resume", usage);
 	int ret = pause ? tern_container_pause(&g->rt, argv[optind], &err)

@@ -113,7 +113,7 @@ int tern_cmd_restore(tern_global_opts *g, int argc, char **argv)
 	int c, ret, status = 0;
 
 	tern_cli_reset();
-	while ((c = tern_cli_next(argc, argv, "+:b:dh", longopts, usage)) != -1) {
+	while ((c = tern_cli_next(argc, argv, ":b:dh", longopts, usage)) != -1) {
 		if (tern_ckpt_common_opt(c, optarg, &o))
 			continue;
 		switch (c) {

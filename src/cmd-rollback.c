@@ -44,7 +44,7 @@ int tern_cmd_rollback(tern_global_opts *g, int argc, char **argv)
 	int c, ret;
 
 	tern_cli_reset();
-	while ((c = tern_cli_next(argc, argv, "+f:h", longopts, usage)) != -1) {
+	while ((c = tern_cli_next(argc, argv, "f:h", longopts, usage)) != -1) {
 		if (c == OPT_CONSOLE)
 			o.console_socket = optarg;
 		else if (c == 'f')

@@ -35,7 +35,7 @@ int tern_cmd_rootfs_fold(tern_global_opts *g, int argc, char **argv)
 
 	(void)g;
 	tern_cli_reset();
-	while (tern_cli_next(argc, argv, "+h", longopts, usage) != -1)
+	while (tern_cli_next(argc, argv, "h", longopts, usage) != -1)
 		;
 	tern_cli_require_args(argc, argv, 2, true, "rootfs-fold", usage);
 	cleanup_close int from = open(argv[optind], O_DIRECTORY | O_RDONLY | O_CLOEXEC);

@@ -200,7 +200,7 @@ int tern_cmd_snapshot(tern_global_opts *g, int argc, char **argv)
 	int c, ret;
 
 	tern_cli_reset();
-	while ((c = tern_cli_next(argc, argv, "+f:h", longopts, usage)) != -1) {
+	while ((c = tern_cli_next(argc, argv, "f:h", longopts, usage)) != -1) {
 		switch (c) {
 		case OPT_LIST:
 			do_list = true;

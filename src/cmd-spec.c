@@ -34,7 +34,7 @@ int tern_cmd_spec(tern_global_opts *g, int argc, char **argv)
 
 	(void)g;
 	tern_cli_reset();
-	while ((c = tern_cli_next(argc, argv, "+b:h", longopts, usage)) != -1) {
+	while ((c = tern_cli_next(argc, argv, "b:h", longopts, usage)) != -1) {
 		if (c == 'b')
 			bundle = optarg;
 		else if (c == OPT_ROOTLESS)

@@ -12,7 +12,7 @@ int tern_cmd_start(tern_global_opts *g, int argc, char **argv)
 	cleanup_error tern_error *err = NULL;
 
 	tern_cli_reset();
-	while (tern_cli_next(argc, argv, "+h", longopts, usage) != -1)
+	while (tern_cli_next(argc, argv, "h", longopts, usage) != -1)
 		;
 	tern_cli_require_args(argc, argv, 1, true, "start", usage);
 	if (tern_container_start(&g->rt, argv[optind], &err) < 0)

@@ -16,7 +16,7 @@ int tern_cmd_state(tern_global_opts *g, int argc, char **argv)
 	char *json = NULL;
 
 	tern_cli_reset();
-	while (tern_cli_next(argc, argv, "+h", longopts, usage) != -1)
+	while (tern_cli_next(argc, argv, "h", longopts, usage) != -1)
 		;
 	tern_cli_require_args(argc, argv, 1, true, "state", usage);
 	if (tern_container_state_json(&g->rt, argv[optind], &json, &err) < 0)

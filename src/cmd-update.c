@@ -184,7 +184,7 @@ int tern_cmd_update(tern_global_opts *g, int argc, char **argv)
 	int c, ret = 0;
 
 	tern_cli_reset();
-	while (ret == 0 && (c = tern_cli_next(argc, argv, "+r:h", longopts, usage)) != -1) {
+	while (ret == 0 && (c = tern_cli_next(argc, argv, "r:h", longopts, usage)) != -1) {
 		switch (c) {
 		case 'r':
 			resources_file = optarg;

@@ -37,7 +37,7 @@ void tern_cli_parse_create_opts(int argc, char **argv, tern_create_opts *opts, b
 
 	opts->bundle = ".";
 	tern_cli_reset();
-	while ((c = tern_cli_next(argc, argv, run ? "+b:dh" : "+b:h",
+	while ((c = tern_cli_next(argc, argv, run ? "b:dh" : "b:h",
 				  run ? run_longopts : create_longopts, usage)) != -1) {
 		switch (c) {
 		case 'b':

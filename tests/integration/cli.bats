@@ -191,3 +191,117 @@ load helpers
 	[ "$status" -eq 0 ]
 	[[ "$output" != *"ociVersion"* ]]
 }
+
+# runc's CLI library moves options that follow the container id to the
+# front (urfave/cli's argument reordering), and scripts written for runc
+# put them there: `runc update ID --pids-limit 30`.
+@test "options after the container id: update, state, events, pause, resume, kill, delete" {
+	start_sleeper
+	pid=$(state_field "$ID" pid)
+	run tern update "$ID" --pids-limit 30
+	[ "$status" -eq 0 ]
+	[ "$(cat "$(host_cgroup_dir "$pid" pids)/pids.max")" = 30 ]
+	run tern update "$ID" --pids-limit=31 --
+	[ "$status" -eq 0 ]
+	[ "$(cat "$(host_cgroup_dir "$pid" pids)/pids.max")" = 31 ]
+	run tern events "$ID" --stats
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e --arg id "$ID" '.type == "stats" and .id == $id'
+	for c in state pause resume start; do
+		run tern "$c" "$ID" --help
+		[ "$status" -eq 0 ] || {
+			echo "$c ID --help: $status $output"
+			false
+		}
+		[[ "$output" == *"$c"* ]]
+	done
+	run tern state "$ID" --no-such-flag
+	[ "$status" -ne 0 ]
+	! is_tern || [[ "$output" == *no-such-flag* ]]
+	run tern pause -- "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(state_field "$ID" status)" = paused ]
+	run tern resume "$ID" --
+	[ "$status" -eq 0 ]
+	[ "$(state_field "$ID" status)" = running ]
+	# the signal is a second positional argument, --all an option after both
+	run tern kill "$ID" KILL --all
+	[ "$status" -eq 0 ]
+	wait_status "$ID" stopped
+	run tern delete "$ID" --force
+	[ "$status" -eq 0 ]
+	[ ! -e "$ROOT/$ID" ]
+	# a running one, so that only --force can delete it
+	start_sleeper
+	run tern delete "$ID" --force
+	[ "$status" -eq 0 ]
+	[ ! -e "$ROOT/$ID" ]
+	check_nothing_left "$ID"
+}
+
+@test "options after the container id: create, start, run take -b / --bundle / -d there" {
+	set_args /bin/sleep "$MARK"
+	cd "$BATS_TEST_TMPDIR"
+	run tern create "$ID" -b "$BUNDLE"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(state_field "$ID" status)" = created ]
+	[ "$(state_field "$ID" bundle)" = "$BUNDLE" ]
+	run tern start "$ID"
+	[ "$status" -eq 0 ]
+	[ "$(state_field "$ID" status)" = running ]
+	run tern delete "$ID" --force
+	[ "$status" -eq 0 ]
+	run tern run "$ID" --bundle "$BUNDLE" -d
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(state_field "$ID" status)" = running ]
+	run tern delete -f "$ID"
+	[ "$status" -eq 0 ]
+	# `--` ends the options: what follows is the id
+	set_args /bin/sh -c 'exit 3'
+	run tern run -b "$BUNDLE" -- "$ID"
+	[ "$status" -eq 3 ]
+	check_nothing_left "$ID"
+}
+
+@test "options after the container id: checkpoint and restore" {
+	is_tern || skip "runc 1.1.5 runs bookworm's criu 3.17, which fails on this kernel"
+	set_args /bin/sleep "$MARK"
+	cd "$BATS_TEST_TMPDIR"
+	run tern run "$ID" -d -b "$BUNDLE"
+	[ "$status" -eq 0 ]
+	run tern checkpoint "$ID" --image-path "$BATS_TEST_TMPDIR/img"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ -f "$BATS_TEST_TMPDIR/img/inventory.img" ]
+	tern delete "$ID"
+	run tern restore "$ID" -d --image-path "$BATS_TEST_TMPDIR/img" -b "$BUNDLE"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(state_field "$ID" status)" = running ]
+}
+
+# runc parses no options after exec's id (and ps's): every word there is
+# the command's, also one that looks like a runtime option.
+@test "exec and ps: words after the id belong to the command, untouched" {
+	start_sleeper
+	run tern exec "$ID" /bin/sh -c 'echo --help'
+	[ "$status" -eq 0 ]
+	[ "$output" = --help ]
+	run tern exec "$ID" ls -l -d /image-dir
+	[ "$status" -eq 0 ]
+	[[ "$output" == d*/image-dir ]]
+	run tern exec --env A=B "$ID" /bin/sh -c 'echo "$A" "$@"' sh --env -t
+	[ "$status" -eq 0 ]
+	[ "$output" = "B --env -t" ]
+	# an option after the id is the command (runc: exec: "--env": not found)
+	run tern exec "$ID" --env A=B /bin/true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *--env* ]]
+	run tern ps "$ID" -o pid,comm
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *PID*COMMAND* ]]
+	if is_tern; then
+		# tern drops one `--` after the id (runc would run a program `--`)
+		run tern exec "$ID" -- /bin/sh -c 'echo "$0"' --help
+		[ "$status" -eq 0 ]
+		[ "$output" = --help ]
+	fi
+}

@@ -291,3 +291,18 @@ in_netns_exec() {
 	[ "$status" -eq 0 ]
 	check_nothing_left "$ID"
 }
+
+# runc 1.1.5 exits 255 only for exec's failures (exec.go); run's go through
+# its plain fatal(), status 1, as create's do. The process's own status,
+# 255 included, is run's exit status.
+@test "errors: run exits 1 when the runtime fails, with the process's status when it ran" {
+	set_args /no-such-program
+	run tern run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 1 ]
+	[[ "${output,,}" == *"no such file or directory"* ]]
+	tern delete --force "$ID" 2>/dev/null || true
+	set_args /bin/sh -c 'exit 255'
+	run tern run -b "$BUNDLE" "$ID"
+	[ "$status" -eq 255 ]
+	check_nothing_left "$ID"
+}

@@ -330,3 +330,78 @@ dumpable_before_pid_ns() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 }
+
+# runc reads --process from whatever it can open: `-p <(jq ...)` is a pipe
+# (/dev/fd/N), and a FIFO is read once its writer has written and closed.
+@test "exec --process from a pipe and from a FIFO" {
+	start_sleeper
+	proc='{args: ["/bin/sh", "-c", "echo \($m) $A"], cwd: "/", env: ["A=there"],
+		user: {uid: 0, gid: 0}}'
+	run tern exec --process <(jq -n --arg m pipe "$proc") "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "pipe there" ]
+	mkfifo "$BATS_TEST_TMPDIR/p.fifo"
+	# (bounded: a writer whose reader never opens the FIFO must not stay)
+	timeout 60 sh -c 'jq -n --arg m fifo "$1" >"$2"' sh "$proc" "$BATS_TEST_TMPDIR/p.fifo" 3>&- &
+	run tern exec -p "$BATS_TEST_TMPDIR/p.fifo" "$ID"
+	wait $!
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "fifo there" ]
+}
+
+@test "exec --process from a pipe larger than the size limit is refused, naming it" {
+	is_tern || skip "runc reads a process file of any size"
+	start_sleeper
+	run tern exec -p <(
+		printf '{"args": ["/bin/true"], "cwd": "/", "env": ["A='
+		head -c $((65 << 20)) /dev/zero | tr '\0' x
+		printf '"]}'
+	) "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"64 MiB"* ]]
+	# and a directory or a device is still no process file
+	run tern exec -p /dev/null "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"not a regular file or a pipe"* ]]
+}
+
+# runc exec exits 255 when it, not the process, failed, so that a caller
+# can tell a refused exec from the process's own `exit 1`; errors in the
+# options themselves exit 1 (runc's CLI library); the message keeps the
+# strerror text podman maps to 126 and 127.
+@test "exec: a runtime failure exits 255, the process's own status is kept" {
+	start_sleeper
+	run tern exec "$ID" /bin/sh -c 'exit 1'
+	[ "$status" -eq 1 ]
+	run tern exec "$ID" /bin/sh -c 'exit 255'
+	[ "$status" -eq 255 ]
+	run tern exec no-such-container /bin/true
+	[ "$status" -eq 255 ]
+	[[ "$output" == *"does not exist"* ]]
+	run tern exec --cwd /no-such-dir "$ID" /bin/true
+	[ "$status" -eq 255 ]
+	[[ "$output" == *no-such-dir* ]]
+	run tern exec "$ID" /no-such-program
+	[ "$status" -eq 255 ]
+	[[ "${output,,}" == *"no such file or directory"* ]]
+	run tern exec "$ID" /image-dir/file
+	[ "$status" -eq 255 ]
+	[[ "${output,,}" == *"permission denied"* ]]
+	run tern exec "$ID"
+	[ "$status" -eq 255 ]
+	run tern exec -p "$BATS_TEST_TMPDIR/no-such.json" "$ID"
+	[ "$status" -eq 255 ]
+	[[ "$output" == *no-such.json* ]]
+	run tern exec --no-such-flag "$ID" /bin/true
+	[ "$status" -eq 1 ]
+	tern pause "$ID"
+	run tern exec "$ID" /bin/true
+	[ "$status" -eq 255 ]
+	[[ "$output" == *paused* ]]
+	tern resume "$ID"
+	tern kill "$ID" KILL
+	wait_status "$ID" stopped
+	run tern exec "$ID" /bin/true
+	[ "$status" -eq 255 ]
+	[[ "$output" == *stopped* ]]
+}

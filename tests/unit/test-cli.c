@@ -61,5 +61,31 @@ int main(void)
 	is_str(bundles[1], "/c", "--bundle=VALUE");
 	is_str(bundles[2], "/d", "-b VALUE");
 	is_str(argv[optind], "id", "positional argument after options");
+
+	/* options after the id, as runc's CLI library reorders them; `--`
+	 * ends them, and what follows stays a positional argument */
+	char *after[] = {"kill", "id", "KILL", "-b", "/e", "--", "-h", NULL};
+	nb = 0;
+	tern_cli_reset();
+	while ((c = tern_cli_next(7, after, "b:h", longopts, "usage")) != -1)
+		if (c == 'b' && nb < 3)
+			bundles[nb++] = optarg;
+	is_int(nb, 1, "an option after the id is parsed");
+	is_str(bundles[0], "/e", "its value");
+	is_int(7 - optind, 3, "three positional arguments");
+	is_str(after[optind], "id", "the id first");
+	is_str(after[optind + 1], "KILL", "then the signal");
+	is_str(after[optind + 2], "-h", "then the word after --, untouched");
+
+	/* '+' (exec, ps): the words after the id are the command's */
+	char *exec_argv[] = {"exec", "-b", "/f", "id", "sh", "-b", "x", NULL};
+	nb = 0;
+	tern_cli_reset();
+	while ((c = tern_cli_next(7, exec_argv, "+b:h", longopts, "usage")) != -1)
+		if (c == 'b' && nb < 3)
+			bundles[nb++] = optarg;
+	is_int(nb, 1, "with '+', only the option before the id");
+	is_str(exec_argv[optind], "id", "the id");
+	is_str(exec_argv[optind + 2], "-b", "the command's own -b untouched");
 	return done_testing();
 }
