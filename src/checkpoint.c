@@ -7,6 +7,7 @@
 #include "mountinfo.h"
 #include "checkpoint-net.h"
 #include "checkpoint-netns.h"
+#include "criu-lazy-daemon.h"
 #include "cgroup-systemd.h"
 #include "cgroup.h"
 #include "container-cgroup.h"
@@ -1703,14 +1704,12 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	ret = tern_ckpt_apply_common(r->s.opts, o, err);
 	if (ret < 0)
 		return ret;
-	if (o->lazy_pages && !o->lazy_ready_wait &&
-	    faccessat(r->s.work_fd, "lazy-pages.socket", F_OK, 0) < 0)
-		return tern_error_make_quiet(
-		    err, ENOENT,
-		    "--lazy-pages: no `criu lazy-pages` daemon listens in `%s` (no "
-		    "lazy-pages.socket there); start `criu lazy-pages --page-server --address IP "
-		    "--port PORT -D %s` first, or pass its directory as --work-path",
-		    r->s.work_dir, images);
+	/* a daemon started just before us may not have made its socket yet */
+	if (o->lazy_pages && !o->lazy_ready_wait) {
+		ret = tern_lazy_socket_wait(r->s.work_fd, r->s.work_dir, images, err);
+		if (ret < 0)
+			return ret;
+	}
 	criu_local_set_tcp_close(r->s.opts, o->tcp_close);
 	if (o->parent_path)
 		criu_local_set_parent_images(r->s.opts, (char *)o->parent_path);

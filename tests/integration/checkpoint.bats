@@ -605,6 +605,50 @@ in_ct() {
 	check_fails_cleanly "no \`criu lazy-pages\` daemon listens" "lazy-pages.socket"
 }
 
+@test "checkpoint: restore --lazy-pages waits, bounded, for a criu lazy-pages daemon started just before it" {
+	# criu's lazy-pages daemon sizes its pipes to 4 MiB (see above)
+	if ! has_cap_sys_resource && [ "$(cat /proc/sys/fs/pipe-max-size)" -lt 4194304 ]; then
+		set_pipe_max 4194304
+	fi
+	set_cmd "echo started > /tmp/mark; sleep $MARK"
+	start_detached "$ID"
+	wait_until 10 grep -qx started "$BUNDLE/rootfs/tmp/mark"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete --force "$ID"
+	# a daemon whose socket comes late, as one put in the background just
+	# before the restore: the wrapper holds criu back 1 s before its own
+	# start-up; a restore that looks for the socket only once always fails
+	printf '#!/bin/sh\nsleep 1\nexec "$@"\n' >"$BATS_TEST_TMPDIR/late"
+	chmod +x "$BATS_TEST_TMPDIR/late"
+	for i in 1 2 3; do
+		# fresh images each time: no socket left by the daemon before
+		cp -a "$IMG" "$IMG$i"
+		"$BATS_TEST_TMPDIR/late" "$CRIU_BIN" lazy-pages -D "$IMG$i" -o lazy-pages.log \
+			</dev/null >/dev/null 2>&1 3>&- &
+		LAZY_DAEMON_PID=$!
+		run tern restore -d --lazy-pages --image-path "$IMG$i" -b "$BUNDLE" "$ID-r$i"
+		[ "$status" -eq 0 ] || { echo "run $i: $output"; false; }
+		[ "$(state_field "$ID-r$i" status)" = running ]
+		run tern exec "$ID-r$i" cat /tmp/mark
+		[ "$output" = started ]
+		# every page in: the daemon ends by itself
+		timeout 30 tail --pid="$LAZY_DAEMON_PID" -f /dev/null
+		wait "$LAZY_DAEMON_PID"
+		tern delete --force "$ID-r$i"
+	done
+	# no daemon at all: a clear error once the bound has passed, no hang
+	cp -a "$IMG" "$IMG-none"
+	SECONDS=0
+	run timeout 60 "$TERN_BIN" --root "$ROOT" restore -d --lazy-pages --image-path "$IMG-none" \
+		-b "$BUNDLE" "$ID-none"
+	echo "$output"
+	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	[ "$SECONDS" -ge 4 ]
+	[[ "$output" == *"\`$IMG-none/lazy-pages.socket\` did not appear within 5000 ms"* ]]
+	run tern state "$ID-none"
+	[ "$status" -ne 0 ]
+}
+
 @test "checkpoint/restore: --help exits 0, options as runc spells them" {
 	run tern checkpoint --help
 	[ "$status" -eq 0 ]
