@@ -356,7 +356,7 @@ int tern_ckpt_apply_common(criu_opts *opts, const tern_ckpt_opts *o, tern_error 
 
 typedef struct {
 	char *id;
-	char **ext_mounts; /* destinations */
+	char **ext_mounts; /* bind mount points: destinations, symlinks resolved */
 	char **cg_mounts;  /* "DESTINATION HOST-HIERARCHY-MOUNTPOINT" */
 	char **masked;	   /* masked directories left out (checkpoint-masked.h) */
 	char **tmpfs;	   /* config.json's empty tmpfs mounts left out (the same) */
@@ -860,14 +860,17 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 		    s->opts, addr, tern_cli_parse_int("page-server", colon + 1));
 	}
 	/* bind mounts from outside the rootfs are not the container's to
-	 * dump: CRIU records them by destination, restore binds the new
-	 * config's source there */
+	 * dump: CRIU records them by mount point, restore binds the new
+	 * config's source there. The mount point is the destination with
+	 * the image's symlinks resolved, where create mounted it (runc
+	 * resolves it the same way, securejoin) */
 	for (size_t i = 0; i < config->mounts_len; i++) {
 		const oci_mount *m = &config->mounts[i];
 		if (!tern_mount_is_bind(m))
 			continue;
-		criu_local_add_ext_mount(s->opts, m->destination, m->destination);
-		d.ext_mounts = tern_cli_strv_add(d.ext_mounts, tern_xstrdup(m->destination));
+		char *mp = tern_mount_dest_resolved(st->rootfs, m->destination);
+		criu_local_add_ext_mount(s->opts, mp, mp);
+		d.ext_mounts = tern_cli_strv_add(d.ext_mounts, mp);
 	}
 	const oci_namespace *net = config_ns(config, OCI_NS_NETWORK);
 	if (net && net->path) {
@@ -1353,12 +1356,21 @@ static int restore_notify(char *action, criu_notify_arg_t na)
 	return 0;
 }
 
-static const oci_mount *find_bind(const oci_config *c, const char *dest)
+/* The config's bind at mount point `mp`: its destination, or the
+ * destination resolved inside the new rootfs (a symlink in the image, see
+ * prepare_dump) */
+static const oci_mount *find_bind(const oci_config *c, const char *rootfs, const char *mp)
 {
 	for (size_t i = 0; i < c->mounts_len; i++)
-		if (tern_mount_is_bind(&c->mounts[i]) &&
-		    strcmp(c->mounts[i].destination, dest) == 0)
+		if (tern_mount_is_bind(&c->mounts[i]) && strcmp(c->mounts[i].destination, mp) == 0)
 			return &c->mounts[i];
+	for (size_t i = 0; i < c->mounts_len; i++) {
+		if (!tern_mount_is_bind(&c->mounts[i]))
+			continue;
+		cleanup_free char *r = tern_mount_dest_resolved(rootfs, c->mounts[i].destination);
+		if (strcmp(r, mp) == 0)
+			return &c->mounts[i];
+	}
 	return NULL;
 }
 
@@ -1389,7 +1401,7 @@ static bool config_has_cgroup_mount(const oci_config *c, const char *dest)
 static int restore_mounts(restore_ctx *r, tern_error **err)
 {
 	for (char **m = r->d.ext_mounts; m && *m; m++) {
-		const oci_mount *bind = find_bind(r->c.config, *m);
+		const oci_mount *bind = find_bind(r->c.config, r->c.rootfs, *m);
 		if (bind == NULL || bind->source == NULL)
 			return tern_error_make_quiet(
 			    err, EINVAL,

@@ -35,6 +35,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,43 @@ bool tern_mount_is_bind(const oci_mount *m)
 		if (strcmp(*o, "bind") == 0 || strcmp(*o, "rbind") == 0)
 			return true;
 	return false;
+}
+
+/* readlink of an fd: the path the kernel resolved it to. */
+static char *fd_target(int fd)
+{
+	char link[32], buf[PATH_MAX];
+	ssize_t n = readlink(tern_fd_path(fd, link, sizeof(link)), buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return tern_xstrdup(buf);
+}
+
+char *tern_mount_dest_resolved(const char *rootfs, const char *dest)
+{
+	cleanup_close int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int fd = -1;
+	cleanup_free char *root = NULL, *target = NULL;
+	tern_error *e = NULL;
+
+	if (rootfd < 0)
+		return tern_xstrdup(dest);
+	/* RESOLVE_IN_ROOT: an absolute or ../ symlink stays inside */
+	fd = tern_open_in_root(rootfd, dest, O_PATH | O_CLOEXEC, 0, &e);
+	if (fd < 0) {
+		tern_error_free(e);
+		return tern_xstrdup(dest);
+	}
+	root = fd_target(rootfd);
+	target = fd_target(fd);
+	if (root == NULL || target == NULL)
+		return tern_xstrdup(dest);
+	size_t n = strcmp(root, "/") == 0 ? 0 : strlen(root);
+	if (strncmp(target, root, n) != 0 || (target[n] != '/' && target[n] != '\0'))
+		return tern_xstrdup(dest);
+	return tern_xstrdup(target[n] ? target + n : "/");
 }
 
 /* `path` is `dir` or below it (both cleaned, absolute). */

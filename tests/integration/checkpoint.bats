@@ -407,6 +407,33 @@ in_ct() {
 	check_nothing_left "$ID"
 }
 
+@test "checkpoint: a bind mount whose destination is a symlink in the image is dumped and restored at its target" {
+	# the image has /conf -> /real/conf: create mounts the bind on the
+	# target, inside the rootfs, so the kernel's mount table says /real/conf
+	mkdir -p "$BUNDLE/rootfs/real/conf"
+	ln -s /real/conf "$BUNDLE/rootfs/conf"
+	mkdir "$BATS_TEST_TMPDIR/conf"
+	echo "before-$MARK" >"$BATS_TEST_TMPDIR/conf/app.conf"
+	update_config '.mounts += [{"destination": "/conf", "type": "bind", "source": "'"$BATS_TEST_TMPDIR"'/conf", "options": ["rbind", "ro"]}]'
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	run in_ct "$ID" 'cat /conf/app.conf'
+	[ "$output" = "before-$MARK" ]
+	run tern checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	tern delete --force "$ID"
+	# a live bind of the source again, not a copy: a change made now shows
+	echo "after-$MARK" >"$BATS_TEST_TMPDIR/conf/app.conf"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run in_ct "$ID" 'cat /conf/app.conf'
+	[ "$output" = "after-$MARK" ]
+	# at the same place: the symlink's target, read-only as configured
+	pid=$(state_field "$ID" pid)
+	awk '$5 == "/real/conf" {print $6}' "/proc/$pid/mountinfo" | grep -q '^ro'
+	! awk '{print $5}' "/proc/$pid/mountinfo" | grep -qx /conf || false
+}
+
 @test "checkpoint: restore runs the new config's prestart and createRuntime hooks" {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"
