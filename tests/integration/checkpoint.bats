@@ -13,8 +13,8 @@ load helpers
 
 setup() {
 	if is_runc; then
-		# runc deletes a container after its checkpoint and has no
-		# tern-checkpoint.txt; bench/checkpoint-bench.sh compares the two
+		# runc has no tern-checkpoint.txt; bench/checkpoint-bench.sh
+		# compares the two
 		skip "checkpoint.bats checks tern's own checkpoint state and files"
 	fi
 	setup_bundle
