@@ -863,12 +863,16 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 	 * dump: CRIU records them by mount point, restore binds the new
 	 * config's source there. The mount point is the destination with
 	 * the image's symlinks resolved, where create mounted it (runc
-	 * resolves it the same way, securejoin) */
+	 * resolves it the same way, securejoin); the destination as it is
+	 * when the container has a mount there (a symlink the container
+	 * made since cannot move the key) */
 	for (size_t i = 0; i < config->mounts_len; i++) {
 		const oci_mount *m = &config->mounts[i];
 		if (!tern_mount_is_bind(m))
 			continue;
-		char *mp = tern_mount_dest_resolved(st->rootfs, m->destination);
+		char *mp = tern_mount_at(st->pid, m->destination)
+			       ? tern_xstrdup(m->destination)
+			       : tern_mount_dest_resolved(st->rootfs, m->destination);
 		criu_local_add_ext_mount(s->opts, mp, mp);
 		d.ext_mounts = tern_cli_strv_add(d.ext_mounts, mp);
 	}

@@ -30,6 +30,7 @@
  *    it: no mount can be left for CRIU to trip on, or on the host.
  */
 #include "restore-mountpoints.h"
+#include "mountinfo.h"
 #include "path-resolve.h"
 #include "utils.h"
 
@@ -37,6 +38,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -89,6 +91,28 @@ char *tern_mount_dest_resolved(const char *rootfs, const char *dest)
 	if (strncmp(target, root, n) != 0 || (target[n] != '/' && target[n] != '\0'))
 		return tern_xstrdup(dest);
 	return tern_xstrdup(target[n] ? target + n : "/");
+}
+
+bool tern_mount_at(pid_t pid, const char *path)
+{
+	char proc[64], *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+
+	snprintf(proc, sizeof(proc), "/proc/%d/mountinfo", (int)pid);
+	FILE *f = fopen(proc, "re");
+	if (f == NULL)
+		return false;
+	while (!found && getline(&line, &cap, f) > 0) {
+		tern_mountinfo_line m;
+		if (!tern_mountinfo_parse(line, &m))
+			continue;
+		cleanup_free char *mp = tern_mountinfo_unescape(m.mountpoint);
+		found = mp && strcmp(mp, path) == 0;
+	}
+	free(line);
+	fclose(f);
+	return found;
 }
 
 /* `path` is `dir` or below it (both cleaned, absolute). */
