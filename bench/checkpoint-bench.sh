@@ -88,8 +88,7 @@ one() {
 	rt_cmd "$r" checkpoint --image-path "$img" "$id" </dev/null >"$WORK/out" 2>&1 ||
 		{ cat "$WORK/out" >&2; return 1; }
 	t1=$(now_ms)
-	# runc deletes the container after a checkpoint; tern keeps it stopped
-	[ "$r" = tern ] && rt_cmd tern delete "$id"
+	# (both delete the container after a checkpoint)
 	rm -f "$hash"
 	t2=$(now_ms)
 	rt_cmd "$r" restore -d --image-path "$img" -b "$BUNDLE" "$id" </dev/null >"$WORK/out" 2>&1 ||

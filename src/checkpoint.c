@@ -7,6 +7,7 @@
 #include "mountinfo.h"
 #include "checkpoint-net.h"
 #include "checkpoint-netns.h"
+#include "criu-lazy-daemon.h"
 #include "cgroup-systemd.h"
 #include "cgroup.h"
 #include "container-cgroup.h"
@@ -355,7 +356,7 @@ int tern_ckpt_apply_common(criu_opts *opts, const tern_ckpt_opts *o, tern_error 
 
 typedef struct {
 	char *id;
-	char **ext_mounts; /* destinations */
+	char **ext_mounts; /* bind mount points: destinations, symlinks resolved */
 	char **cg_mounts;  /* "DESTINATION HOST-HIERARCHY-MOUNTPOINT" */
 	char **masked;	   /* masked directories left out (checkpoint-masked.h) */
 	char **tmpfs;	   /* config.json's empty tmpfs mounts left out (the same) */
@@ -859,14 +860,21 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 		    s->opts, addr, tern_cli_parse_int("page-server", colon + 1));
 	}
 	/* bind mounts from outside the rootfs are not the container's to
-	 * dump: CRIU records them by destination, restore binds the new
-	 * config's source there */
+	 * dump: CRIU records them by mount point, restore binds the new
+	 * config's source there. The mount point is the destination with
+	 * the image's symlinks resolved, where create mounted it (runc
+	 * resolves it the same way, securejoin); the destination as it is
+	 * when the container has a mount there (a symlink the container
+	 * made since cannot move the key) */
 	for (size_t i = 0; i < config->mounts_len; i++) {
 		const oci_mount *m = &config->mounts[i];
 		if (!tern_mount_is_bind(m))
 			continue;
-		criu_local_add_ext_mount(s->opts, m->destination, m->destination);
-		d.ext_mounts = tern_cli_strv_add(d.ext_mounts, tern_xstrdup(m->destination));
+		char *mp = tern_mount_at(st->pid, m->destination)
+			       ? tern_xstrdup(m->destination)
+			       : tern_mount_dest_resolved(st->rootfs, m->destination);
+		criu_local_add_ext_mount(s->opts, mp, mp);
+		d.ext_mounts = tern_cli_strv_add(d.ext_mounts, mp);
 	}
 	const oci_namespace *net = config_ns(config, OCI_NS_NETWORK);
 	if (net && net->path) {
@@ -1352,12 +1360,21 @@ static int restore_notify(char *action, criu_notify_arg_t na)
 	return 0;
 }
 
-static const oci_mount *find_bind(const oci_config *c, const char *dest)
+/* The config's bind at mount point `mp`: its destination, or the
+ * destination resolved inside the new rootfs (a symlink in the image, see
+ * prepare_dump) */
+static const oci_mount *find_bind(const oci_config *c, const char *rootfs, const char *mp)
 {
 	for (size_t i = 0; i < c->mounts_len; i++)
-		if (tern_mount_is_bind(&c->mounts[i]) &&
-		    strcmp(c->mounts[i].destination, dest) == 0)
+		if (tern_mount_is_bind(&c->mounts[i]) && strcmp(c->mounts[i].destination, mp) == 0)
 			return &c->mounts[i];
+	for (size_t i = 0; i < c->mounts_len; i++) {
+		if (!tern_mount_is_bind(&c->mounts[i]))
+			continue;
+		cleanup_free char *r = tern_mount_dest_resolved(rootfs, c->mounts[i].destination);
+		if (strcmp(r, mp) == 0)
+			return &c->mounts[i];
+	}
 	return NULL;
 }
 
@@ -1388,7 +1405,7 @@ static bool config_has_cgroup_mount(const oci_config *c, const char *dest)
 static int restore_mounts(restore_ctx *r, tern_error **err)
 {
 	for (char **m = r->d.ext_mounts; m && *m; m++) {
-		const oci_mount *bind = find_bind(r->c.config, *m);
+		const oci_mount *bind = find_bind(r->c.config, r->c.rootfs, *m);
 		if (bind == NULL || bind->source == NULL)
 			return tern_error_make_quiet(
 			    err, EINVAL,
@@ -1703,14 +1720,12 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	ret = tern_ckpt_apply_common(r->s.opts, o, err);
 	if (ret < 0)
 		return ret;
-	if (o->lazy_pages && !o->lazy_ready_wait &&
-	    faccessat(r->s.work_fd, "lazy-pages.socket", F_OK, 0) < 0)
-		return tern_error_make_quiet(
-		    err, ENOENT,
-		    "--lazy-pages: no `criu lazy-pages` daemon listens in `%s` (no "
-		    "lazy-pages.socket there); start `criu lazy-pages --page-server --address IP "
-		    "--port PORT -D %s` first, or pass its directory as --work-path",
-		    r->s.work_dir, images);
+	/* a daemon started just before us may not have made its socket yet */
+	if (o->lazy_pages && !o->lazy_ready_wait) {
+		ret = tern_lazy_socket_wait(r->s.work_fd, r->s.work_dir, images, err);
+		if (ret < 0)
+			return ret;
+	}
 	criu_local_set_tcp_close(r->s.opts, o->tcp_close);
 	if (o->parent_path)
 		criu_local_set_parent_images(r->s.opts, (char *)o->parent_path);

@@ -3,6 +3,8 @@
 #include "criu-kdat.h"
 #include "cli.h"
 #include "cmd-criu-opts.h"
+#include "log.h"
+#include "snapshot.h"
 #include "utils.h"
 
 #include <stdio.h>
@@ -11,9 +13,10 @@
 static const char usage[] =
     "Usage: tern checkpoint [options] CONTAINER-ID\n"
     "\n"
-    "Checkpoint a running container with CRIU. Unless --leave-running, the\n"
-    "container is stopped afterwards (its state is `stopped`; delete it, or\n"
-    "restore the images under another id). The image directory also holds\n"
+    "Checkpoint a running container with CRIU. Unless --leave-running (or\n"
+    "--pre-dump), the container is deleted afterwards, as runc does: its\n"
+    "processes, state and cgroup go and its poststop hooks run (its snapshots\n"
+    "stay), so it can be restored under the same id. The image directory also holds\n"
     "the container's config, so it can be restored under another --root and\n"
     "from another bundle path.\n"
     "\n"
@@ -100,6 +103,18 @@ int tern_cmd_checkpoint(tern_global_opts *g, int argc, char **argv)
 		tern_criu_kdat_prepare(criu);
 		tern_ckpt_skip_known_checks(g->rt.root, criu, &o);
 		ret = tern_container_checkpoint(&g->rt, criu, argv[optind], &o, &err);
+	}
+	/* runc destroys the container after a dump that stopped it, poststop
+	 * hooks included, so that `restore` can take the same id. Only this
+	 * command does: snapshot and migrate call the dump themselves. As in
+	 * runc, a failed cleanup is only a warning: the images are whole. The
+	 * snapshots stay: they are not the dump's to throw away. */
+	if (ret == 0 && !o.leave_running && !o.pre_dump) {
+		cleanup_error tern_error *del_err = NULL;
+		if (tern_snapshot_container_delete(&g->rt, argv[optind], true, true, &del_err) < 0)
+			tern_warn("checkpoint of `%s` is complete, but deleting the container "
+				  "afterwards failed: %s",
+				  argv[optind], del_err->msg);
 	}
 	free(o.empty_ns);
 	if (ret < 0)

@@ -41,7 +41,8 @@ static const char usage[] =
     "  --empty-ns NS                namespace NS was not dumped (network)\n"
     "  --auto-dedup                 deduplicate images while restoring\n"
     "  --lazy-pages                 fetch memory on demand from `criu lazy-pages`,\n"
-    "                               which must already listen in --work-path\n"
+    "                               listening in --work-path (its socket is\n"
+    "                               awaited for up to 5 s)\n"
     "  --lsm-profile TYPE:NAME      LSM profile for the restored processes\n"
     "  --lsm-mount-context CTX      LSM mount context for the restored mounts\n"
     "  -h, --help                   this help\n";

@@ -8,7 +8,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #define LAZY_ARGS_MAX 32
 
@@ -124,4 +126,39 @@ void tern_lazy_daemon_stop(tern_lazy_daemon *d)
 		close(d->ready_fd);
 		d->ready_fd = -1;
 	}
+}
+
+int tern_lazy_socket_wait(int dirfd, const char *dir_name, const char *images, tern_error **err)
+{
+	uint64_t deadline = tern_now_ns() + (uint64_t)TERN_LAZY_SOCKET_WAIT_MS * 1000000;
+	struct stat sb;
+
+	/* short polling rather than inotify: the socket's directory may be
+	 * made after we look (-D with a fresh --work-path), and 10 ms is
+	 * nothing next to a restore */
+	for (;;) {
+		if (fstatat(dirfd, "lazy-pages.socket", &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (S_ISSOCK(sb.st_mode))
+				return 0;
+			return tern_error_make_quiet(
+			    err, ENOTSOCK,
+			    "--lazy-pages: `%s/lazy-pages.socket` is not a "
+			    "socket",
+			    dir_name);
+		}
+		if (errno != ENOENT)
+			return tern_error_make(
+			    err, errno, "--lazy-pages: stat `%s/lazy-pages.socket`", dir_name);
+		if (tern_now_ns() >= deadline)
+			break;
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	return tern_error_make_quiet(
+	    err, ENOENT,
+	    "--lazy-pages: no `criu lazy-pages` daemon listens in `%s`: "
+	    "`%s/lazy-pages.socket` did not appear within %d ms; start "
+	    "`criu lazy-pages --page-server --address IP --port PORT -D %s` "
+	    "first, or pass its directory as --work-path",
+	    dir_name, dir_name, TERN_LAZY_SOCKET_WAIT_MS, images);
 }

@@ -49,5 +49,15 @@ int tern_lazy_daemon_wait(tern_lazy_daemon *d, tern_error **err);
 /* The same without waiting: 1 while it runs. */
 int tern_lazy_daemon_poll(tern_lazy_daemon *d, tern_error **err);
 
+/* Wait, at most TERN_LAZY_SOCKET_WAIT_MS, for a daemon someone else
+ * started (`criu lazy-pages -D DIR`, put in the background just before the
+ * restore) to make DIR/lazy-pages.socket: criu creates it only after its
+ * own start-up (kernel probes, the page-server connection), and a restore
+ * that looked once failed whenever it came first. dirfd is DIR (dir_name
+ * names it in the error, images in its hint). 0 once the socket is there;
+ * -ENOENT after the bound, naming the socket path and the bound. */
+#define TERN_LAZY_SOCKET_WAIT_MS 5000
+int tern_lazy_socket_wait(int dirfd, const char *dir_name, const char *images, tern_error **err);
+
 /* Kill and reap it (and its group); also closes ready_fd. */
 void tern_lazy_daemon_stop(tern_lazy_daemon *d);

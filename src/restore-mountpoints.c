@@ -30,12 +30,15 @@
  *    it: no mount can be left for CRIU to trip on, or on the host.
  */
 #include "restore-mountpoints.h"
+#include "mountinfo.h"
 #include "path-resolve.h"
 #include "utils.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -51,6 +54,65 @@ bool tern_mount_is_bind(const oci_mount *m)
 		if (strcmp(*o, "bind") == 0 || strcmp(*o, "rbind") == 0)
 			return true;
 	return false;
+}
+
+/* readlink of an fd: the path the kernel resolved it to. */
+static char *fd_target(int fd)
+{
+	char link[32], buf[PATH_MAX];
+	ssize_t n = readlink(tern_fd_path(fd, link, sizeof(link)), buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return tern_xstrdup(buf);
+}
+
+char *tern_mount_dest_resolved(const char *rootfs, const char *dest)
+{
+	cleanup_close int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int fd = -1;
+	cleanup_free char *root = NULL, *target = NULL;
+	tern_error *e = NULL;
+
+	if (rootfd < 0)
+		return tern_xstrdup(dest);
+	/* RESOLVE_IN_ROOT: an absolute or ../ symlink stays inside */
+	fd = tern_open_in_root(rootfd, dest, O_PATH | O_CLOEXEC, 0, &e);
+	if (fd < 0) {
+		tern_error_free(e);
+		return tern_xstrdup(dest);
+	}
+	root = fd_target(rootfd);
+	target = fd_target(fd);
+	if (root == NULL || target == NULL)
+		return tern_xstrdup(dest);
+	size_t n = strcmp(root, "/") == 0 ? 0 : strlen(root);
+	if (strncmp(target, root, n) != 0 || (target[n] != '/' && target[n] != '\0'))
+		return tern_xstrdup(dest);
+	return tern_xstrdup(target[n] ? target + n : "/");
+}
+
+bool tern_mount_at(pid_t pid, const char *path)
+{
+	char proc[64], *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+
+	snprintf(proc, sizeof(proc), "/proc/%d/mountinfo", (int)pid);
+	FILE *f = fopen(proc, "re");
+	if (f == NULL)
+		return false;
+	while (!found && getline(&line, &cap, f) > 0) {
+		tern_mountinfo_line m;
+		if (!tern_mountinfo_parse(line, &m))
+			continue;
+		cleanup_free char *mp = tern_mountinfo_unescape(m.mountpoint);
+		found = mp && strcmp(mp, path) == 0;
+	}
+	free(line);
+	fclose(f);
+	return found;
 }
 
 /* `path` is `dir` or below it (both cleaned, absolute). */

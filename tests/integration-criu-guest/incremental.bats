@@ -52,7 +52,6 @@ pages_mib() {
 	# only the pages dirtied since the pre-dump (a few MiB at most)
 	[ "$final" -lt $((pre / 8)) ]
 	[ -L images/final/parent ]
-	tern delete "$ID"
 	rm "$BUNDLE/rootfs/tmp/hash"
 	# restore reads the pages through the parent link
 	run tern restore -d --image-path images/final -b "$BUNDLE" "$ID"
@@ -75,7 +74,6 @@ pages_mib() {
 	wait_count_above "$BUNDLE/rootfs/tmp/count" $((pre + 5)) 30
 	tern checkpoint --parent-path ../pre --image-path images/final "$ID"
 	before=$(cat "$BUNDLE/rootfs/tmp/count")
-	tern delete "$ID"
 	tern restore -d --image-path images/final -b "$BUNDLE" "$ID"
 	# the same process went on from there: its count did not start over
 	went_on "$BUNDLE/rootfs/tmp/count" "$before"

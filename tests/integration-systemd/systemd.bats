@@ -249,9 +249,8 @@ limit_file() {
 	set_cmd "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/.c; mv /tmp/.c /tmp/count; sleep 0.1; done; sleep $MARK"
 	run_detached
 	wait_count_above "$BUNDLE/rootfs/tmp/count" 0
+	# checkpoint deletes the container, as runc does: the scope stopped
 	tern_sd checkpoint --image-path "$BATS_TEST_TMPDIR/img" "$ID"
-	tern_sd delete "$ID"
-	# delete stopped the scope
 	run systemctl is-active "$UNIT"
 	[ "$output" != active ]
 	before=$(cat "$BUNDLE/rootfs/tmp/count")

@@ -86,7 +86,6 @@ refused_untouched() {
 	run find "$IMG" "$BATS_TEST_TMPDIR/work" -perm /077
 	[ -z "$output" ] || { ls -la "$IMG" "$BATS_TEST_TMPDIR/work"; false; }
 	before=$(cat "$BUNDLE/rootfs/tmp/count")
-	tern delete "$ID"
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "$(state_field "$ID" status)" = running ]
@@ -108,7 +107,6 @@ refused_untouched() {
 	start_counter
 	run tern checkpoint --image-path "$IMG" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	tern delete "$ID"
 	chmod 0777 "$IMG"
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	[ "$status" -ne 0 ]

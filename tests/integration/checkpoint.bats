@@ -13,8 +13,8 @@ load helpers
 
 setup() {
 	if is_runc; then
-		# runc deletes a container after its checkpoint and has no
-		# tern-checkpoint.txt; bench/checkpoint-bench.sh compares the two
+		# runc has no tern-checkpoint.txt; bench/checkpoint-bench.sh
+		# compares the two
 		skip "checkpoint.bats checks tern's own checkpoint state and files"
 	fi
 	setup_bundle
@@ -100,15 +100,48 @@ in_ct() {
 	wait_count_above "$BUNDLE/rootfs/tmp/count" 2
 	run tern checkpoint --image-path "$IMG" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	[ "$(state_field "$ID" status)" = stopped ]
+	# deleted after the dump, as runc does: restore takes the same id
+	check_nothing_left "$ID"
 	[ -f "$IMG/inventory.img" ]
 	before=$(cat "$BUNDLE/rootfs/tmp/count")
-	tern delete "$ID"
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "$(state_field "$ID" status)" = running ]
 	# the same process went on: its count did not start over from 1
 	went_on "$BUNDLE/rootfs/tmp/count" "$before"
+}
+
+# bats test_tags=vm:v2
+@test "checkpoint: a plain checkpoint deletes the container as runc does (state, cgroup, poststop hooks), --leave-running keeps it" {
+	hook=$BATS_TEST_TMPDIR/poststop.sh
+	printf '#!/bin/sh\necho poststop >> "%s/poststop.out"\n' "$BATS_TEST_TMPDIR" >"$hook"
+	chmod +x "$hook"
+	update_config '.hooks = {"poststop": [{"path": "'"$hook"'"}]}'
+	set_cmd "echo started > /tmp/mark; sleep $MARK"
+	start_detached "$ID"
+	wait_until 10 grep -qx started "$BUNDLE/rootfs/tmp/mark"
+	# --leave-running: it runs on, listed, its hooks not run
+	tern checkpoint --leave-running --image-path "$IMG.1" "$ID"
+	[ "$(state_field "$ID" status)" = running ]
+	[ ! -e "$BATS_TEST_TMPDIR/poststop.out" ]
+	tern checkpoint --image-path "$IMG" "$ID"
+	# gone: not listed, no state, no cgroup, no process
+	run tern list -q
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"$ID"* ]]
+	run tern state "$ID"
+	[ "$status" -ne 0 ]
+	check_nothing_left "$ID"
+	# the poststop hooks ran once, as delete runs them
+	[ "$(cat "$BATS_TEST_TMPDIR/poststop.out")" = poststop ]
+	# podman and containerd delete --force after a checkpoint: fine
+	tern delete --force "$ID"
+	# the same id restores without a delete first
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(state_field "$ID" status)" = running ]
+	run tern exec "$ID" cat /tmp/mark
+	[ "$output" = started ]
 }
 
 # bats test_tags=vm:v2
@@ -118,7 +151,6 @@ in_ct() {
 	# written before the checkpoint, so that exec finds it after restore
 	wait_until 10 grep -qx started "$BUNDLE/rootfs/tmp/mark"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	tern restore -d --pid-file "$BATS_TEST_TMPDIR/pid" --image-path "$IMG" -b "$BUNDLE" "$ID"
 	[ "$(state_field "$ID" status)" = running ]
 	pid=$(state_field "$ID" pid)
@@ -143,7 +175,6 @@ in_ct() {
 	set_cmd "while [ ! -e /tmp/go ]; do sleep 0.1; done; exit 7"
 	start_detached "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	# the restored loop sees it and exits
 	touch "$BUNDLE/rootfs/tmp/go"
 	run tern restore --image-path "$IMG" -b "$BUNDLE" "$ID"
@@ -158,7 +189,6 @@ in_ct() {
 	start_detached "$ID"
 	wait_for_file "$BUNDLE/rootfs/tmp/up"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	# stdout: an empty 0600 file, like the one the container had at the
 	# dump (criu checks the size and mode of a regular file it hands over)
 	out=$(mktemp "$BATS_TEST_TMPDIR/restore.XXXXXX")
@@ -186,7 +216,6 @@ in_ct() {
 	size=$(du -sm "$IMG" | cut -f1)
 	echo "image: $size MiB"
 	[ "$size" -ge 256 ]
-	tern delete "$ID"
 	rm "$BUNDLE/rootfs/tmp/hash"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	tern kill "$ID" USR1
@@ -207,7 +236,6 @@ in_ct() {
 	wait_status "$ID" running
 	wait_until 10 grep -q set-42 "$BATS_TEST_TMPDIR/tty.out"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	wait "$RECVTTY_PID" || true
 	# a new console socket gets a new pty master, and the same shell
 	# (it still has KEPT) reads what is typed into it
@@ -228,7 +256,6 @@ in_ct() {
 	tern run -d --console-socket "$BATS_TEST_TMPDIR/tty.sock" -b "$BUNDLE" "$ID"
 	wait_status "$ID" running
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	check_fails_cleanly "has a terminal" "--console-socket"
 }
@@ -252,7 +279,6 @@ in_ct() {
 	[ "$(cat "$BATS_TEST_TMPDIR/r1")" = "1 one" ]
 	run tern checkpoint --tcp-established --image-path "$IMG" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	tern delete "$ID"
 	run tern restore -d --tcp-established --image-path "$IMG" -b "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	echo go >"$BATS_TEST_TMPDIR/go"
@@ -294,7 +320,6 @@ in_ct() {
 	wait_until 10 in_ct "$ID" "grep -qx in-tmpfs-$MARK /scratch/data"
 	tern checkpoint --image-path "$IMG" "$ID"
 	grep -q "mount /shared" "$IMG/tern-checkpoint.txt"
-	tern delete "$ID"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	run tern exec "$ID" cat /scratch/data
 	[ "$output" = "in-tmpfs-$MARK" ]
@@ -330,7 +355,6 @@ in_ct() {
 	start_detached "$ID"
 	wait_count_above "$BUNDLE/rootfs/tmp/count" 0
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	# move the whole bundle and the images
 	mv "$BUNDLE" "$BATS_TEST_TMPDIR/moved"
 	mv "$IMG" "$BATS_TEST_TMPDIR/img-moved"
@@ -358,7 +382,6 @@ in_ct() {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	update_config ".linux.cgroupsPath = \"/$ID-new\" | .linux.resources.memory.limit = 104857600 | .linux.resources.pids.limit = 77"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	pid=$(state_field "$ID" pid)
@@ -384,11 +407,37 @@ in_ct() {
 	check_nothing_left "$ID"
 }
 
+@test "checkpoint: a bind mount whose destination is a symlink in the image is dumped and restored at its target" {
+	# the image has /conf -> /real/conf: create mounts the bind on the
+	# target, inside the rootfs, so the kernel's mount table says /real/conf
+	mkdir -p "$BUNDLE/rootfs/real/conf"
+	ln -s /real/conf "$BUNDLE/rootfs/conf"
+	mkdir "$BATS_TEST_TMPDIR/conf"
+	echo "before-$MARK" >"$BATS_TEST_TMPDIR/conf/app.conf"
+	update_config '.mounts += [{"destination": "/conf", "type": "bind", "source": "'"$BATS_TEST_TMPDIR"'/conf", "options": ["rbind", "ro"]}]'
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	run in_ct "$ID" 'cat /conf/app.conf'
+	[ "$output" = "before-$MARK" ]
+	run tern checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	tern delete --force "$ID"
+	# a live bind of the source again, not a copy: a change made now shows
+	echo "after-$MARK" >"$BATS_TEST_TMPDIR/conf/app.conf"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run in_ct "$ID" 'cat /conf/app.conf'
+	[ "$output" = "after-$MARK" ]
+	# at the same place: the symlink's target, read-only as configured
+	pid=$(state_field "$ID" pid)
+	awk '$5 == "/real/conf" {print $6}' "/proc/$pid/mountinfo" | grep -q '^ro'
+	! awk '{print $5}' "/proc/$pid/mountinfo" | grep -qx /conf || false
+}
+
 @test "checkpoint: restore runs the new config's prestart and createRuntime hooks" {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	hook=$BATS_TEST_TMPDIR/hook.sh
 	printf '#!/bin/sh\ncat > "%s/$1.json"\n' "$BATS_TEST_TMPDIR" >"$hook"
 	chmod +x "$hook"
@@ -406,7 +455,6 @@ in_ct() {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	update_config '.hooks = {"prestart": [{"path": "/bin/false"}]}'
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	check_fails_cleanly "prestart hook" "/bin/false"
@@ -416,7 +464,6 @@ in_ct() {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	update_config '.linux.intelRdt = {"closID": "tern-restore"}'
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	check_fails_cleanly "linux.intelRdt" "restore does not put the restored processes in a resctrl group"
@@ -439,7 +486,6 @@ in_ct() {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	for f in "$IMG"/core-*.img; do
 		head -c 64 /dev/urandom >"$f"
 	done
@@ -466,7 +512,6 @@ in_ct() {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	run tern --systemd-cgroup restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	check_fails_cleanly "--systemd-cgroup: systemd is not running as PID 1"
 }
@@ -576,8 +621,9 @@ in_ct() {
 	timeout 60 tail --pid="$ckpt" -f /dev/null
 	wait "$ckpt" || { cat "$BATS_TEST_TMPDIR/ckpt.out"; false; }
 	timeout 30 tail --pid="$LAZY_DAEMON_PID" -f /dev/null
-	wait_status "$ID" stopped
-	tern delete "$ID"
+	# (and deleted, as after any checkpoint that stops it)
+	run tern state "$ID"
+	[ "$status" -ne 0 ]
 	tern delete --force "$ID-lazy"
 	check_nothing_left "$ID"
 }
@@ -600,9 +646,52 @@ in_ct() {
 	[ "$(state_field "$ID" status)" = running ]
 	# restore --lazy-pages with no `criu lazy-pages` listening
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	run tern restore -d --lazy-pages --image-path "$IMG" -b "$BUNDLE" "$ID"
 	check_fails_cleanly "no \`criu lazy-pages\` daemon listens" "lazy-pages.socket"
+}
+
+@test "checkpoint: restore --lazy-pages waits, bounded, for a criu lazy-pages daemon started just before it" {
+	# criu's lazy-pages daemon sizes its pipes to 4 MiB (see above)
+	if ! has_cap_sys_resource && [ "$(cat /proc/sys/fs/pipe-max-size)" -lt 4194304 ]; then
+		set_pipe_max 4194304
+	fi
+	set_cmd "echo started > /tmp/mark; sleep $MARK"
+	start_detached "$ID"
+	wait_until 10 grep -qx started "$BUNDLE/rootfs/tmp/mark"
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern delete --force "$ID"
+	# a daemon whose socket comes late, as one put in the background just
+	# before the restore: the wrapper holds criu back 1 s before its own
+	# start-up; a restore that looks for the socket only once always fails
+	printf '#!/bin/sh\nsleep 1\nexec "$@"\n' >"$BATS_TEST_TMPDIR/late"
+	chmod +x "$BATS_TEST_TMPDIR/late"
+	for i in 1 2 3; do
+		# fresh images each time: no socket left by the daemon before
+		cp -a "$IMG" "$IMG$i"
+		"$BATS_TEST_TMPDIR/late" "$CRIU_BIN" lazy-pages -D "$IMG$i" -o lazy-pages.log \
+			</dev/null >/dev/null 2>&1 3>&- &
+		LAZY_DAEMON_PID=$!
+		run tern restore -d --lazy-pages --image-path "$IMG$i" -b "$BUNDLE" "$ID-r$i"
+		[ "$status" -eq 0 ] || { echo "run $i: $output"; false; }
+		[ "$(state_field "$ID-r$i" status)" = running ]
+		run tern exec "$ID-r$i" cat /tmp/mark
+		[ "$output" = started ]
+		# every page in: the daemon ends by itself
+		timeout 30 tail --pid="$LAZY_DAEMON_PID" -f /dev/null
+		wait "$LAZY_DAEMON_PID"
+		tern delete --force "$ID-r$i"
+	done
+	# no daemon at all: a clear error once the bound has passed, no hang
+	cp -a "$IMG" "$IMG-none"
+	SECONDS=0
+	run timeout 60 "$TERN_BIN" --root "$ROOT" restore -d --lazy-pages --image-path "$IMG-none" \
+		-b "$BUNDLE" "$ID-none"
+	echo "$output"
+	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	[ "$SECONDS" -ge 4 ]
+	[[ "$output" == *"\`$IMG-none/lazy-pages.socket\` did not appear within 5000 ms"* ]]
+	run tern state "$ID-none"
+	[ "$status" -ne 0 ]
 }
 
 @test "checkpoint/restore: --help exits 0, options as runc spells them" {
@@ -644,7 +733,6 @@ in_ct() {
 	ls "$BATS_TEST_TMPDIR"/remote/pages-*.img
 	! ls "$IMG"/pages-*.img || false
 	before=$(cat "$BUNDLE/rootfs/tmp/count")
-	tern delete "$ID"
 	cp "$BATS_TEST_TMPDIR"/remote/*.img "$IMG"/
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	went_on "$BUNDLE/rootfs/tmp/count" "$before"
@@ -680,7 +768,6 @@ in_ct() {
 	run tern checkpoint --ext-unix-sk --image-path "$IMG" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	before=$(cat "$BATS_TEST_TMPDIR/last")
-	tern delete "$ID"
 	tern restore -d --ext-unix-sk --image-path "$IMG" -b "$BUNDLE" "$ID"
 	# the same sender goes on counting into the same outside socket
 	went_on "$BATS_TEST_TMPDIR/last" "$before"
@@ -702,7 +789,6 @@ in_ct() {
 	tern checkpoint --file-locks --image-path "$IMG" "$ID"
 	# nobody holds it while the container is checkpointed
 	flock -n "$BUNDLE/rootfs/lockfile" true
-	tern delete "$ID"
 	tern restore -d --file-locks --image-path "$IMG" -b "$BUNDLE" "$ID"
 	! flock -n "$BUNDLE/rootfs/lockfile" true || false
 }
@@ -717,7 +803,6 @@ in_ct() {
 	# no network images: links, addresses, routes were not dumped
 	! ls "$IMG"/netdev-*.img || false
 	! ls "$IMG"/ifaddr-*.img || false
-	tern delete "$ID"
 	tern restore -d --empty-ns network --image-path "$IMG" -b "$BUNDLE" "$ID"
 	[ "$(state_field "$ID" status)" = running ]
 	# a new, empty network namespace: lo only, without the address
@@ -735,7 +820,6 @@ in_ct() {
 	tern checkpoint --image-path "$IMG" "$ID"
 	grep -qx 'netns-fresh 1' "$IMG/tern-checkpoint.txt"
 	! ls "$IMG"/netdev-*.img || false
-	tern delete "$ID"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	run tern exec "$ID" ls /sys/class/net
 	[ "$output" = lo ]
@@ -754,7 +838,6 @@ in_ct() {
 		nsenter -t "$(state_field "$ID" pid)" -n $change
 		tern checkpoint --image-path "$IMG" "$ID"
 		grep -qx 'netns-fresh 0' "$IMG/tern-checkpoint.txt"
-		tern delete "$ID"
 		tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 		local pid
 		pid=$(state_field "$ID" pid)
@@ -772,7 +855,7 @@ in_ct() {
 # (that --leave-running thaws the cgroup tern froze for criu is the
 # counter going on in "--leave-running keeps it running" above)
 # bats test_tags=vm:v2
-@test "checkpoint: --leave-running leaves a paused container paused (v2: refuses it at once); a plain checkpoint reads stopped" {
+@test "checkpoint: --leave-running leaves a paused container paused (v2: refuses it at once); a plain checkpoint deletes it" {
 	set_cmd "$(counter count)"
 	start_detached "$ID"
 	wait_count_above "$BUNDLE/rootfs/tmp/count" 0
@@ -791,10 +874,8 @@ in_ct() {
 	tern resume "$ID"
 	a=$(cat "$BUNDLE/rootfs/tmp/count")
 	wait_count_above "$BUNDLE/rootfs/tmp/count" "$a"
-	# and a plain checkpoint stops it: no process of it is left
+	# and a plain checkpoint stops and deletes it: nothing of it is left
 	tern checkpoint --image-path "$IMG.3" "$ID"
-	[ "$(state_field "$ID" status)" = stopped ]
-	tern delete "$ID"
 	check_nothing_left "$ID"
 }
 
@@ -830,7 +911,6 @@ fresh_rootfs() {
 	wait_count_above "$BUNDLE/rootfs/tmp/count" 2
 	tern checkpoint --image-path "$IMG" "$ID"
 	before=$(cat "$BUNDLE/rootfs/tmp/count")
-	tern delete "$ID"
 	fresh_rootfs
 	rm -r "$t/vol/sub"
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
@@ -858,7 +938,6 @@ fresh_rootfs() {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	fresh_rootfs
 	# a hostile image: /new leads far above the rootfs, to a host path
 	ln -s "../../../../../../../../../..$t/outside" "$BUNDLE/rootfs/new"
@@ -879,7 +958,6 @@ fresh_rootfs() {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	fresh_rootfs
 	rmdir "$BATS_TEST_TMPDIR/vol2"
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
@@ -950,7 +1028,6 @@ kdat_stamp() {
 	[ ! -d /proc/acpi ] || grep -qx 'masked /proc/acpi' "$IMG/tern-checkpoint.txt"
 	grep -qx 'masked /sys/firmware' "$IMG/tern-checkpoint.txt"
 	[ "$(ls "$IMG" | grep -c '^tmpfs-dev-.*\.tar\.gz\.img$')" -eq "$tmpfs_kept" ]
-	tern delete "$ID"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	local pid
 	pid=$(state_field "$ID" pid)
@@ -974,7 +1051,6 @@ kdat_stamp() {
 	# the tmpfs is shared, so every masked directory holds the file too:
 	# none is left out
 	! grep -q '^masked ' "$IMG/tern-checkpoint.txt"
-	tern delete "$ID"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	run in_ct "$ID" 'cat /sys/firmware/f'
 	[ "$status" -eq 0 ]
@@ -995,7 +1071,6 @@ kdat_stamp() {
 	# by the device: 0:N is N)
 	ls "$IMG" | grep -q '^tmpfs-dev-.*\.tar\.gz\.img$'
 	[ ! -e "$IMG/tmpfs-dev-$minor.tar.gz.img" ]
-	tern delete "$ID"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	local pid
 	pid=$(state_field "$ID" pid)
@@ -1017,7 +1092,6 @@ kdat_stamp() {
 	start_detached "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
 	grep -qx 'tmpfs /dev/shm' "$IMG/tern-checkpoint.txt"
-	tern delete "$ID"
 	update_config 'del(.mounts[] | select(.destination == "/dev/shm"))'
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	check_fails_cleanly "/dev/shm" "no tmpfs mount in config.json"
@@ -1034,7 +1108,6 @@ kdat_stamp() {
 		# cgroup v2 (the qemu guest): a cgroup2 mount, no tree of ours
 		tern checkpoint --image-path "$IMG" "$ID"
 		! grep -q '^tmpfs-tree ' "$IMG/tern-checkpoint.txt" || false
-		tern delete "$ID"
 		return 0
 	fi
 	local before minor
@@ -1044,7 +1117,6 @@ kdat_stamp() {
 	grep -qx 'tmpfs-tree /sys/fs/cgroup 755 0 0 1' "$IMG/tern-checkpoint.txt"
 	[ "$(grep -c '^tmpfs-dir /sys/fs/cgroup ' "$IMG/tern-checkpoint.txt")" -ge 1 ]
 	[ ! -e "$IMG/tmpfs-dev-$minor.tar.gz.img" ]
-	tern delete "$ID"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	pid=$(state_field "$ID" pid)
 	[ "$(ls -l "/proc/$pid/root/sys/fs/cgroup" | awk 'NR > 1 {print $1, $9, $10, $11}')" = "$before" ]
@@ -1064,7 +1136,6 @@ kdat_stamp() {
 	wait_for_file "$BUNDLE/rootfs/tmp/ready"
 	tern checkpoint --image-path "$IMG" "$ID"
 	! grep -q '^tmpfs ' "$IMG/tern-checkpoint.txt"
-	tern delete "$ID"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	run in_ct "$ID" 'cat /dev/shm/f'
 	[ "$status" -eq 0 ]
@@ -1090,7 +1161,6 @@ userns_bundle() {
 	wait_count_above "$BUNDLE/rootfs/tmp/count" 0
 	tern checkpoint --image-path "$IMG" "$ID"
 	grep -qx 'devbind /dev/null /null' "$IMG/tern-checkpoint.txt"
-	tern delete "$ID"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	a=$(cat "$BUNDLE/rootfs/tmp/count")
 	wait_count_above "$BUNDLE/rootfs/tmp/count" "$a"
@@ -1110,7 +1180,6 @@ userns_bundle() {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	sed -i 's|^devbind /dev/null /null$|devbind /dev/null /kmsg|' "$IMG/tern-checkpoint.txt"
 	grep -qx 'devbind /dev/null /kmsg' "$IMG/tern-checkpoint.txt"
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
@@ -1127,7 +1196,6 @@ userns_bundle() {
 	tern checkpoint --image-path "$IMG" "$ID"
 	grep -qx 'mount /hostnull' "$IMG/tern-checkpoint.txt"
 	! grep -q '^devbind /hostnull ' "$IMG/tern-checkpoint.txt"
-	tern delete "$ID"
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	run in_ct "$ID" 'echo x >/hostnull && stat -c "%t:%T" /hostnull'
 	[ "$status" -eq 0 ]

@@ -555,8 +555,14 @@ EOF
 		[ "$rc" -ne 137 ]
 		[ "$rc" -eq 0 ] || known_failure "$(cat ck.out)"
 		wait_until 30 pid_gone "$pid"
-		[ "$(state_field "$ID" status)" = stopped ]
-		tern delete "$ID"
+		if [ "$rc" -eq 0 ]; then
+			# a checkpoint that stopped it deletes it, as runc does
+			run tern state "$ID"
+			[ "$status" -ne 0 ]
+		else
+			[ "$(state_field "$ID" status)" = stopped ]
+			tern delete "$ID"
+		fi
 		nothing_left_under_root
 	done
 }

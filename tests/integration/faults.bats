@@ -296,8 +296,11 @@ walk_create() {
 	[[ "$points" == *checkpoint:frozen* ]]
 	for p in $points; do
 		running
-		# killed once criu has dumped, the images are whole: kept
-		[ "$p" = checkpoint:dumped ] && IMG_KEPT=$p
+		# killed once criu has dumped, the images are whole: kept (also
+		# in the delete that follows a dump that stopped the container)
+		case $p in
+		checkpoint:dumped | delete:*) IMG_KEPT=$p ;;
+		esac
 		kill_at "$p" checkpoint --image-path "$IMG" "$ID"
 		after_kill "$p"
 	done
@@ -308,9 +311,9 @@ walk_create() {
 	local points p
 	running
 	cd "$BATS_TEST_TMPDIR"
+	# (checkpoint deletes the container, as runc does)
 	tern checkpoint --image-path "$IMG.orig" "$ID" >/dev/null
 	wait_until 10 no_container_process
-	tern delete "$ID" >/dev/null
 	cp -a "$IMG.orig" "$IMG"
 	points=$(points_of restore -d --image-path "$IMG" -b "$BUNDLE" "$ID")
 	[[ "$points" == *restore:criu-restored* ]]

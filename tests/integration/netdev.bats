@@ -298,7 +298,6 @@ run_in_path_netns() {
 	addressed "${P}a"
 	tern run -d -b "$BUNDLE" "$ID"
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	set_netdevs "{\"${P}a\": {\"name\": \"ctr0\"}}"
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	check_fails_cleanly "linux.netDevices" "restore" "joined by path"
@@ -309,7 +308,6 @@ run_in_path_netns() {
 	"$CRIU_BIN" --version >/dev/null 2>&1 || skip "!!! NO CRIU AT $CRIU_BIN: see scripts/install-criu.sh !!!"
 	run_in_path_netns
 	tern checkpoint --image-path "$IMG" "$ID"
-	tern delete "$ID"
 	# still in the namespace, which /run/netns keeps; restore moves nothing
 	not_on_host "${P}a"
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"

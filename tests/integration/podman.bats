@@ -281,6 +281,27 @@ checkpoint_round_trip() {
 	checkpoint_round_trip --dns=none
 }
 
+# The runtime's checkpoint deletes the container itself (as runc's does);
+# podman then deletes it with --force, which must not fail, and its
+# in-place restore reuses the id.
+@test "podman: checkpoint then restore in place: the same process counts on under the same id" {
+	local vol=$BATS_TEST_TMPDIR/vol tok n tok2 n2
+	mkdir -p "$vol"
+	start "$NAME" -v "$vol:/data" "$IMAGE" sh -c "$COUNTER"
+	wait_until 10 counted_past "$vol/n" 2
+	pm container checkpoint "$NAME"
+	read -r tok n <"$vol/n"
+	run pm inspect --format '{{.State.Running}}' "$NAME"
+	[ "$output" = false ]
+	pm container restore "$NAME"
+	run pm inspect --format '{{.State.Running}}' "$NAME"
+	[ "$output" = true ]
+	wait_until 10 counted_past "$vol/n" "$n"
+	read -r tok2 n2 <"$vol/n"
+	echo "before: $tok $n, after: $tok2 $n2"
+	[ "$tok2" = "$tok" ]
+}
+
 # ---- exec --user: stdio the user can reopen ----
 
 @test "podman: exec --user 1000 owns its stdio pipes as runc makes them and can reopen them" {
