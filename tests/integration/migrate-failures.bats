@@ -299,6 +299,38 @@ dump_hangs() {
 	rootfs_as_before
 }
 
+@test "migrate-failures: criu lazy-pages, which fills the restored memory from the images (stop-and-copy), never exits: the receiver kills it past TERN_CRIU_TIMEOUT and deletes its copy; the source thaws" {
+	prepare_changes
+	# the target's criu: its lazy-pages fills the memory, then hangs
+	local real=${TERN_CRIU:-/opt/tern-criu/bin/criu}
+	cat >"$BATS_TEST_TMPDIR/hold-criu" <<EOF
+#!/bin/sh
+[ "\$1" = lazy-pages ] || exec $real "\$@"
+$real "\$@"
+touch $BATS_TEST_TMPDIR/hold.in
+exec sleep 600
+EOF
+	chmod 0755 "$BATS_TEST_TMPDIR/hold-criu"
+	TERN_CRIU=$BATS_TEST_TMPDIR/hold-criu TERN_CRIU_TIMEOUT=8 receive --token-file "$TOKEN"
+	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	# a receiver without the bound waits for it forever
+	wait_until 60 test -s "$BATS_TEST_TMPDIR/recv.rc"
+	! receive_status || false
+	test -e "$BATS_TEST_TMPDIR/hold.in"
+	grep -q "filling the memory of \`$ID\` from the images: criu lazy-pages did not finish within 8 s: killed it" recv.err ||
+		{ cat recv.err; false; }
+	! grep -q '"phase":"running"' recv.out || false
+	no_process_like "$BATS_TEST_TMPDIR/hold-criu"
+	! migrate_status || false
+	grep -q '"event":"rollback"' src.out || { cat src.out; false; }
+	still_runs
+	source_thawed
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	wait_until 30 target_clean || target_clean
+	[ -z "$(ls "$RB")" ]
+	rootfs_as_before
+}
+
 @test "migrate-failures: the receiver killed once the target runs the container: it runs on there, the source deleted its copy" {
 	set_cmd "echo changed >/image-dir/file; $(counter_cmd /tmp/count)"
 	start_source
