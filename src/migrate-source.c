@@ -412,6 +412,7 @@ static int start_dump(source *s, const char *images, const char *parent, bool pr
 			     .tcp_established = s->o->tcp_established,
 			     .netns_fresh_if_plain = true,
 			     .criu_checked = true,
+			     .criu_timeout_ms = s->o->criu_timeout_ms,
 			     .keep_net_locked = s->o->tcp_established,
 			     .status_fd = -1}};
 	cleanup_free char *ps = NULL, *cacert = NULL, *cert = NULL, *key = NULL;
