@@ -1,6 +1,7 @@
 /* Checkpoint and restore with CRIU (see checkpoint.h for the layout of a
  * checkpoint directory and how criu is found). */
 #include "checkpoint.h"
+#include "criu-deadline.h"
 #include "fault.h"
 #include "checkpoint-devbinds.h"
 #include "checkpoint-masked.h"
@@ -1259,9 +1260,25 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	if (ret < 0)
 		goto out;
 	tern_fault_point("checkpoint:frozen");
+	/* a hung criu must not hang tern; a lazy dump lasts as long as the
+	 * restore takes its pages, which its caller bounds */
+	tern_criu_deadline dl = {.pid = 0};
+	int bound = o->criu_timeout_ms > 0 ? o->criu_timeout_ms : tern_criu_timeout_ms();
+	if (!o->lazy_pages)
+		tern_criu_deadline_start(&dl, bound);
 	ret = dump_private(&s, o->pre_dump);
+	bool killed = tern_criu_deadline_stop(&dl);
 	if (thaw_after)
 		thaw_after_dump(st, o, ret == 0);
+	if (ret < 0 && killed) {
+		ret =
+		    tern_error_make_quiet(err, ETIMEDOUT,
+					  "checkpoint of `%s`: criu %s did not finish within %d s: "
+					  "killed it; `%s` %s",
+					  id, o->pre_dump ? "pre-dump" : "dump", bound / 1000, id,
+					  thaw_after ? "runs on" : "is left as it was");
+		goto out;
+	}
 	if (ret < 0) {
 		/* the image directory tern made goes; the log stays with the
 		 * container's state (delete removes it) */

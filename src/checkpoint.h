@@ -83,6 +83,9 @@ typedef struct {
 	 * probe here, each of which starts criu once more (its kernel probes
 	 * take tens of ms, inside the downtime) */
 	bool criu_checked;
+	/* a dump (not lazy) that takes longer is killed; 0: TERN_CRIU_TIMEOUT
+	 * or its default (criu-deadline.h) */
+	int criu_timeout_ms;
 	/* restore with lazy_pages: the `criu lazy-pages` daemon is still
 	 * starting; it writes a byte to lazy_ready_fd (its --status-fd) once
 	 * it listens. The restore makes its preparations (state, cgroups,

@@ -4,6 +4,7 @@
 #include "migrate.h"
 #include "utils.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,9 @@ static const char migrate_usage[] =
     "  --tcp-established            move established TCP connections too\n"
     "  --max-rounds N               pre-copy: at most N memory rounds while it runs\n"
     "                               (default 5)\n"
+    "  --criu-timeout SECONDS       kill a criu dump that takes longer and keep the\n"
+    "                               container here (default: $TERN_CRIU_TIMEOUT,\n"
+    "                               else 300)\n"
     "  --format text|json           progress as text on stderr (default) or one\n"
     "                               JSON object per event on stdout\n"
     "  -h, --help                   this help\n";
@@ -46,6 +50,9 @@ static const char receive_usage[] =
     "                               token within SECONDS (default 5)\n"
     "  --max-failed-peers N         give up after N refused connections (port\n"
     "                               scans, wrong tokens; default 16)\n"
+    "  --criu-timeout SECONDS       kill a criu restore or lazy-pages that takes\n"
+    "                               longer and give up (default: $TERN_CRIU_TIMEOUT,\n"
+    "                               else 300)\n"
     "  --format text|json           progress as text on stderr (default) or JSON\n"
     "                               lines on stdout\n"
     "  -h, --help                   this help\n";
@@ -72,6 +79,31 @@ static int positive(const char *flag, const char *value)
 	return v;
 }
 
+/* --criu-timeout's seconds, kept in ms */
+static int criu_timeout(const char *value)
+{
+	int v = positive("criu-timeout", value);
+
+	if (v > INT_MAX / 1000) {
+		fprintf(stderr, "tern: --criu-timeout: want at most %d\n", INT_MAX / 1000);
+		exit(1);
+	}
+	return v * 1000;
+}
+
+/* TERN_CRIU_TIMEOUT, or the default: what --criu-timeout overrides */
+static int criu_timeout_default(void)
+{
+	cleanup_error tern_error *err = NULL;
+	int ms;
+
+	if (tern_mig_criu_timeout_env(&ms, &err) < 0) {
+		fprintf(stderr, "tern: %s\n", err->msg);
+		exit(1);
+	}
+	return ms;
+}
+
 static void require(const char *value, const char *flag, const char *cmd, const char *usage)
 {
 	if (value == NULL) {
@@ -83,18 +115,27 @@ static void require(const char *value, const char *flag, const char *cmd, const 
 
 int tern_cmd_migrate(tern_global_opts *g, int argc, char **argv)
 {
-	enum { OPT_TO = 256, OPT_TOKEN, OPT_MODE, OPT_TCP, OPT_ROUNDS, OPT_FORMAT };
+	enum {
+		OPT_TO = 256,
+		OPT_TOKEN,
+		OPT_MODE,
+		OPT_TCP,
+		OPT_ROUNDS,
+		OPT_FORMAT,
+		OPT_CRIU_TIMEOUT
+	};
 	static const struct option longopts[] = {
 	    {"to", required_argument, NULL, OPT_TO},
 	    {"token-file", required_argument, NULL, OPT_TOKEN},
 	    {"mode", required_argument, NULL, OPT_MODE},
 	    {"tcp-established", no_argument, NULL, OPT_TCP},
 	    {"max-rounds", required_argument, NULL, OPT_ROUNDS},
+	    {"criu-timeout", required_argument, NULL, OPT_CRIU_TIMEOUT},
 	    {"format", required_argument, NULL, OPT_FORMAT},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	tern_migrate_opts o = {.max_rounds = 5};
+	tern_migrate_opts o = {.max_rounds = 5, .criu_timeout_ms = criu_timeout_default()};
 	cleanup_error tern_error *err = NULL;
 	int c;
 
@@ -122,6 +163,9 @@ int tern_cmd_migrate(tern_global_opts *g, int argc, char **argv)
 		case OPT_ROUNDS:
 			o.max_rounds = tern_cli_parse_int("max-rounds", optarg);
 			break;
+		case OPT_CRIU_TIMEOUT:
+			o.criu_timeout_ms = criu_timeout(optarg);
+			break;
 		case OPT_FORMAT:
 			o.json = parse_format(optarg);
 			break;
@@ -145,7 +189,8 @@ int tern_cmd_migrate_receive(tern_global_opts *g, int argc, char **argv)
 		OPT_TIMEOUT,
 		OPT_FORMAT,
 		OPT_HANDSHAKE_TIMEOUT,
-		OPT_MAX_FAILED
+		OPT_MAX_FAILED,
+		OPT_CRIU_TIMEOUT
 	};
 	static const struct option longopts[] = {
 	    {"listen", required_argument, NULL, OPT_LISTEN},
@@ -155,13 +200,15 @@ int tern_cmd_migrate_receive(tern_global_opts *g, int argc, char **argv)
 	    {"timeout", required_argument, NULL, OPT_TIMEOUT},
 	    {"handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT},
 	    {"max-failed-peers", required_argument, NULL, OPT_MAX_FAILED},
+	    {"criu-timeout", required_argument, NULL, OPT_CRIU_TIMEOUT},
 	    {"format", required_argument, NULL, OPT_FORMAT},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	tern_receive_opts o = {.timeout_ms = -1,
 			       .handshake_timeout_ms = TERN_MIG_HANDSHAKE_TIMEOUT_S * 1000,
-			       .max_failed_peers = TERN_MIG_MAX_FAILED_PEERS};
+			       .max_failed_peers = TERN_MIG_MAX_FAILED_PEERS,
+			       .criu_timeout_ms = criu_timeout_default()};
 	cleanup_error tern_error *err = NULL;
 	int c;
 
@@ -188,6 +235,9 @@ int tern_cmd_migrate_receive(tern_global_opts *g, int argc, char **argv)
 			break;
 		case OPT_MAX_FAILED:
 			o.max_failed_peers = positive("max-failed-peers", optarg);
+			break;
+		case OPT_CRIU_TIMEOUT:
+			o.criu_timeout_ms = criu_timeout(optarg);
 			break;
 		case OPT_FORMAT:
 			o.json = parse_format(optarg);

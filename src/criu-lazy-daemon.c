@@ -4,11 +4,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -106,6 +108,37 @@ static int reap(tern_lazy_daemon *d, bool hang, tern_error **err)
 int tern_lazy_daemon_wait(tern_lazy_daemon *d, tern_error **err)
 {
 	return reap(d, true, err);
+}
+
+int tern_lazy_daemon_wait_for(tern_lazy_daemon *d, int timeout_ms, tern_error **err)
+{
+	if (d->pid <= 0)
+		return 0;
+	cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, d->pid, 0);
+	struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+	struct timespec t0, now;
+	int left = timeout_ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* without a pidfd (an old kernel): poll its status every 100 ms */
+	for (;;) {
+		int r = pidfd >= 0 ? poll(&pfd, 1, left) : reap(d, false, err);
+		if (pidfd < 0 && r != 1)
+			return r;
+		if (pidfd >= 0 && (r > 0 || (r < 0 && errno != EINTR)))
+			return reap(d, true, err);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long spent = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (spent >= timeout_ms)
+			break;
+		left = timeout_ms - (int)spent;
+		if (pidfd < 0)
+			poll(NULL, 0, left < 100 ? left : 100);
+	}
+	tern_lazy_daemon_stop(d);
+	return tern_error_make_quiet(err, ETIMEDOUT,
+				     "criu lazy-pages did not finish within %d s: killed it",
+				     timeout_ms / 1000);
 }
 
 int tern_lazy_daemon_poll(tern_lazy_daemon *d, tern_error **err)

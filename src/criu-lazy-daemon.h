@@ -46,6 +46,11 @@ int tern_lazy_daemon_start(const char *criu, const char *images, char *const ext
 /* Wait for the daemon to end: 0 once it exited 0, every page filled. */
 int tern_lazy_daemon_wait(tern_lazy_daemon *d, tern_error **err);
 
+/* The same, at most timeout_ms: past it the daemon (hung: its page server
+ * or the restore it serves went silent) is killed with its group, -ETIMEDOUT
+ * "criu lazy-pages did not finish within N s: killed it". */
+int tern_lazy_daemon_wait_for(tern_lazy_daemon *d, int timeout_ms, tern_error **err);
+
 /* The same without waiting: 1 while it runs. */
 int tern_lazy_daemon_poll(tern_lazy_daemon *d, tern_error **err);
 

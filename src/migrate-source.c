@@ -57,6 +57,7 @@ typedef struct {
 	char *page_ip;
 	int page_port;
 	pid_t dump_pid;
+	bool criu_killed; /* a dump past --criu-timeout was killed */
 	int dump_errfd;
 	int status_fd; /* read end: a byte once a lazy dump's images are written */
 	bool frozen;
@@ -411,6 +412,7 @@ static int start_dump(source *s, const char *images, const char *parent, bool pr
 			     .tcp_established = s->o->tcp_established,
 			     .netns_fresh_if_plain = true,
 			     .criu_checked = true,
+			     .criu_timeout_ms = s->o->criu_timeout_ms,
 			     .keep_net_locked = s->o->tcp_established,
 			     .status_fd = -1}};
 	cleanup_free char *ps = NULL, *cacert = NULL, *cert = NULL, *key = NULL;
@@ -453,22 +455,60 @@ static int start_dump(source *s, const char *images, const char *parent, bool pr
 	return ret;
 }
 
+/* What is left of --criu-timeout for the dump started at t_dump. */
+static int dump_left_ms(source *s)
+{
+	uint64_t spent = (tern_mig_now_ns() - s->t_dump) / 1000000ULL;
+
+	return spent >= (uint64_t)s->o->criu_timeout_ms ? 0 : s->o->criu_timeout_ms - (int)spent;
+}
+
+/* Wait for the dump child and its criu within --criu-timeout: a hung criu
+ * (or an action script of its that never returns) is killed with its
+ * group, and the roll back thaws the container. */
+static int wait_dump(source *s, tern_error **err)
+{
+	cleanup_free char *what = tern_strdup_printf("criu dump of `%s`", s->o->id);
+	int ret = tern_mig_child_wait_or_kill(s->dump_pid, s->dump_errfd, dump_left_ms(s),
+					      s->o->criu_timeout_ms, what, err);
+
+	s->dump_pid = 0;
+	if (ret == -ETIMEDOUT)
+		s->criu_killed = true;
+	return ret;
+}
+
 /* Post-copy: wait until the images are written and criu's page server
  * listens (a byte on the status pipe), or the dump failed. */
 static int wait_lazy_ready(source *s, tern_error **err)
 {
 	char b;
 	struct pollfd pfd = {.fd = s->status_fd, .events = POLLIN};
-	int r = poll(&pfd, 1, TERN_MIG_STEP_TIMEOUT_MS);
+	int r;
 
+	while ((r = poll(&pfd, 1, dump_left_ms(s))) < 0 && errno == EINTR)
+		;
 	if (r > 0 && read(s->status_fd, &b, 1) == 1)
 		return 0;
 	int ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, r == 0 ? 0 : 10000, err);
-	if (ret == -ETIMEDOUT || ret == 0)
-		return tern_error_make_quiet(err, ETIMEDOUT,
-					     "criu's lazy dump did not get ready within %d s",
-					     TERN_MIG_STEP_TIMEOUT_MS / 1000);
+	if (ret == -ETIMEDOUT) {
+		/* hung: roll_back's abort_dump would wait 20 s more for it */
+		kill(-s->dump_pid, SIGKILL);
+		kill(s->dump_pid, SIGKILL);
+		tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
+		tern_error_free(*err);
+		*err = NULL;
+		s->dump_pid = 0;
+		s->criu_killed = true;
+		return tern_error_make_quiet(
+		    err, ETIMEDOUT,
+		    "criu's lazy dump of `%s` did not get ready within %d s: killed it", s->o->id,
+		    s->o->criu_timeout_ms / 1000);
+	}
 	s->dump_pid = 0;
+	if (ret == 0)
+		return tern_error_make_quiet(err, EIO, "criu's lazy dump of `%s` ended unready",
+					     s->o->id);
 	return ret;
 }
 
@@ -601,7 +641,7 @@ static int precopy_rounds(source *s, int *rounds, tern_error **err)
 			return tern_error_make(err, errno, "`%s`", dir);
 		ret = start_dump(s, dir, parent, true, err);
 		if (ret == 0)
-			ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
+			ret = wait_dump(s, err);
 		s->dump_pid = 0;
 		if (ret < 0)
 			return tern_error_wrap(err, "pre-copy round %d", r);
@@ -721,8 +761,8 @@ static int dump_streaming(source *s, page_stream *ps, uint64_t *bytes, tern_erro
 	/* the pipe is readable once the child has exited (or wrote why) */
 	for (;;) {
 		int r = poll(&pfd, 1, 10);
-		if (r > 0)
-			break;
+		if (r > 0 || dump_left_ms(s) == 0)
+			break; /* (past the bound: wait_dump kills it) */
 		if (r < 0 && errno != EINTR)
 			return tern_error_make(err, errno, "poll");
 		ret = page_stream_send(s, ps, false, bytes, err);
@@ -730,8 +770,7 @@ static int dump_streaming(source *s, page_stream *ps, uint64_t *bytes, tern_erro
 			return ret; /* (roll_back waits for the dump) */
 	}
 	s->sent_during_dump = *bytes;
-	ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
-	s->dump_pid = 0;
+	ret = wait_dump(s, err);
 	if (ret == 0)
 		ret = page_stream_send(s, ps, true, bytes, err);
 	return ret;
@@ -979,8 +1018,7 @@ static int run(source *s, tern_error **err)
 	} else if (ret == 0 && s->freezer_v1) {
 		ret = dump_streaming(s, &ps, &frozen_bytes, err);
 	} else if (ret == 0) {
-		ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, err);
-		s->dump_pid = 0;
+		ret = wait_dump(s, err);
 	}
 	if (ret == 0 && !s->freezer_v1) {
 		tern_jw fw;
@@ -1152,8 +1190,15 @@ int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_er
 	ret = run(&s, err);
 	if (ret < 0 && s.c && !s.committed)
 		tern_mig_peer_reason(s.c, err);
-	if (ret < 0 && !s.committed)
+	if (ret < 0 && !s.committed) {
 		roll_back(&s, *err);
+		/* say where the container is: the point of the bound */
+		if (s.criu_killed && *err && !is_paused(&s)) {
+			char *m = tern_strdup_printf("%s; `%s` runs on here", (*err)->msg, o->id);
+			free((*err)->msg);
+			(*err)->msg = m;
+		}
+	}
 	if (ret == 0)
 		ret = finish(&s, err);
 	if (ret == 0) {

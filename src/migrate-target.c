@@ -736,7 +736,8 @@ static int wait_lazy_daemon(target *t, tern_mig_fetch *f, tern_error **err)
 	/* (without a pidfd, no progress: just wait) */
 	tern_mig_fetch_sample(f, &t->p);
 	bool uncorked = tern_criu_uncork(t->lazy.pid, t->page_port) > 0;
-	while (pidfd >= 0) {
+	uint64_t end = tern_mig_now_ns() + (uint64_t)t->o->criu_timeout_ms * 1000000ULL;
+	while (pidfd >= 0 && tern_mig_now_ns() < end) {
 		int r = poll(&pfd, 1, TERN_MIG_PROGRESS_MS);
 		if (r > 0 || (r < 0 && errno != EINTR))
 			break;
@@ -745,7 +746,10 @@ static int wait_lazy_daemon(target *t, tern_mig_fetch *f, tern_error **err)
 		if (r == 0 && !uncorked)
 			uncorked = tern_criu_uncork(t->lazy.pid, t->page_port) > 0;
 	}
-	return tern_lazy_daemon_wait(&t->lazy, err);
+	/* (whatever is left of the bound: none past it, which kills it) */
+	uint64_t now = tern_mig_now_ns();
+	return tern_lazy_daemon_wait_for(&t->lazy, now >= end ? 0 : (int)((end - now) / 1000000ULL),
+					 err);
 }
 
 /* ---- the other modes: memory filled from the images received ----
@@ -783,7 +787,7 @@ static int wait_fill_from_images(target *t, tern_error **err)
 	tern_jw_str(&w, "id", t->id);
 	tern_mig_event(&t->p, "phase", &w, "`%s` restored here; its memory fills from the images",
 		       t->id);
-	int ret = tern_lazy_daemon_wait(&t->lazy, err);
+	int ret = tern_lazy_daemon_wait_for(&t->lazy, t->o->criu_timeout_ms, err);
 
 	if (ret < 0)
 		return tern_error_wrap(err, "filling the memory of `%s` from the images", t->id);
@@ -846,17 +850,24 @@ static int restore(target *t, tern_error **err)
 	 * before the watchdog may look for it */
 	setpgid(pid, pid);
 	tern_mig_watchdog_group(t->watch_fd, pid);
-	ret = tern_mig_child_wait(pid, errfd, TERN_MIG_STEP_TIMEOUT_MS, err);
+	/* criu can hang when a lazy restore fails half way, or in a hook */
+	cleanup_free char *what = tern_strdup_printf("criu restore of `%s`", t->id);
+	ret = tern_mig_child_wait_or_kill(pid, errfd, t->o->criu_timeout_ms, t->o->criu_timeout_ms,
+					  what, err);
 	if (ret == -ETIMEDOUT) {
-		/* criu can hang when a lazy restore fails half way */
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL);
-		tern_mig_child_wait(pid, errfd, -1, err);
-		ret =
-		    tern_error_make_quiet(err, ETIMEDOUT, "restore of `%s` did not end within %d s",
-					  t->id, TERN_MIG_STEP_TIMEOUT_MS / 1000);
+		/* killed half way: nothing cleaned up after it; what it made
+		 * goes as the watchdog's would */
+		cleanup_free char *state = tern_strdup_printf("%s/%s", t->g->rt.root, t->id);
+		tern_error *e = NULL;
+		if (access(state, F_OK) == 0 &&
+		    tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
+			tern_log(TERN_LOG_ERROR, "delete `%s` after its killed restore: %s", t->id,
+				 e->msg);
+			tern_error_free(e);
+		}
 	}
-	if (ret < 0 && t->fill_from_images) {
+	/* (its daemon then failed too, for want of the restore) */
+	if (ret < 0 && ret != -ETIMEDOUT && t->fill_from_images) {
 		/* criu then says no more than that its socket broke */
 		tern_error *e = NULL;
 		if (tern_lazy_daemon_poll(&t->lazy, &e) < 0)

@@ -5,12 +5,14 @@
 #include "utils.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -291,6 +293,43 @@ int tern_mig_child_wait(pid_t pid, int errfd, int timeout_ms, tern_error **err)
 	return tern_error_make_quiet(err, EIO, "child %d %s %d", pid,
 				     WIFSIGNALED(status) ? "killed by signal" : "exited with",
 				     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+int tern_mig_child_wait_or_kill(pid_t pid, int errfd, int left_ms, int bound_ms, const char *what,
+				tern_error **err)
+{
+	tern_error *ignored = NULL;
+	int ret = tern_mig_child_wait(pid, errfd, left_ms < 0 ? 0 : left_ms, err);
+
+	if (ret != -ETIMEDOUT)
+		return ret;
+	/* criu is in the child's group, and so are its action scripts */
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	tern_mig_child_wait(pid, errfd, -1, &ignored);
+	tern_error_free(ignored);
+	return tern_error_make_quiet(err, ETIMEDOUT, "%s did not finish within %d s: killed it",
+				     what, bound_ms / 1000);
+}
+
+int tern_mig_criu_timeout_env(int *timeout_ms, tern_error **err)
+{
+	const char *v = getenv("TERN_CRIU_TIMEOUT");
+	char *end = NULL;
+	long s;
+
+	*timeout_ms = TERN_MIG_CRIU_TIMEOUT_S * 1000;
+	if (v == NULL || *v == '\0')
+		return 0;
+	errno = 0;
+	s = strtol(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' || s < 1 || s > INT_MAX / 1000)
+		return tern_error_make_quiet(err, EINVAL,
+					     "TERN_CRIU_TIMEOUT `%s`: want a number of seconds, at "
+					     "least 1",
+					     v);
+	*timeout_ms = (int)s * 1000;
+	return 0;
 }
 
 int tern_mig_watchdog_start(tern_mig_watchdog_fn fn, void *arg, pid_t *pid, int *fd,

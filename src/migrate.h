@@ -52,6 +52,16 @@ int tern_mig_mode_parse(const char *s, tern_mig_mode *m);
 #define TERN_MIG_STEP_TIMEOUT_MS    (120 * 1000)
 #define TERN_MIG_CONNECT_TIMEOUT_MS (15 * 1000)
 
+/* How long a criu run (dump, restore, lazy-pages) may take before tern
+ * kills it and rolls back: a hung criu must not hang the migration, but a
+ * dump of a large container is legitimately slow (criu writes about
+ * 1 GiB/s here), so the default is generous. --criu-timeout, else
+ * TERN_CRIU_TIMEOUT (seconds), else this. */
+#define TERN_MIG_CRIU_TIMEOUT_S 300
+/* The bound from TERN_CRIU_TIMEOUT (or the default), in ms; -EINVAL with
+ * an error naming it when it is not a positive number of seconds. */
+int tern_mig_criu_timeout_env(int *timeout_ms, tern_error **err);
+
 typedef struct {
 	const char *to; /* IP:PORT */
 	const char *token_file;
@@ -59,6 +69,7 @@ typedef struct {
 	bool tcp_established;
 	int max_rounds;
 	bool json;
+	int criu_timeout_ms; /* each criu dump (see TERN_MIG_CRIU_TIMEOUT_S) */
 	const char *id;
 } tern_migrate_opts;
 
@@ -71,6 +82,7 @@ typedef struct {
 	int timeout_ms;		  /* waiting for the source to connect; -1: forever */
 	int handshake_timeout_ms; /* each connection's handshake */
 	int max_failed_peers;	  /* refused connections before giving up */
+	int criu_timeout_ms;	  /* criu restore, lazy-pages */
 } tern_receive_opts;
 
 /* migrate-receive's defaults: a handshake takes a few round trips, and a
@@ -238,3 +250,9 @@ int tern_mig_child_start(tern_mig_child_fn fn, void *arg, const int *close_in_ch
 /* Wait (at most timeout_ms, -1 forever) for the child: 0 when it
  * succeeded, its error otherwise; -ETIMEDOUT leaves it running. */
 int tern_mig_child_wait(pid_t pid, int errfd, int timeout_ms, tern_error **err);
+/* The same, but a child (the leader of a group, with its criu) still
+ * running after left_ms is killed with its group and reaped: -ETIMEDOUT,
+ * "WHAT did not finish within BOUND s: killed it" (bound_ms: the whole
+ * bound, for the message). */
+int tern_mig_child_wait_or_kill(pid_t pid, int errfd, int left_ms, int bound_ms, const char *what,
+				tern_error **err);

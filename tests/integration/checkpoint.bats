@@ -31,6 +31,8 @@ teardown() {
 		kill -9 "$LAZY_CKPT_PID" 2>/dev/null
 	fi
 	[ -n "${LAZY_DAEMON_PID:-}" ] && kill -9 "$LAZY_DAEMON_PID" 2>/dev/null
+	# a criu held by hung_dump
+	[ -n "${HOLD:-}" ] && touch "$HOLD.go"
 	teardown_bundle
 	# the lazy-pages tests change a host sysctl: put it back
 	if [ -n "${PIPE_MAX_WAS:-}" ]; then
@@ -491,6 +493,47 @@ in_ct() {
 	done
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	check_fails_cleanly "criu restore failed" "restore.log"
+}
+
+# hung_dump STAGE: a criu action script (through CRIU_CONFIG_FILE, which
+# criu reads when it serves tern too) that hangs at STAGE of the dump:
+# $HOLD.conf names it; it creates $HOLD.in there and waits for $HOLD.go
+# (teardown's, should a criu be left waiting).
+hung_dump() {
+	HOLD=$BATS_TEST_TMPDIR/hold
+	cat >"$HOLD.sh" <<EOF
+#!/bin/sh
+[ "\$CRTOOLS_SCRIPT_ACTION" = $1 ] || exit 0
+touch $HOLD.in
+while [ ! -e $HOLD.go ]; do sleep 0.05; done
+EOF
+	chmod 0755 "$HOLD.sh"
+	echo "action-script $HOLD.sh" >"$HOLD.conf"
+}
+
+@test "checkpoint: a criu dump that hangs is killed past TERN_CRIU_TIMEOUT and says so; the container runs on, thawed" {
+	set_cmd "$(counter count)"
+	start_detached "$ID"
+	local pid t0=$SECONDS
+	pid=$(state_field "$ID" pid)
+	hung_dump pre-dump
+	# a tern without the bound would wait for it forever: 60 s end it here
+	TERN_CRIU_TIMEOUT=3 CRIU_CONFIG_FILE=$HOLD.conf run in_file timeout -s KILL 60 \
+		"$TERN_BIN" --root "$ROOT" checkpoint --image-path "$IMG" "$ID"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ $((SECONDS - t0)) -lt 50 ]
+	test -e "$HOLD.in"
+	[[ "$output" == *"criu dump did not finish within 3 s: killed it; \`$ID\` runs on"* ]]
+	! pgrep -f "$HOLD.sh" || false
+	[ "$(state_field "$ID" status)" = running ]
+	[ "$(state_field "$ID" pid)" = "$pid" ]
+	local fz
+	fz=$(sed -n 's/^[0-9]*:freezer:\(.*\)/\1/p' "/proc/$pid/cgroup")
+	[ -z "$fz" ] || [ "$(cat "/sys/fs/cgroup/freezer$fz/freezer.state")" = THAWED ]
+	local now
+	now=$(cat "$BUNDLE/rootfs/tmp/count")
+	wait_count_above "$BUNDLE/rootfs/tmp/count" "$now" 10
 }
 
 @test "checkpoint: restore to an id that exists fails and leaves it alone" {

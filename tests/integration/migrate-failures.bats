@@ -225,6 +225,112 @@ never_frozen() {
 	rootfs_as_before
 }
 
+# source_thawed: the source's freezer cgroup lets it run (v1 THAWED; v2
+# cgroup.freeze 0).
+source_thawed() {
+	local p
+	p=$(sed -n 's/^[0-9]*:freezer:\(.*\)/\1/p' "/proc/$SRC_PID/cgroup")
+	if [ -n "$p" ]; then
+		[ "$(cat "/sys/fs/cgroup/freezer$p/freezer.state")" = THAWED ]
+	else
+		p=$(sed -n 's/^0::\(.*\)/\1/p' "/proc/$SRC_PID/cgroup")
+		[ "$(cat "/sys/fs/cgroup$p/cgroup.freeze")" = 0 ]
+	fi
+}
+
+# dump_hangs SECONDS [ARG...]: the source's criu dump hangs in an action
+# script that never returns (nothing touches $HOLD.go); tern migrate ARG...
+# must kill it after SECONDS, say so and keep the container running. A
+# tern without the bound would wait forever: 60 s end it here.
+dump_hangs() {
+	local bound=$1 t0=$SECONDS
+	shift
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	hold_dump pre-dump
+	receive --token-file "$TOKEN"
+	CRIU_CONFIG_FILE=$HOLD.conf run in_file on A timeout -s KILL 60 \
+		"$TERN_BIN" --root "$ROOT" migrate --to "10.231.0.2:$PORT" --token-file "$TOKEN" \
+		--mode stop-and-copy "$@" "$ID"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ $((SECONDS - t0)) -lt 50 ]
+	test -e "$HOLD.in"
+	[[ "$output" == *"criu dump of \`$ID\` did not finish within $bound s: killed it"* ]]
+	[[ "$output" == *"\`$ID\` runs on here"* ]]
+	# criu and its action script are gone with it
+	no_process_like "$HOLD.sh"
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	source_thawed
+	still_runs
+	! receive_status || false
+	wait_until 30 target_clean
+	[ -z "$(ls "$RB")" ]
+}
+
+@test "migrate-failures: criu dump hangs: tern migrate kills it past TERN_CRIU_TIMEOUT and says so; the source thaws and runs on, the target is clean" {
+	TERN_CRIU_TIMEOUT=3 dump_hangs 3
+}
+
+@test "migrate-failures: criu dump hangs: --criu-timeout wins over TERN_CRIU_TIMEOUT" {
+	TERN_CRIU_TIMEOUT=600 dump_hangs 2 --criu-timeout 2
+}
+
+@test "migrate-failures: criu restore hangs: the receiver kills it past TERN_CRIU_TIMEOUT and puts the rootfs back; the source thaws" {
+	prepare_changes
+	# the hook holds criu's restore until $HOLD.go, which never comes
+	hold_restore
+	TERN_CRIU_TIMEOUT=3 receive --token-file "$TOKEN"
+	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	wait_until 60 test -e "$HOLD.in"
+	# 120 s was the bound before: past 40 s the receiver waits too long
+	wait_until 40 test -s "$BATS_TEST_TMPDIR/recv.rc"
+	! receive_status || false
+	grep -q "criu restore of \`$ID\` did not finish within 3 s: killed it" recv.err ||
+		{ cat recv.err; false; }
+	! migrate_status || false
+	grep -q '"event":"rollback"' src.out || { cat src.out; false; }
+	no_process_like "$HOLD.go"
+	still_runs
+	source_thawed
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	wait_until 30 target_clean || target_clean
+	[ -z "$(ls "$RB")" ]
+	rootfs_as_before
+}
+
+@test "migrate-failures: criu lazy-pages, which fills the restored memory from the images (stop-and-copy), never exits: the receiver kills it past TERN_CRIU_TIMEOUT and deletes its copy; the source thaws" {
+	prepare_changes
+	# the target's criu: its lazy-pages fills the memory, then hangs
+	local real=${TERN_CRIU:-/opt/tern-criu/bin/criu}
+	cat >"$BATS_TEST_TMPDIR/hold-criu" <<EOF
+#!/bin/sh
+[ "\$1" = lazy-pages ] || exec $real "\$@"
+$real "\$@"
+touch $BATS_TEST_TMPDIR/hold.in
+exec sleep 600
+EOF
+	chmod 0755 "$BATS_TEST_TMPDIR/hold-criu"
+	TERN_CRIU=$BATS_TEST_TMPDIR/hold-criu TERN_CRIU_TIMEOUT=8 receive --token-file "$TOKEN"
+	migrate_bg --token-file "$TOKEN" --mode stop-and-copy
+	# a receiver without the bound waits for it forever
+	wait_until 60 test -s "$BATS_TEST_TMPDIR/recv.rc"
+	! receive_status || false
+	test -e "$BATS_TEST_TMPDIR/hold.in"
+	grep -q "filling the memory of \`$ID\` from the images: criu lazy-pages did not finish within 8 s: killed it" recv.err ||
+		{ cat recv.err; false; }
+	! grep -q '"phase":"running"' recv.out || false
+	no_process_like "$BATS_TEST_TMPDIR/hold-criu"
+	! migrate_status || false
+	grep -q '"event":"rollback"' src.out || { cat src.out; false; }
+	still_runs
+	source_thawed
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	wait_until 30 target_clean || target_clean
+	[ -z "$(ls "$RB")" ]
+	rootfs_as_before
+}
+
 @test "migrate-failures: the receiver killed once the target runs the container: it runs on there, the source deleted its copy" {
 	set_cmd "echo changed >/image-dir/file; $(counter_cmd /tmp/count)"
 	start_source
