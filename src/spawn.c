@@ -12,6 +12,7 @@
 #include "utils.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -105,7 +106,8 @@ static void set_bound(waiter *w, long long seconds)
 /* tern_sync_expect with the bound: an init that says nothing in time is
  * taken out of its cgroup (a frozen one would keep it from dying) and
  * killed; the caller's cleanup reaps it. */
-static int expect(const tern_container *c, waiter *w, pid_t child, tern_sync_type want, int32_t *value, tern_error **err)
+static int expect(const tern_container *c, waiter *w, pid_t child, tern_sync_type want,
+		  int32_t *value, tern_error **err)
 {
 	int ret = tern_sync_expect(w->fd, want, value, err);
 	struct timespec now;
@@ -137,11 +139,20 @@ static int run_parent_hooks(tern_container *c, tern_error **err)
 	 * mounts, cgroup); crun passes it and conformance suites expect it
 	 * (runc 1.1.5 passes "creating"). */
 	json = tern_container_hook_state(c, "created");
+	/* runc runs these in the bundle directory (the spec says nothing):
+	 * hooks written for it may use paths relative to the bundle. */
+	cleanup_close int back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (back < 0)
+		return tern_error_make(err, errno, "open the working directory");
+	if (chdir(c->bundle) < 0)
+		return tern_error_make(err, errno, "hooks: chdir to the bundle `%s`", c->bundle);
 	/* prestart is deprecated but still part of the spec; it runs first. */
 	ret = tern_hooks_run(&hooks->prestart, "prestart", json, err);
-	if (ret < 0)
-		return ret;
-	return tern_hooks_run(&hooks->create_runtime, "createRuntime", json, err);
+	if (ret == 0)
+		ret = tern_hooks_run(&hooks->create_runtime, "createRuntime", json, err);
+	if (fchdir(back) < 0 && ret == 0)
+		ret = tern_error_make(err, errno, "back to the working directory after the hooks");
+	return ret;
 }
 
 /* (4b) in sync.h: the child loaded a filter with SCMP_ACT_NOTIFY rules and
