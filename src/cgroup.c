@@ -839,6 +839,136 @@ bool tern_cgroup_is_frozen(const oci_map *paths)
 	return false;
 }
 
+/* The cgroup a process put in `dir` would start in: `dir` itself, or the
+ * nearest ancestor that exists (a cgroup made now inherits its freezing).
+ * NULL when even the hierarchy's root cannot be seen. */
+static char *existing_self_or_ancestor(const char *mountpoint, const char *dir)
+{
+	cleanup_free char *d = tern_xstrdup(dir);
+	size_t root_len = strlen(mountpoint);
+
+	while (access(d, F_OK) < 0) {
+		char *slash = strrchr(d, '/');
+		if (slash == NULL || (size_t)(slash - d) < root_len)
+			return NULL;
+		*slash = '\0';
+	}
+	return steal_pointer(&d);
+}
+
+/* Whether `dir` freezes what enters it: v1 freezer.state says FROZEN or
+ * FREEZING for its own freezing and a parent's alike
+ * (freezer.parent_freezing); v2 cgroup.freeze is its own, and cgroup.events
+ * "frozen 1" also an inherited one (the root has neither file). */
+static bool dir_freezes(const hierarchy *h, const char *dir)
+{
+	cleanup_free char *data = NULL;
+	cleanup_free char *f = NULL;
+
+	if (!h->v2) {
+		f = tern_strdup_printf("%s/freezer.state", dir);
+		return tern_read_file(f, &data, NULL, 0, NULL) == 0 &&
+		       strncmp(data, "THAWED", 6) != 0;
+	}
+	f = tern_strdup_printf("%s/cgroup.freeze", dir);
+	if (tern_read_file(f, &data, NULL, 0, NULL) == 0 && data[0] == '1')
+		return true;
+	free(steal_pointer(&data));
+	free(steal_pointer(&f));
+	f = tern_strdup_printf("%s/cgroup.events", dir);
+	return tern_read_file(f, &data, NULL, 0, NULL) == 0 &&
+	       (strncmp(data, "frozen 1", 8) == 0 || strstr(data, "\nfrozen 1") != NULL);
+}
+
+int tern_cgroup_check_unfrozen(const oci_map *paths, tern_error **err)
+{
+	load_hierarchies();
+	for (size_t i = 0; i < paths->len; i++) {
+		const hierarchy *h = hierarchy_at(paths->items[i].key);
+		/* the v2 freezer is part of every cgroup2 hierarchy, the
+		 * hybrid host's unified one too: a task frozen there stops */
+		if (h == NULL || !h->freezer)
+			continue;
+		cleanup_free char *dir = dir_of(&paths->items[i]);
+		cleanup_free char *at = existing_self_or_ancestor(h->mountpoint, dir);
+		if (at == NULL || !dir_freezes(h, at))
+			continue;
+		if (strcmp(at, dir) == 0)
+			return tern_error_make_quiet(
+			    err, EBUSY,
+			    "the container's cgroup `%s` is frozen (%s): its init would stop "
+			    "there and never finish; thaw it first",
+			    dir, h->v2 ? "cgroup.freeze / cgroup.events" : "freezer.state");
+		return tern_error_make_quiet(
+		    err, EBUSY,
+		    "the container's cgroup `%s` would be made below `%s`, which is frozen "
+		    "(%s): its init would stop there and never finish; thaw it first",
+		    dir, at, h->v2 ? "cgroup.freeze / cgroup.events" : "freezer.state");
+	}
+	return 0;
+}
+
+size_t tern_cgroup_count_procs(const oci_map *paths)
+{
+	for (size_t i = 0; i < paths->len; i++) {
+		cleanup_free char *dir = dir_of(&paths->items[i]);
+		cleanup_free pid_t *pids = NULL;
+		size_t n = 0;
+		if (read_pids(dir, &pids, &n) == 0)
+			return n;
+	}
+	return 0;
+}
+
+static void move_to_roots(pid_t pid)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%d", (int)pid);
+
+	for (size_t i = 0; i < n_hierarchies; i++) {
+		cleanup_free char *f =
+		    tern_strdup_printf("%s/cgroup.procs", hierarchies[i].mountpoint);
+		tern_write_file_at(AT_FDCWD, f, buf, (size_t)len, NULL);
+	}
+}
+
+static bool pid_ns_of(pid_t pid, struct stat *st)
+{
+	cleanup_free char *f = tern_strdup_printf("/proc/%d/ns/pid", (int)pid);
+	return stat(f, st) == 0;
+}
+
+void tern_cgroup_evict(const oci_map *paths, pid_t pid)
+{
+	struct stat init_ns, own_ns, ns;
+	bool own_pid_ns;
+
+	load_hierarchies();
+	own_pid_ns = pid_ns_of(pid, &init_ns) && pid_ns_of(getpid(), &own_ns) &&
+		     (init_ns.st_ino != own_ns.st_ino || init_ns.st_dev != own_ns.st_dev);
+	move_to_roots(pid);
+	kill(pid, SIGKILL);
+	/* A pid namespace's init does not finish dying before the rest of its
+	 * namespace has (zap_pid_ns_processes): those in the frozen cgroup
+	 * (a hook, say) go too. Only those: others may share the cgroup. */
+	if (!own_pid_ns)
+		return;
+	for (size_t i = 0; i < paths->len; i++) {
+		cleanup_free char *dir = dir_of(&paths->items[i]);
+		cleanup_free pid_t *pids = NULL;
+		size_t n = 0;
+		if (read_pids(dir, &pids, &n) < 0)
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			if (!pid_ns_of(pids[j], &ns) || ns.st_ino != init_ns.st_ino ||
+			    ns.st_dev != init_ns.st_dev)
+				continue;
+			move_to_roots(pids[j]);
+			kill(pids[j], SIGKILL);
+		}
+	}
+}
+
 /* ---- resources ---- */
 
 /* The v2 hierarchy "has controllers" when its root lists any: a pure v2

@@ -84,6 +84,23 @@ int tern_cgroup_remove(const oci_map *paths, const char *systemd_unit, tern_erro
 /* v1 freezer.state FROZEN / v2 cgroup.freeze 1. */
 bool tern_cgroup_is_frozen(const oci_map *paths);
 
+/* Fails (EBUSY, naming the cgroup) when a process put in the container's
+ * cgroup would be frozen there: the cgroup, or for one not made yet its
+ * nearest existing ancestor, is frozen or freezing (v1 freezer.state, v2
+ * cgroup.freeze or cgroup.events "frozen 1", inherited freezing included).
+ * runc: "container's cgroup unexpectedly frozen". */
+int tern_cgroup_check_unfrozen(const oci_map *paths, tern_error **err);
+
+/* How many processes it holds already (first hierarchy that lists them;
+ * 0 when it does not exist). */
+size_t tern_cgroup_count_procs(const oci_map *paths);
+
+/* SIGKILL `pid` and move it to the root cgroup of every hierarchy (best
+ * effort): a task stuck in a frozen cgroup is thawed on the way out, so
+ * that it can die. The processes of its pid namespace that are in `paths`
+ * go the same way, when it has its own. */
+void tern_cgroup_evict(const oci_map *paths, pid_t pid);
+
 /* The pids in it (from the first hierarchy that lists them). */
 int tern_cgroup_pids(const oci_map *paths, pid_t **pids, size_t *n, tern_error **err);
 

@@ -174,7 +174,28 @@ static int prepare_rootless(tern_container *c, const char *configured, tern_erro
 	return tern_cgroup_apply_resources(paths, config_resources(c), false, err);
 }
 
-int tern_container_cgroup_resolve(tern_container *c, tern_error **err)
+/* Before anything is made or cloned: a cgroup that would freeze the init
+ * is refused (runc 1.1.5 refuses a frozen one, "container's cgroup
+ * unexpectedly frozen", and hangs below a frozen ancestor; tern refuses
+ * both), and one that already holds processes, another container's say,
+ * gets runc's warning: a second container there shares its limits, and
+ * pause, kill --all or delete of either reaches the other's processes. */
+static int check_cgroup_usable(tern_container *c, tern_error **err)
+{
+	int ret = tern_cgroup_check_unfrozen(&c->cgroup_paths, err);
+
+	if (ret < 0)
+		return tern_error_wrap(err, "cannot create container `%s`", c->id);
+	size_t n = tern_cgroup_count_procs(&c->cgroup_paths);
+	if (n > 0)
+		tern_warn("container `%s`: its cgroup `%s` is not empty: %zu process(es) found "
+			  "(another container's?); they share its limits, and pause, kill "
+			  "--all and delete reach them too",
+			  c->id, c->cgroup_path, n);
+	return 0;
+}
+
+static int resolve(tern_container *c, tern_error **err)
 {
 	const char *configured = c->config->linux_ ? c->config->linux_->cgroups_path : NULL;
 	int ret;
@@ -205,6 +226,15 @@ int tern_container_cgroup_resolve(tern_container *c, tern_error **err)
 		return ret;
 	}
 	return tern_cgroup_resolve(configured, c->id, &c->cgroup_paths, &c->cgroup_path, err);
+}
+
+int tern_container_cgroup_resolve(tern_container *c, tern_error **err)
+{
+	int ret = resolve(c, err);
+
+	if (ret < 0 || c->cgroup_paths.len == 0)
+		return ret;
+	return check_cgroup_usable(c, err);
 }
 
 int tern_container_cgroup_make(tern_container *c, tern_error **err)

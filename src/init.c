@@ -253,9 +253,24 @@ static int before_pivot(void *data, tern_error **err)
 		if (ret < 0)
 			return ret;
 	}
-	if (hooks == NULL)
+	if (hooks == NULL || hooks->create_container.len == 0)
 		return 0;
-	return run_container_hooks(ic, &hooks->create_container, "createContainer", "created", err);
+	/* runc runs them in the container's root (not yet pivoted to), so
+	 * hooks written for it may use paths relative to it; the mounts that
+	 * took relative sources from the bundle are done, and pivot_root gets
+	 * the bundle back as its cwd. */
+	cleanup_close int back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (back < 0)
+		return tern_error_make(err, errno, "open the working directory");
+	if (chdir(ic->c->rootfs) < 0)
+		return tern_error_make(err, errno,
+				       "createContainer hooks: chdir to the container's root `%s`",
+				       ic->c->rootfs);
+	ret = run_container_hooks(ic, &hooks->create_container, "createContainer", "created", err);
+	if (fchdir(back) < 0 && ret == 0)
+		ret = tern_error_make(err, errno,
+				      "back to the bundle after the createContainer hooks");
+	return ret;
 }
 
 static int setup_terminal(init_ctx *ic, tern_error **err)

@@ -12,6 +12,7 @@
 #include "utils.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* fork-like clone: no new stack, the child continues here with a copy of
@@ -63,6 +65,68 @@ static pid_t clone_child_into(int flags, int cgroup_fd, bool *joined)
 	return clone_child(flags);
 }
 
+/* How long tern waits for the container's init at each step of sync.h
+ * before it gives up and kills it: far above what any setup takes (tens of
+ * ms here), but bounded, because an init that stopped (a cgroup frozen
+ * under it after the check in container-cgroup.c, a stuck FUSE mount)
+ * would otherwise hang `create` forever. The createContainer hooks run in
+ * the init before (5): their timeouts are added, and one without a timeout
+ * may take as long as it likes (runtime-spec), so (5) is then unbounded. */
+#define INIT_ANSWER_TIMEOUT_S 60
+
+typedef struct {
+	int fd;
+	long long limit_s; /* 0: unbounded */
+	struct timespec since;
+} waiter;
+
+static long long init_bound_s(const tern_container *c)
+{
+	const oci_hooks *h = c->config->hooks;
+	long long bound = INIT_ANSWER_TIMEOUT_S;
+
+	for (size_t i = 0; h && i < h->create_container.len; i++) {
+		if (!h->create_container.items[i].timeout.set)
+			return 0;
+		bound += h->create_container.items[i].timeout.value;
+	}
+	return bound;
+}
+
+static void set_bound(waiter *w, long long seconds)
+{
+	struct timeval tv = {.tv_sec = (time_t)seconds};
+
+	w->limit_s = seconds;
+	clock_gettime(CLOCK_MONOTONIC, &w->since);
+	/* SO_RCVTIMEO: a recvmsg that waits longer fails with EAGAIN */
+	setsockopt(w->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* tern_sync_expect with the bound: an init that says nothing in time is
+ * taken out of its cgroup (a frozen one would keep it from dying) and
+ * killed; the caller's cleanup reaps it. */
+static int expect(const tern_container *c, waiter *w, pid_t child, tern_sync_type want,
+		  int32_t *value, tern_error **err)
+{
+	int ret = tern_sync_expect(w->fd, want, value, err);
+	struct timespec now;
+
+	if (ret != -EAGAIN || w->limit_s == 0)
+		return ret;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec - w->since.tv_sec < w->limit_s)
+		return ret; /* the child's own EAGAIN */
+	tern_error_free(*err);
+	*err = NULL;
+	if (child > 0)
+		tern_cgroup_evict(&c->cgroup_paths, child);
+	return tern_error_make(err, ETIMEDOUT,
+			       "the container's init did not answer within %lld s (waiting for "
+			       "`%s`): killed it; is its cgroup frozen?",
+			       w->limit_s, tern_sync_type_name(want));
+}
+
 static int run_parent_hooks(tern_container *c, tern_error **err)
 {
 	const oci_hooks *hooks = c->config->hooks;
@@ -75,11 +139,20 @@ static int run_parent_hooks(tern_container *c, tern_error **err)
 	 * mounts, cgroup); crun passes it and conformance suites expect it
 	 * (runc 1.1.5 passes "creating"). */
 	json = tern_container_hook_state(c, "created");
+	/* runc runs these in the bundle directory (the spec says nothing):
+	 * hooks written for it may use paths relative to the bundle. */
+	cleanup_close int back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (back < 0)
+		return tern_error_make(err, errno, "open the working directory");
+	if (chdir(c->bundle) < 0)
+		return tern_error_make(err, errno, "hooks: chdir to the bundle `%s`", c->bundle);
 	/* prestart is deprecated but still part of the spec; it runs first. */
 	ret = tern_hooks_run(&hooks->prestart, "prestart", json, err);
-	if (ret < 0)
-		return ret;
-	return tern_hooks_run(&hooks->create_runtime, "createRuntime", json, err);
+	if (ret == 0)
+		ret = tern_hooks_run(&hooks->create_runtime, "createRuntime", json, err);
+	if (fchdir(back) < 0 && ret == 0)
+		ret = tern_error_make(err, errno, "back to the working directory after the hooks");
+	return ret;
 }
 
 /* (4b) in sync.h: the child loaded a filter with SCMP_ACT_NOTIFY rules and
@@ -166,6 +239,8 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 		tern_init_main(c, sv[1]);
 	}
 	close(steal_fd(&sv[1]));
+	waiter w = {.fd = sv[0]};
+	set_bound(&w, INIT_ANSWER_TIMEOUT_S);
 
 	/* The slow path forks the init later: it must be in the cgroup first. */
 	tern_fault_point("spawn:cloned");
@@ -223,7 +298,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 		int32_t pid = 0;
 		int status;
 		if (c->ns.new_user) {
-			ret = tern_sync_expect(sv[0], SYNC_MAPS_REQUEST, NULL, err);
+			ret = expect(c, &w, child, SYNC_MAPS_REQUEST, NULL, err);
 			if (ret < 0)
 				return ret;
 			ret = tern_ns_write_id_maps(child, c->config, err);
@@ -234,7 +309,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 				return ret;
 		}
 		tern_fault_point("spawn:id-maps-written");
-		ret = tern_sync_expect(sv[0], SYNC_CHILD_PID, &pid, err);
+		ret = expect(c, &w, child, SYNC_CHILD_PID, &pid, err);
 		if (ret < 0)
 			return ret;
 		/* The init is our grandchild: from now on, killing it is what
@@ -256,7 +331,7 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	if (ret < 0)
 		return ret;
 	if (tern_init_awaits_parent(c->config)) {
-		ret = tern_sync_expect(sv[0], SYNC_HOOKS_REQUEST, NULL, err);
+		ret = expect(c, &w, child, SYNC_HOOKS_REQUEST, NULL, err);
 		if (ret < 0)
 			return ret;
 		ret = run_parent_hooks(c, err);
@@ -267,15 +342,19 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 		if (ret < 0)
 			return ret;
 	}
+	/* the createContainer hooks run now, in the init */
+	set_bound(&w, init_bound_s(c));
 	if (tern_seccomp_has_notify(c->seccomp)) {
 		ret = hand_notify_fd(c, sv[0], err);
 		if (ret < 0)
 			return ret;
 	}
-	ret = tern_sync_expect(sv[0], SYNC_READY, NULL, err);
+	ret = expect(c, &w, child, SYNC_READY, NULL, err);
 	if (ret < 0)
 		return explain_silence(c, &child, ret, err);
 	tern_fault_point("spawn:child-ready");
+	/* the caller's own waits on the socket (`run`) are its business */
+	set_bound(&w, 0);
 
 	*sync_fd = steal_fd(&sv[0]);
 	child = -1; /* ownership moves to the caller */

@@ -15,6 +15,32 @@ setup() {
 	fi
 }
 
+# A test that freezes a cgroup of its own ($ID-...) thaws it here, or
+# teardown could neither kill what is inside nor remove it.
+teardown() {
+	local f
+	for f in /sys/fs/cgroup/freezer/"${ID:-none}"*/freezer.state /sys/fs/cgroup/freezer/"${ID:-none}"*/*/freezer.state; do
+		[ -e "$f" ] && echo THAWED >"$f"
+	done
+	teardown_bundle
+}
+
+# frozen_cgroup NAME: a freezer cgroup /NAME of the user's, frozen.
+frozen_cgroup() {
+	mkdir /sys/fs/cgroup/freezer/"$1"
+	echo FROZEN >/sys/fs/cgroup/freezer/"$1"/freezer.state
+	[ "$(cat /sys/fs/cgroup/freezer/"$1"/freezer.state)" = FROZEN ]
+}
+
+# drop_user_cgroup NAME: the frozen cgroup is still there, still frozen
+# (the runtime left the user's cgroup alone), and then goes.
+drop_user_cgroup() {
+	local d=/sys/fs/cgroup/freezer/$1
+	[ "$(cat "$d/freezer.state")" = FROZEN ] || return 1
+	echo THAWED >"$d/freezer.state"
+	rmdir "$d"
+}
+
 # cg_dir CONTROLLER PID: the host directory of PID's cgroup in CONTROLLER's
 # hierarchy.
 cg_dir() {
@@ -298,4 +324,60 @@ run_detached() {
 	run tern update --blkio-weight 5 "$ID"
 	[ "$status" -ne 0 ]
 	is_runc || [[ "$output" == *blkio-weight* ]]
+}
+
+@test "cgroup-v1: create into a frozen cgroup is refused at once, naming it, and leaves it as it was" {
+	frozen_cgroup "$ID-frozen"
+	update_config ".linux.cgroupsPath = \"/$ID-frozen\""
+	set_args /bin/sleep "$MARK"
+	# bounded: a runtime whose init stops in the freezer hangs here
+	run in_file timeout -s KILL 20 "$TERN_BIN" --root "$ROOT" create -b "$BUNDLE" "$ID"
+	[ "$status" -ne 0 ] && [ "$status" -ne 137 ]
+	[[ "$output" == *frozen* ]]
+	is_runc || [[ "$output" == *"/sys/fs/cgroup/freezer/$ID-frozen"* ]]
+	[ -z "$(cat /sys/fs/cgroup/freezer/"$ID-frozen"/cgroup.procs)" ]
+	drop_user_cgroup "$ID-frozen"
+	check_nothing_left "$ID"
+}
+
+@test "cgroup-v1: create below a frozen ancestor cgroup is refused at once and makes nothing" {
+	is_tern || skip "runc 1.1.5 checks only the cgroup itself, and hangs here"
+	frozen_cgroup "$ID-frozen"
+	update_config ".linux.cgroupsPath = \"/$ID-frozen/c\""
+	set_args /bin/sleep "$MARK"
+	run in_file timeout -s KILL 20 "$TERN_BIN" --root "$ROOT" create -b "$BUNDLE" "$ID"
+	[ "$status" -ne 0 ] && [ "$status" -ne 137 ]
+	[[ "$output" == *"/sys/fs/cgroup/freezer/$ID-frozen"*frozen* ]]
+	[ ! -e /sys/fs/cgroup/freezer/"$ID-frozen"/c ]
+	[ ! -e /sys/fs/cgroup/memory/"$ID-frozen" ]
+	drop_user_cgroup "$ID-frozen"
+	check_nothing_left "$ID"
+}
+
+@test "cgroup-v1: an init frozen after the checks (a createContainer hook freezes its cgroup) fails create within its bound" {
+	is_tern || skip "runc 1.1.5 waits on its init without a bound"
+	# the hook runs in the container's cgroup: freezing it stops the hook
+	# and the init; create must give up (60 s + the hook's 1 s) and kill
+	update_config ".linux.cgroupsPath = \"/$ID\"
+		| .hooks.createContainer = [{\"path\": \"/bin/sh\", \"timeout\": 1,
+		   \"args\": [\"sh\", \"-c\", \"echo FROZEN > /sys/fs/cgroup/freezer/$ID/freezer.state\"]}]"
+	set_args /bin/sleep "$MARK"
+	run in_file timeout -s KILL 90 "$TERN_BIN" --root "$ROOT" create -b "$BUNDLE" "$ID"
+	[ "$status" -ne 0 ] && [ "$status" -ne 137 ]
+	[[ "$output" == *"did not answer within 61 s"* ]]
+	check_nothing_left "$ID"
+}
+
+@test "cgroup-v1: a second container in a cgroup that holds another's processes gets runc's warning" {
+	update_config ".linux.cgroupsPath = \"/$ID-shared\""
+	set_args /bin/sleep "$MARK"
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"not empty"* ]]
+	run tern run -d -b "$BUNDLE" "$ID-2"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cgroup"*"is not empty: 1 process(es) found"* ]]
+	run tern delete --force "$ID-2"
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ]
 }

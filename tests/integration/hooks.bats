@@ -257,3 +257,23 @@ status_in() {
 	pid=$(state_field "$ID" pid)
 	is_runc || [ "$(grep -c "\"pid\":$pid[,}]" "$log")" -eq 5 ]
 }
+
+# cwd_hook NAME: a hook that writes its working directory to
+# $BUNDLE/NAME.cwd (an absolute path: the hook's cwd is what is tested).
+cwd_hook() {
+	jq -n -c --arg out "$BUNDLE/$1.cwd" '{path: "/bin/sh", args: ["sh", "-c", "pwd -P >\($out)"]}'
+}
+
+@test "hooks: createContainer hooks run in the container's root, prestart and createRuntime in the bundle, as in runc" {
+	add_hook prestart "$(cwd_hook prestart)"
+	add_hook createRuntime "$(cwd_hook createRuntime)"
+	add_hook createContainer "$(cwd_hook createContainer)"
+	# a hook written for runc may use a path relative to the root
+	add_hook createContainer '{"path": "/bin/sh", "args": ["sh", "-c", "test -f image-dir/file"]}'
+	run tern create -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	bundle=$(cd "$BUNDLE" && pwd -P)
+	[ "$(cat "$BUNDLE/createContainer.cwd")" = "$bundle/rootfs" ]
+	[ "$(cat "$BUNDLE/prestart.cwd")" = "$bundle" ]
+	[ "$(cat "$BUNDLE/createRuntime.cwd")" = "$bundle" ]
+}
