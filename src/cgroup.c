@@ -662,33 +662,43 @@ static size_t sub_cgroups(const char *dir, char ***out)
 
 /* Thaw `dir` and everything below it, top down: a sub-cgroup can also be
  * frozen on its own (v1 freezer.state, v2 cgroup.freeze). */
-static void thaw_tree(const hierarchy *h, const char *dir, int depth)
+/* visit(h, dir) for `dir` and every cgroup below it, parents first. */
+static void walk_tree(const hierarchy *h, const char *dir, int depth,
+		      void (*visit)(const hierarchy *, const char *))
 {
 	char **subs;
 	size_t n;
 
-	if (h == NULL || !h->freezer)
-		return;
-	thaw(h, dir);
+	visit(h, dir);
 	n = depth < 32 ? sub_cgroups(dir, &subs) : 0;
 	for (size_t i = 0; i < n; i++) {
-		thaw_tree(h, subs[i], depth + 1);
+		walk_tree(h, subs[i], depth + 1, visit);
 		free(subs[i]);
 	}
 	if (n > 0)
 		free(subs);
 }
 
-void tern_cgroup_thaw_all(const oci_map *paths)
+/* walk_tree over the container's cgroup in each hierarchy with a freezer
+ * (not the root: a container without a cgroup of its own). */
+static void walk_frozen_candidates(const oci_map *paths,
+				   void (*visit)(const hierarchy *, const char *))
 {
 	load_hierarchies();
 	for (size_t i = 0; i < paths->len; i++) {
 		const char *inner = paths->items[i].value;
-		if (inner == NULL || *inner == '\0' || strcmp(inner, "/") == 0)
+		const hierarchy *h = hierarchy_at(paths->items[i].key);
+		if (inner == NULL || *inner == '\0' || strcmp(inner, "/") == 0 || h == NULL ||
+		    !h->freezer)
 			continue;
 		cleanup_free char *dir = dir_of(&paths->items[i]);
-		thaw_tree(hierarchy_at(paths->items[i].key), dir, 0);
+		walk_tree(h, dir, 0, visit);
 	}
+}
+
+void tern_cgroup_thaw_all(const oci_map *paths)
+{
+	walk_frozen_candidates(paths, thaw);
 }
 
 /* A v1 cgroup stays FROZEN after our THAWED when an ancestor that is not
@@ -699,55 +709,40 @@ void tern_cgroup_thaw_all(const oci_map *paths)
  * must never run a single instruction in the hierarchy's root) and then
  * move it to the root, where it wakes up only to die. Not needed on v2:
  * there a fatal signal kills a frozen task. */
-static void release_frozen_tree(const hierarchy *h, const char *dir, int depth)
+static void release_frozen(const hierarchy *h, const char *dir)
 {
-	cleanup_free char *state_file = tern_strdup_printf("%s/freezer.state", dir);
+	cleanup_free char *state_file = NULL;
 	cleanup_free char *state = NULL;
 	cleanup_free char *root_procs = NULL;
-	char **subs;
-	size_t n;
 
-	if (h == NULL || h->v2 || !h->freezer)
+	if (h->v2)
 		return;
-	if (tern_read_file(state_file, &state, NULL, 0, NULL) == 0 &&
-	    strncmp(state, "THAWED", 6) != 0) {
-		root_procs = tern_strdup_printf("%s/cgroup.procs", h->mountpoint);
-		/* a few rounds: a task that was not frozen yet may fork */
-		for (int round = 0; round < 8; round++) {
-			pid_t *pids = NULL;
-			size_t np = 0;
-			if (read_pids(dir, &pids, &np) < 0 || np == 0) {
-				free(pids);
-				break;
-			}
-			for (size_t j = 0; j < np; j++) {
-				char buf[32];
-				int len = snprintf(buf, sizeof(buf), "%d", (int)pids[j]);
-				kill(pids[j], SIGKILL);
-				tern_write_file_at(AT_FDCWD, root_procs, buf, (size_t)len, NULL);
-			}
+	state_file = tern_strdup_printf("%s/freezer.state", dir);
+	if (tern_read_file(state_file, &state, NULL, 0, NULL) < 0 ||
+	    strncmp(state, "THAWED", 6) == 0)
+		return;
+	root_procs = tern_strdup_printf("%s/cgroup.procs", h->mountpoint);
+	/* a few rounds: a task that was not frozen yet may fork */
+	for (int round = 0; round < 8; round++) {
+		pid_t *pids = NULL;
+		size_t np = 0;
+		if (read_pids(dir, &pids, &np) < 0 || np == 0) {
 			free(pids);
+			break;
 		}
+		for (size_t j = 0; j < np; j++) {
+			char buf[32];
+			int len = snprintf(buf, sizeof(buf), "%d", (int)pids[j]);
+			kill(pids[j], SIGKILL);
+			tern_write_file_at(AT_FDCWD, root_procs, buf, (size_t)len, NULL);
+		}
+		free(pids);
 	}
-	n = depth < 32 ? sub_cgroups(dir, &subs) : 0;
-	for (size_t i = 0; i < n; i++) {
-		release_frozen_tree(h, subs[i], depth + 1);
-		free(subs[i]);
-	}
-	if (n > 0)
-		free(subs);
 }
 
 void tern_cgroup_release_frozen(const oci_map *paths)
 {
-	load_hierarchies();
-	for (size_t i = 0; i < paths->len; i++) {
-		const char *inner = paths->items[i].value;
-		if (inner == NULL || *inner == '\0' || strcmp(inner, "/") == 0)
-			continue;
-		cleanup_free char *dir = dir_of(&paths->items[i]);
-		release_frozen_tree(hierarchy_at(paths->items[i].key), dir, 0);
-	}
+	walk_frozen_candidates(paths, release_frozen);
 }
 
 /* Remove `dir` and every cgroup below it, deepest first: a cgroup with
