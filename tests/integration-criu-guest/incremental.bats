@@ -44,7 +44,10 @@ pages_mib() {
 	run tern checkpoint --parent-path ../pre --image-path images/final "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	t_final=$((($(date +%s%N) - start) / 1000000))
-	[ "$(state_field "$ID" status)" = stopped ]
+	# the dump deleted the container, as runc's does
+	run tern state "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"does not exist"* ]]
 	pre=$(pages_mib images/pre)
 	final=$(pages_mib images/final)
 	echo "# pre-dump: $pre MiB of pages in $t_pre ms; dump with parent: $final MiB in $t_final ms" >&3
