@@ -327,10 +327,28 @@ static tern_mount_sources *sources_new(size_t n)
 	return s;
 }
 
+/* One pass of open_all with the bundle opened in the current mount
+ * namespace: `mark` (in the container's) notes the plain binds to copy
+ * from tern's own; `only` (back in tern's own) copies just those. */
+static int open_pass(const oci_config *config, const char *bundle, int userns, bool *mark,
+		     const bool *only, tern_mount_sources *s, tern_error **err)
+{
+	cleanup_close int bundlefd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (bundlefd < 0)
+		return tern_error_make(err, errno, "open the bundle `%s`", bundle);
+	open_ctx oc = {.bundlefd = bundlefd,
+		       .userns = userns,
+		       .prop = tree_propagation(config),
+		       .on_host = mark,
+		       .host_copy = only != NULL};
+	return open_all(config, &oc, only, s, err);
+}
+
 int tern_mount_sources_prepare(const oci_config *config, pid_t pid, const char *bundle,
 			       tern_mount_sources **out, tern_error **err)
 {
-	cleanup_close int procfd = -1, target = -1, bundlefd = -1, userns = -1;
+	cleanup_close int procfd = -1, target = -1, userns = -1;
 	cleanup_free bool *on_host = NULL;
 	saved_place place = {-1, -1, -1};
 	tern_mount_sources *s = NULL;
@@ -359,36 +377,16 @@ int tern_mount_sources_prepare(const oci_config *config, pid_t pid, const char *
 	/* Opened in there: a path resolved from an fd of the host's own
 	 * namespace would give a mount of that namespace. */
 	on_host = tern_xmalloc0((config->mounts_len + 1) * sizeof(*on_host));
-	bundlefd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (bundlefd < 0) {
-		ret = tern_error_make(err, errno, "open the bundle `%s`", bundle);
-	} else {
-		open_ctx oc = {.bundlefd = bundlefd,
-			       .userns = userns,
-			       .prop = tree_propagation(config),
-			       .on_host = entered == 1 ? on_host : NULL};
-		s = sources_new(config->mounts_len);
-		ret = open_all(config, &oc, NULL, s, err);
-	}
+	s = sources_new(config->mounts_len);
+	ret = open_pass(config, bundle, userns, entered == 1 ? on_host : NULL, NULL, s, err);
 	/* Back before anything else, on success and failure alike. */
 	if (entered == 1 && leave_mntns(&place, ret < 0 ? NULL : err) < 0 && ret == 0)
 		ret = -EIO;
 	saved_place_close(&place);
-	if (ret == 0 && entered == 1 && any_marked(on_host, config->mounts_len)) {
-		/* The plain binds that could not be copied in there (open_one):
-		 * from here, with the bundle opened again in this namespace. */
-		tern_closep(&bundlefd);
-		bundlefd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (bundlefd < 0) {
-			ret = tern_error_make(err, errno, "open the bundle `%s`", bundle);
-		} else {
-			open_ctx oc = {.bundlefd = bundlefd,
-				       .userns = userns,
-				       .prop = tree_propagation(config),
-				       .host_copy = true};
-			ret = open_all(config, &oc, on_host, s, err);
-		}
-	}
+	/* The plain binds that could not be copied in there (open_one): from
+	 * here, with the bundle opened again in this namespace. */
+	if (ret == 0 && entered == 1 && any_marked(on_host, config->mounts_len))
+		ret = open_pass(config, bundle, userns, NULL, on_host, s, err);
 	if (ret < 0) {
 		tern_mount_sources_free(s);
 		return ret;
