@@ -1875,7 +1875,13 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	/* criu forks the restored processes from its own: they inherit */
 	if (o->merge_memory && tern_memory_merge_mark_self(true, err) < 0)
 		return tern_error_wrap(err, "restore of `%s`", r->c.id);
+	/* a hung criu must not hang tern: past the bound criu and the tree it
+	 * was restoring are killed, and the failure below removes the rest */
+	tern_criu_deadline dl = {.pid = 0};
+	int bound = o->criu_timeout_ms > 0 ? o->criu_timeout_ms : tern_criu_timeout_ms();
+	tern_criu_deadline_start(&dl, bound);
 	ret = criu_local_restore_child(r->s.opts);
+	bool killed = tern_criu_deadline_stop(&dl);
 	if (o->merge_memory) {
 		tern_error *e = NULL;
 		if (tern_memory_merge_mark_self(false, &e) < 0) {
@@ -1888,6 +1894,16 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		r->in_scope = false;
 	}
 	s.pid = 0;
+	if (killed) {
+		/* (it may have returned just as the bound passed: the tree
+		 * is killed all the same) */
+		if (ret > 0)
+			waitpid(ret, NULL, 0);
+		return tern_error_make_quiet(err, ETIMEDOUT,
+					     "restore of `%s`: criu restore did not finish within %d s: "
+					     "killed it and what it had restored",
+					     r->c.id, bound / 1000);
+	}
 	if (ret <= 0) {
 		if (notify_ctx.hook_err) {
 			tern_error_free(*err);

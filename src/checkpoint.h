@@ -83,7 +83,7 @@ typedef struct {
 	 * probe here, each of which starts criu once more (its kernel probes
 	 * take tens of ms, inside the downtime) */
 	bool criu_checked;
-	/* a dump (not lazy) that takes longer is killed; 0: TERN_CRIU_TIMEOUT
+	/* a dump (not lazy) or a restore that takes longer is killed; 0: TERN_CRIU_TIMEOUT
 	 * or its default (criu-deadline.h) */
 	int criu_timeout_ms;
 	/* restore with lazy_pages: the `criu lazy-pages` daemon is still

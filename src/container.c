@@ -503,7 +503,7 @@ static int run_poststart(const oci_config *config, const oci_state *st, tern_err
 		return 0;
 	if (hook_state_from_disk(st, "running", &json) < 0)
 		return 0;
-	return tern_hooks_run(&config->hooks->poststart, "poststart", json, err);
+	return tern_hooks_run_in(st->bundle, &config->hooks->poststart, "poststart", json, err);
 }
 
 int tern_container_read(tern_container_dir *dir, oci_state **state, oci_config **config,
@@ -773,7 +773,7 @@ static void run_poststop(const oci_config *config, const oci_state *st)
 	if (hook_state_from_disk(st, "stopped", &json) < 0)
 		return;
 	/* runtime-spec: likewise for poststop. */
-	tern_hooks_run_all(&config->hooks->poststop, "poststop", json);
+	tern_hooks_run_all_in(st->bundle, &config->hooks->poststop, "poststop", json);
 }
 
 int tern_container_delete(const tern_runtime *rt, const char *id, bool force, tern_error **err)

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,22 +32,20 @@ int tern_criu_timeout_ms(void)
 	return (int)s * 1000;
 }
 
-/* SIGKILL every descendant of `pid` but `self`, children first listed
- * from each of its threads (libcriu may fork from any). Depth-bounded: a
- * criu tree is shallow. */
-static void kill_tree(pid_t pid, pid_t self, int depth)
+/* The children of `pid` (from each of its threads: libcriu may fork from
+ * any), at most `max`, into `out`; their count. */
+static size_t list_children(pid_t pid, pid_t *out, size_t max)
 {
 	char path[64];
 	DIR *tasks;
 	struct dirent *t;
+	size_t n = 0;
 
-	if (depth > 8)
-		return;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	tasks = opendir(path);
 	if (tasks == NULL)
-		return;
-	while ((t = readdir(tasks)) != NULL) {
+		return 0;
+	while ((t = readdir(tasks)) != NULL && n < max) {
 		char cpath[PATH_MAX];
 		FILE *f;
 		int child;
@@ -57,18 +56,41 @@ static void kill_tree(pid_t pid, pid_t self, int depth)
 		f = fopen(cpath, "re");
 		if (f == NULL)
 			continue;
-		while (fscanf(f, "%d", &child) == 1) {
-			if (child == self)
-				continue;
-			/* stopped first, so it forks no more while its own
-			 * children are listed */
-			kill(child, SIGSTOP);
-			kill_tree(child, self, depth + 1);
-			kill(child, SIGKILL);
-		}
+		while (n < max && fscanf(f, "%d", &child) == 1)
+			out[n++] = child;
 		fclose(f);
 	}
 	closedir(tasks);
+	return n;
+}
+
+static bool listed(pid_t pid, const pid_t *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == pid)
+			return true;
+	return false;
+}
+
+/* SIGKILL every descendant of `pid` but `self` and the children in `keep`
+ * (what it had before the call: earlier clones, a lazy-pages daemon), each
+ * stopped first so it forks no more while its own children are listed.
+ * Depth-bounded: a criu tree is shallow. */
+static void kill_tree(pid_t pid, pid_t self, const pid_t *keep, size_t nkeep, int depth)
+{
+	pid_t children[TERN_CRIU_DEADLINE_MAX_CHILDREN];
+	size_t n;
+
+	if (depth > 8)
+		return;
+	n = list_children(pid, children, TERN_CRIU_DEADLINE_MAX_CHILDREN);
+	for (size_t i = 0; i < n; i++) {
+		if (children[i] == self || listed(children[i], keep, nkeep))
+			continue;
+		kill(children[i], SIGSTOP);
+		kill_tree(children[i], self, NULL, 0, depth + 1);
+		kill(children[i], SIGKILL);
+	}
 }
 
 void tern_criu_deadline_start(tern_criu_deadline *d, int timeout_ms)
@@ -79,6 +101,9 @@ void tern_criu_deadline_start(tern_criu_deadline *d, int timeout_ms)
 	d->pid = 0;
 	d->fd = -1;
 	d->timeout_ms = timeout_ms;
+	/* before the call: a restore's tree comes as tern's children
+	 * (libcriu's rst_sibling), beside those tern already has */
+	d->nkeep = list_children(parent, d->keep, TERN_CRIU_DEADLINE_MAX_CHILDREN);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return;
 	fflush(stdout);
@@ -100,7 +125,7 @@ void tern_criu_deadline_start(tern_criu_deadline *d, int timeout_ms)
 			;
 		if (r != 0 || getppid() != parent)
 			_exit(0);
-		kill_tree(parent, getpid(), 0);
+		kill_tree(parent, getpid(), d->keep, d->nkeep, 0);
 		_exit(1);
 	}
 	close(p[0]);

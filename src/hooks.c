@@ -303,3 +303,55 @@ int tern_hooks_run_all(const oci_hook_list *hooks, const char *stage, const char
 	}
 	return failed;
 }
+
+/* Into `dir` for a stage's hooks; *back is where to return (-1: stayed,
+ * `dir` is NULL or gone, as a bundle removed before `delete` is). */
+static void enter_hook_dir(const char *dir, const char *stage, int *back)
+{
+	*back = -1;
+	if (dir == NULL)
+		return;
+	*back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*back < 0)
+		return;
+	if (chdir(dir) < 0) {
+		tern_debug("%s hooks run in tern's working directory: chdir to `%s`: %s", stage,
+			   dir, strerror(errno));
+		tern_closep(back);
+	}
+}
+
+static void leave_hook_dir(int *back)
+{
+	if (*back < 0)
+		return;
+	if (fchdir(*back) < 0)
+		tern_debug("back to the working directory after the hooks: %s", strerror(errno));
+	tern_closep(back);
+}
+
+int tern_hooks_run_in(const char *dir, const oci_hook_list *hooks, const char *stage,
+		      const char *state_json, tern_error **err)
+{
+	int back, ret;
+
+	if (hooks == NULL || hooks->len == 0)
+		return 0;
+	enter_hook_dir(dir, stage, &back);
+	ret = tern_hooks_run(hooks, stage, state_json, err);
+	leave_hook_dir(&back);
+	return ret;
+}
+
+int tern_hooks_run_all_in(const char *dir, const oci_hook_list *hooks, const char *stage,
+			  const char *state_json)
+{
+	int back, ret;
+
+	if (hooks == NULL || hooks->len == 0)
+		return 0;
+	enter_hook_dir(dir, stage, &back);
+	ret = tern_hooks_run_all(hooks, stage, state_json);
+	leave_hook_dir(&back);
+	return ret;
+}

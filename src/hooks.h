@@ -22,3 +22,12 @@ int tern_hooks_run(const oci_hook_list *hooks, const char *stage, const char *st
  * lifecycle goes on as if it had succeeded (runtime-spec). Returns how many
  * failed. */
 int tern_hooks_run_all(const oci_hook_list *hooks, const char *stage, const char *state_json);
+
+/* The same, run in `dir` (the bundle: runc runs every hook there, and
+ * hooks written for it use paths relative to it; the spec says nothing).
+ * A `dir` that cannot be entered (a bundle removed before `delete`) leaves
+ * them in tern's own working directory. */
+int tern_hooks_run_in(const char *dir, const oci_hook_list *hooks, const char *stage,
+		      const char *state_json, tern_error **err);
+int tern_hooks_run_all_in(const char *dir, const oci_hook_list *hooks, const char *stage,
+			  const char *state_json);

@@ -536,6 +536,24 @@ EOF
 	wait_count_above "$BUNDLE/rootfs/tmp/count" "$now" 10
 }
 
+@test "checkpoint: a criu restore that hangs is killed past TERN_CRIU_TIMEOUT with the tree it restored; nothing is left" {
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	# post-restore: the tree is there, stopped by criu, and criu waits
+	hung_dump post-restore
+	local t0=$SECONDS
+	# a tern without the bound would wait for it forever: 60 s end it here
+	TERN_CRIU_TIMEOUT=3 CRIU_CONFIG_FILE=$HOLD.conf run in_file timeout -s KILL 60 \
+		"$TERN_BIN" --root "$ROOT" restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	echo "$output"
+	[ $((SECONDS - t0)) -lt 50 ]
+	test -e "$HOLD.in"
+	check_fails_cleanly "criu restore did not finish within 3 s: killed it"
+	! pgrep -f "$HOLD.sh" || false
+	! pgrep -f "sleep $MARK" || false
+}
+
 @test "checkpoint: restore to an id that exists fails and leaves it alone" {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"

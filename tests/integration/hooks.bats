@@ -277,3 +277,20 @@ cwd_hook() {
 	[ "$(cat "$BUNDLE/prestart.cwd")" = "$bundle" ]
 	[ "$(cat "$BUNDLE/createRuntime.cwd")" = "$bundle" ]
 }
+
+@test "hooks: poststart and poststop hooks run in the bundle, whatever tern's working directory" {
+	add_hook poststart "$(cwd_hook poststart)"
+	add_hook poststop "$(cwd_hook poststop)"
+	set_args sleep "$MARK"
+	cd /
+	run tern run -d -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ]
+	bundle=$(cd "$BUNDLE" && pwd -P)
+	wait_for_file "$BUNDLE/poststart.cwd"
+	[ "$(cat "$BUNDLE/poststart.cwd")" = "$bundle" ]
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	# runc runs poststop where `delete` was called from (containerd's shim
+	# calls it from the bundle); tern runs every stage in the bundle
+	is_runc || [ "$(cat "$BUNDLE/poststop.cwd")" = "$bundle" ]
+}
