@@ -10,7 +10,7 @@
 # -r runs the whole benchmark in a mount namespace of its own whose /run is
 # a tmpfs, as on a stock Debian host. criu caches its kernel probes in
 # /run/criu.kdat only on a tmpfs; where /run is not one (this machine) tern
-# makes that cache itself (src/criu-kdat.h), which runc's criu then reads
+# makes that cache itself (src/criu/criu-kdat.h), which runc's criu then reads
 # too, so -r now changes little more than where state and images live.
 #
 # The container runs tests/helpers/stamper.c: it holds 16 or 256 MiB,

@@ -1068,7 +1068,7 @@ static int validate_intel_rdt(ojson_ctx *c, const oci_intel_rdt *rdt, const ojso
 /* linux.memoryPolicy: what set_mempolicy(2) would refuse with a bare
  * EINVAL, said here with the field. Whether the nodes exist on this
  * machine and whether its kernel knows the mode is for the runtime to
- * check (src/numa.c). */
+ * check (src/linux/numa.c). */
 static int validate_memory_policy(ojson_ctx *c, const oci_memory_policy *mp, const ojson_path *p)
 {
 	ojson_path np = {p, "nodes", 0}, fp = {p, "flags", 0}, mdp = {p, "mode", 0};

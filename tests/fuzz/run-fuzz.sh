@@ -68,7 +68,10 @@ pclibs=$(pkg-config --libs $deps)
 # main() comes in only when a target is linked.
 cflags="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
 	-fno-sanitize-recover=undefined -D_GNU_SOURCE -DTERN_MCHAN_TESTING
-	-iquote $build -iquote $top/libocispec -iquote $top/src $pcflags"
+	-iquote $build -iquote $top/libocispec $pcflags"
+for layer in "$top"/src/*/; do
+	cflags="$cflags -iquote ${layer%/}"
+done
 
 # The two values of configure's config.h that the sources use, taken from
 # configure.ac (the fuzz build does not run configure).
@@ -85,9 +88,9 @@ fi
 # Every source of tern but the two main()s, into one archive; a target
 # links what it uses. An object is rebuilt when its source or any header is
 # newer.
-newest_header=$(ls -t "$top"/src/*.h "$top"/libocispec/*.h "$build/config.h" | head -n 1)
+newest_header=$(ls -t "$top"/src/*/*.h "$top"/libocispec/*.h "$build/config.h" | head -n 1)
 objs=
-for src in "$top"/libocispec/*.c "$top"/src/*.c; do
+for src in "$top"/libocispec/*.c "$top"/src/*/*.c; do
 	case ${src##*/} in main.c | migrate-main.c) continue ;; esac
 	base=${src##*/}
 	dir=${src%/*}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Many tern processes at once: 100 containers through their whole life in
 # parallel; commands racing on one container id (each holds the flock of
-# the container's state directory, src/state.c); and containers whose
+# the container's state directory, src/lifecycle/state.c); and containers whose
 # process exits while exec, pause, update or checkpoint is half way.
 #
 # Where the exit can be placed, it is: tern runs under strace, which stops

@@ -5,7 +5,7 @@
 # must clean up, and nothing may be left: no state directory, mount,
 # cgroup, process or image directory.
 #
-# The stages are the fault points of src/fault.h, which only a build with
+# The stages are the fault points of src/base/fault.h, which only a build with
 # ./configure --enable-fault-injection has: setup_file builds one from this
 # checkout under tests/.work/faults (build_fault_tern, helpers.bash) or
 # takes $TERN_FAULT_BIN. Each test first runs its command once with
@@ -22,7 +22,7 @@ setup_file() {
 
 setup() {
 	if is_runc; then
-		skip "fault injection points are tern's own (src/fault.h)"
+		skip "fault injection points are tern's own (src/base/fault.h)"
 	fi
 	setup_bundle
 	DEFAULT_TERN=$TERN_BIN

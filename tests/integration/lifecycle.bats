@@ -526,7 +526,7 @@ signal_calls() {
 	[[ "$output" != *"$ID-c"* ]]
 }
 
-# ---- issue 10: the words clients match (see the list in src/state.c) ----
+# ---- issue 10: the words clients match (see the list in src/lifecycle/state.c) ----
 
 @test "messages: kill of a stopped container says \"container not running\" (containerd's shim matches it)" {
 	set_args /bin/true

@@ -120,7 +120,7 @@ move_conversation() {
 	# the outer end went with the source's namespace and came back on B.
 	# The kernel frees the namespace in the background, within ms here;
 	# a source connection closed for real behind the lock (no repair
-	# mode, see src/tcp-sockets.h) kept it about 100 s, failing this wait
+	# mode, see src/linux/tcp-sockets.h) kept it about 100 s, failing this wait
 	# about one run in four on a loaded machine.
 	wait_until 60 sh -c "! nsenter --net=/run/netns/$NA ip link show $OUT 2>/dev/null"
 	on B ip link show "$OUT"

@@ -433,7 +433,7 @@ a_filler() {
 	start_counter
 	tern snapshot "$ID" base
 	# TERN_FAULT_FAIL=lazy-fill: the filler takes the daemon's end as a
-	# failure (src/fault.h; only a fault-injection build has it)
+	# failure (src/base/fault.h; only a fault-injection build has it)
 	local fault_tern
 	fault_tern=${TERN_FAULT_BIN:-$(build_fault_tern)}
 	TERN_BIN=$fault_tern TERN_FAULT_FAIL=lazy-fill run tern clone "$ID" base "$ID-c"

@@ -3,6 +3,7 @@
 #include "tap.h"
 
 #include "cli.h"
+#include "utils.h"
 
 #include <stdlib.h>
 
@@ -23,8 +24,8 @@ const tern_command tern_commands[] = {
 int main(void)
 {
 	char **v = NULL;
-	v = tern_cli_strv_add(v, "a");
-	v = tern_cli_strv_add(v, "b");
+	v = tern_strv_add(v, "a");
+	v = tern_strv_add(v, "b");
 	is_str(v[0], "a", "first repeated option");
 	is_str(v[1], "b", "second repeated option");
 	ok(v[2] == NULL, "list stays NULL-terminated");

@@ -1,4 +1,4 @@
-/* Error chains, logging and the small utilities of src/utils.c. */
+/* Error chains, logging and the small utilities of src/base/utils.c. */
 #include "tap.h"
 
 #include "error.h"

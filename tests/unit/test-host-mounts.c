@@ -1,5 +1,5 @@
 /* The record of mounts tern makes in the caller's mount namespace
- * (src/host-mounts.c): what it writes, and what it refuses to act on. The
+ * (src/rootfs/host-mounts.c): what it writes, and what it refuses to act on. The
  * unmounting itself needs privileges: tests/integration/namespaces.bats. */
 #include "tap.h"
 

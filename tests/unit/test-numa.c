@@ -1,6 +1,6 @@
 /* linux.memoryPolicy and process.execCPUAffinity (runtime-spec 1.3):
  * libocispec's parsing and checks with their exact messages, the number
- * lists, and src/numa.c's checks against a machine described by a sysfs
+ * lists, and src/linux/numa.c's checks against a machine described by a sysfs
  * tree of our own (four nodes, two with memory, eight CPUs). The last
  * tests ask this machine's kernel for real.
  *
@@ -299,7 +299,7 @@ static void test_affinity_parse(void)
 	free(path);
 }
 
-/* ---- src/numa.c against a machine of our own ---- */
+/* ---- src/linux/numa.c against a machine of our own ---- */
 
 static char sysdir[] = "/tmp/test-numa-sys-XXXXXX";
 

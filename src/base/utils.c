@@ -551,3 +551,18 @@ void tern_stdio_to_log(const char *log)
 	if (logfd > 2)
 		close(logfd);
 }
+
+char **tern_strv_add(char **strv, const char *s)
+{
+	size_t n = 0;
+	char **out;
+
+	while (strv && strv[n])
+		n++;
+	out = realloc(strv, (n + 2) * sizeof(char *));
+	if (out == NULL)
+		abort();
+	out[n] = (char *)s;
+	out[n + 1] = NULL;
+	return out;
+}

@@ -150,7 +150,7 @@ bool tern_ckpt_common_opt(int c, char *arg, tern_ckpt_opts *o)
 		o->manage_cgroups_mode = arg;
 		return true;
 	case CKPT_OPT_EMPTYNS:
-		o->empty_ns = tern_cli_strv_add(o->empty_ns, arg);
+		o->empty_ns = tern_strv_add(o->empty_ns, arg);
 		return true;
 	case CKPT_OPT_DEDUP:
 		o->auto_dedup = true;

@@ -451,19 +451,19 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 			free(d->id);
 			d->id = tern_xstrdup(v);
 		} else if (strcmp(l, "mount") == 0)
-			d->ext_mounts = tern_cli_strv_add(d->ext_mounts, tern_xstrdup(v));
+			d->ext_mounts = tern_strv_add(d->ext_mounts, tern_xstrdup(v));
 		else if (strcmp(l, "cgroup") == 0 && strchr(v, ' '))
-			d->cg_mounts = tern_cli_strv_add(d->cg_mounts, tern_xstrdup(v));
+			d->cg_mounts = tern_strv_add(d->cg_mounts, tern_xstrdup(v));
 		else if (strcmp(l, "masked") == 0 && v[0] == '/')
-			d->masked = tern_cli_strv_add(d->masked, tern_xstrdup(v));
+			d->masked = tern_strv_add(d->masked, tern_xstrdup(v));
 		else if (strcmp(l, "tmpfs") == 0 && v[0] == '/')
 			/* (restored only as the new config's mount there) */
-			d->tmpfs = tern_cli_strv_add(d->tmpfs, tern_xstrdup(v));
+			d->tmpfs = tern_strv_add(d->tmpfs, tern_xstrdup(v));
 		else if (strncmp(l, "tmpfs-", 6) == 0 && v[0] == '/')
 			/* (checked as they are used) */
-			d->trees = tern_cli_strv_add(d->trees, tern_strdup_printf("%s %s", l, v));
+			d->trees = tern_strv_add(d->trees, tern_strdup_printf("%s %s", l, v));
 		else if (strcmp(l, "devbind") == 0)
-			d->devbinds = tern_cli_strv_add(d->devbinds, tern_xstrdup(v));
+			d->devbinds = tern_strv_add(d->devbinds, tern_xstrdup(v));
 		else if (strncmp(l, "stdio", 5) == 0 && l[5] >= '0' && l[5] <= '2' && !l[6]) {
 			free(d->stdio[l[5] - '0']);
 			d->stdio[l[5] - '0'] = tern_xstrdup(v);
@@ -481,7 +481,7 @@ static int descriptor_read(const char *images, descriptor *d, tern_error **err)
 				return tern_error_make_quiet(
 				    err, EINVAL,
 				    "%s: corrupted (veth `%s` is not two device names)", path, v);
-			d->veths = tern_cli_strv_add(d->veths, tern_xstrdup(v));
+			d->veths = tern_strv_add(d->veths, tern_xstrdup(v));
 		} else if (strcmp(l, "netns-external") == 0)
 			d->netns_external = atoi(v) != 0;
 		else if (strcmp(l, "netns-fresh") == 0)
@@ -624,7 +624,7 @@ static int external_cgroup_mounts(criu_session *s, pid_t pid, descriptor *d, ter
 						     "hierarchy on device %s",
 						     m.mountpoint, m.dev);
 		criu_local_add_ext_mount(s->opts, m.mountpoint, m.mountpoint);
-		d->cg_mounts = tern_cli_strv_add(d->cg_mounts,
+		d->cg_mounts = tern_strv_add(d->cg_mounts,
 						 tern_strdup_printf("%s %s", m.mountpoint, host));
 	}
 	return 0;
@@ -857,8 +857,13 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 			return tern_error_make_quiet(
 			    err, EINVAL, "--page-server `%s`: expected IP:PORT", o->page_server);
 		*colon = '\0';
-		criu_local_set_page_server_address_port(
-		    s->opts, addr, tern_cli_parse_int("page-server", colon + 1));
+		char *end;
+		errno = 0;
+		long port = strtol(colon + 1, &end, 10);
+		if (errno || *end || port < 1 || port > 65535)
+			return tern_error_make_quiet(
+			    err, EINVAL, "--page-server `%s`: the port is not 1-65535", o->page_server);
+		criu_local_set_page_server_address_port(s->opts, addr, (int)port);
 	}
 	/* bind mounts from outside the rootfs are not the container's to
 	 * dump: CRIU records them by mount point, restore binds the new
@@ -875,7 +880,7 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 			       ? tern_xstrdup(m->destination)
 			       : tern_mount_dest_resolved(st->rootfs, m->destination);
 		criu_local_add_ext_mount(s->opts, mp, mp);
-		d.ext_mounts = tern_cli_strv_add(d.ext_mounts, mp);
+		d.ext_mounts = tern_strv_add(d.ext_mounts, mp);
 	}
 	const oci_namespace *net = config_ns(config, OCI_NS_NETWORK);
 	if (net && net->path) {
@@ -940,7 +945,7 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 	    tern_ckpt_tmpfs_empty(st->pid, config->mounts, config->mounts_len);
 	for (char **m = tmpfs; m && *m; m++)
 		if (!strv_has(d.masked, *m)) {
-			d.tmpfs = tern_cli_strv_add(d.tmpfs, tern_xstrdup(*m));
+			d.tmpfs = tern_strv_add(d.tmpfs, tern_xstrdup(*m));
 			criu_local_add_ext_mount(s->opts, *m, *m);
 		}
 	ret = tern_ckpt_devbinds_find(st->pid, (const char *const *)d.ext_mounts, &d.devbinds, err);
@@ -1467,7 +1472,7 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 						  TERN_CKPT_MASKED_DIR, &src, err);
 		if (ret < 0)
 			return ret;
-		r->made = tern_cli_strv_add(r->made, tern_xstrdup(TERN_CKPT_MASKED_DIR));
+		r->made = tern_strv_add(r->made, tern_xstrdup(TERN_CKPT_MASKED_DIR));
 		for (char **m = r->d.masked; *m; m++)
 			criu_local_add_ext_mount(r->s.opts, *m, src);
 	}
@@ -1487,7 +1492,7 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 						      r->d.trees, &src, err);
 		if (ret < 0)
 			return ret;
-		r->made = tern_cli_strv_add(r->made, tern_xstrdup(name));
+		r->made = tern_strv_add(r->made, tern_xstrdup(name));
 		criu_local_add_ext_mount(r->s.opts, dest, src);
 	}
 	for (char **m = r->d.tmpfs; m && *m; m++) {
@@ -1498,7 +1503,7 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 						 *m, &src, err);
 		if (ret < 0)
 			return ret;
-		r->made = tern_cli_strv_add(r->made, tern_xstrdup(name));
+		r->made = tern_strv_add(r->made, tern_xstrdup(name));
 		criu_local_add_ext_mount(r->s.opts, *m, src);
 	}
 	/* CRIU mounts the restored tree below --root, which must be a mount

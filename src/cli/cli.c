@@ -60,21 +60,6 @@ void tern_cli_require_args(int argc, char **argv, int n, bool exact, const char 
 	(void)argv;
 }
 
-char **tern_cli_strv_add(char **strv, const char *s)
-{
-	size_t n = 0;
-	char **out;
-
-	while (strv && strv[n])
-		n++;
-	out = realloc(strv, (n + 2) * sizeof(char *));
-	if (out == NULL)
-		abort();
-	out[n] = (char *)s;
-	out[n + 1] = NULL;
-	return out;
-}
-
 int tern_cli_parse_int(const char *opt, const char *value)
 {
 	char *end;

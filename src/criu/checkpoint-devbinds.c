@@ -1,7 +1,6 @@
 /* Devices bound from the host, in a checkpoint: see checkpoint-devbinds.h. */
 #include "checkpoint-devbinds.h"
 
-#include "cli.h"
 #include "mountinfo.h"
 #include "utils.h"
 
@@ -43,7 +42,7 @@ int tern_ckpt_devbinds_find(pid_t pid, const char *const *config_binds, char ***
 		 * such a name is not one of ours, and criu is left to refuse it */
 		if (m.root[0] != '/' || strcmp(m.root, "/") == 0 || listed(config_binds, m.mountpoint))
 			continue;
-		*out = tern_cli_strv_add(*out, tern_strdup_printf("%s %s", m.mountpoint, m.root));
+		*out = tern_strv_add(*out, tern_strdup_printf("%s %s", m.mountpoint, m.root));
 	}
 	return 0;
 }

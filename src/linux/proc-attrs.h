@@ -4,7 +4,7 @@
  * process.args. These run in the child; their checks (tern_*_check) run in
  * the parent first, so bad values fail before anything is created.
  *
- * Order in the child (src/init.c): signals reset (first), rlimits,
+ * Order in the child (src/lifecycle/init.c): signals reset (first), rlimits,
  * personality, scheduler (once in the container's cgroup), I/O priority,
  * inherited fds closed, stdio chowned, then bounding set, user,
  * capabilities, the args[0] check; after `start`: LSM exec labels (lsm.h),

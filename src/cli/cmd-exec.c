@@ -1,6 +1,7 @@
 /* tern exec [options] ID COMMAND [ARG...] */
 #include "cli.h"
 #include "exec.h"
+#include "utils.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,7 @@ int tern_cmd_exec(tern_global_opts *g, int argc, char **argv)
 			o.pid_file = optarg;
 			break;
 		case 'e':
-			o.env = tern_cli_strv_add(o.env, optarg);
+			o.env = tern_strv_add(o.env, optarg);
 			break;
 		case OPT_CWD:
 			o.cwd = optarg;
@@ -101,10 +102,10 @@ int tern_cmd_exec(tern_global_opts *g, int argc, char **argv)
 			o.user = optarg;
 			break;
 		case 'g':
-			o.additional_gids = tern_cli_strv_add(o.additional_gids, optarg);
+			o.additional_gids = tern_strv_add(o.additional_gids, optarg);
 			break;
 		case 'c':
-			o.caps = tern_cli_strv_add(o.caps, optarg);
+			o.caps = tern_strv_add(o.caps, optarg);
 			break;
 		case OPT_NNP:
 			o.no_new_privs = true;
@@ -122,7 +123,7 @@ int tern_cmd_exec(tern_global_opts *g, int argc, char **argv)
 			o.ignore_paused = true;
 			break;
 		case OPT_CGROUP:
-			o.cgroups = tern_cli_strv_add(o.cgroups, optarg);
+			o.cgroups = tern_strv_add(o.cgroups, optarg);
 			break;
 		}
 	}

@@ -22,7 +22,6 @@
  */
 #pragma once
 
-#include "cli.h"
 #include "container.h"
 
 #include <stdbool.h>

@@ -55,9 +55,6 @@ void tern_cli_reset(void);
 void tern_cli_require_args(int argc, char **argv, int n, bool exact, const char *cmd,
 			   const char *usage);
 
-/* A NULL-terminated list that grows by one (for repeatable options). */
-char **tern_cli_strv_add(char **strv, const char *s);
-
 /* Parse a non-negative int option value; exits with a message on error. */
 int tern_cli_parse_int(const char *opt, const char *value);
 

@@ -2,7 +2,6 @@
  * the veths that leave it, found with rtnetlink link dumps on both sides,
  * and the lock that outlives a dump. */
 #include "checkpoint-net.h"
-#include "cli.h"
 #include "log.h"
 #include "utils.h"
 
@@ -148,7 +147,7 @@ int tern_veth_pairs(pid_t pid, char ***pairs, tern_error **err)
 	for (size_t i = 0; ret == 0 && i < nin; i++)
 		for (size_t o = 0; o < nout; o++)
 			if (in[i].peer == out[o].index && out[o].peer == in[i].index) {
-				*pairs = tern_cli_strv_add(
+				*pairs = tern_strv_add(
 				    *pairs, tern_strdup_printf("%s %s", in[i].name, out[o].name));
 				break;
 			}

@@ -2,7 +2,6 @@
  * checkpoint-masked.h. */
 #include "checkpoint-masked.h"
 
-#include "cli.h"
 #include "mounts.h"
 #include "mountinfo.h"
 #include "path-resolve.h"
@@ -142,7 +141,7 @@ char **tern_ckpt_masked_empty(pid_t pid, char *const *masked)
 		for (size_t i = 0; masked[i]; i++) {
 			const tern_mountinfo_line *m = sole_mount(cm.lines, cm.n, masked[i]);
 			if (m && read_only(m->opts) && is_empty_tmpfs(cm.rootfd, m, masked[i]))
-				out = tern_cli_strv_add(out, tern_xstrdup(masked[i]));
+				out = tern_strv_add(out, tern_xstrdup(masked[i]));
 		}
 	container_mounts_clear(&cm);
 	return out;
@@ -166,7 +165,7 @@ char **tern_ckpt_tmpfs_empty(pid_t pid, const oci_mount *mounts, size_t n)
 			continue;
 		const tern_mountinfo_line *m = sole_mount(cm.lines, cm.n, c->destination);
 		if (m && is_empty_tmpfs(cm.rootfd, m, c->destination))
-			out = tern_cli_strv_add(out, tern_xstrdup(c->destination));
+			out = tern_strv_add(out, tern_xstrdup(c->destination));
 	}
 	container_mounts_clear(&cm);
 	return out;
@@ -273,7 +272,7 @@ bool tern_ckpt_tmpfs_tree(pid_t pid, const char *dest, char ***lines)
 	if (fd < 0 || fstatfs(fd, &fs) < 0 || fs.f_type != TMPFS_MAGIC || fstat(fd, &st) < 0 ||
 	    st.st_dev != makedev(major, minor))
 		goto out;
-	out = tern_cli_strv_add(out, tern_strdup_printf("tmpfs-tree %s %o %u %u %d", dest,
+	out = tern_strv_add(out, tern_strdup_printf("tmpfs-tree %s %o %u %u %d", dest,
 							st.st_mode & 07777, st.st_uid, st.st_gid,
 							read_only(m->opts)));
 	int copy = dup(fd);
@@ -301,7 +300,7 @@ bool tern_ckpt_tmpfs_tree(pid_t pid, const char *dest, char ***lines)
 			target[n] = '\0';
 			fits = strpbrk(target, " \n\t") == NULL;
 			if (fits)
-				out = tern_cli_strv_add(
+				out = tern_strv_add(
 				    out, tern_strdup_printf("tmpfs-link %s %s %s", dest, de->d_name,
 							    target));
 		} else if (fits && S_ISDIR(e.st_mode)) {
@@ -318,7 +317,7 @@ bool tern_ckpt_tmpfs_tree(pid_t pid, const char *dest, char ***lines)
 				fits = sub >= 0 && is_empty_dir(sub);
 			}
 			if (fits)
-				out = tern_cli_strv_add(
+				out = tern_strv_add(
 				    out,
 				    tern_strdup_printf("tmpfs-dir %s %s %o %u %u", dest, de->d_name,
 						       e.st_mode & 07777, e.st_uid, e.st_gid));
@@ -330,7 +329,7 @@ bool tern_ckpt_tmpfs_tree(pid_t pid, const char *dest, char ***lines)
 	if (!fits)
 		goto out;
 	for (char **l = out; l && *l; l++)
-		*lines = tern_cli_strv_add(*lines, tern_xstrdup(*l));
+		*lines = tern_strv_add(*lines, tern_xstrdup(*l));
 	ok = true;
 out:
 	tern_strv_freep(&out);

@@ -13,6 +13,8 @@ void tern_freep(void *p);
 void tern_closep(int *fd);
 void tern_close_pairp(int (*fds)[2]);
 void tern_strv_freep(char ***strv);
+/* A NULL-terminated list that grows by one entry (abort()s without memory). */
+char **tern_strv_add(char **strv, const char *s);
 /* Kill (SIGKILL) and reap a child whose pid is still owned by this scope. */
 void tern_kill_childp(pid_t *pid);
 
