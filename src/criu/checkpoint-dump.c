@@ -151,12 +151,12 @@ static int make_image_dir(const char *path, bool *created, tern_error **err)
 	return 0;
 }
 
-static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *config,
-			const tern_ckpt_opts *o, tern_container_dir *dir, tern_error **err)
+/* The dump's own options: the tree, where it stops, its parent, the page
+ * server. */
+static int set_dump_options(criu_session *s, const oci_state *st, const tern_ckpt_opts *o,
+			    tern_error **err)
 {
-	descriptor d = {.id = tern_xstrdup(st->id)};
 	cleanup_free char *freezer = NULL;
-	int ret;
 
 	criu_local_set_pid(s->opts, st->pid);
 	criu_local_set_root(s->opts, st->rootfs);
@@ -185,6 +185,12 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 						     o->page_server);
 		criu_local_set_page_server_address_port(s->opts, addr, (int)port);
 	}
+	return 0;
+}
+
+static void declare_bind_mounts(criu_session *s, const oci_state *st, const oci_config *config,
+				descriptor *d)
+{
 	/* bind mounts from outside the rootfs are not the container's to
 	 * dump: CRIU records them by mount point, restore binds the new
 	 * config's source there. The mount point is the destination with
@@ -200,20 +206,26 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 			       ? tern_xstrdup(m->destination)
 			       : tern_mount_dest_resolved(st->rootfs, m->destination);
 		criu_local_add_ext_mount(s->opts, mp, mp);
-		d.ext_mounts = tern_strv_add(d.ext_mounts, mp);
+		d->ext_mounts = tern_strv_add(d->ext_mounts, mp);
 	}
+}
+
+/* The network namespace: joined by path (external), left out as good as
+ * new, or dumped (with the veths restore must be told of). */
+static int declare_netns(criu_session *s, const oci_state *st, const oci_config *config,
+			 const tern_ckpt_opts *o, tern_container_dir *dir, descriptor *d,
+			 tern_error **err)
+{
 	const oci_namespace *net = tern_ckpt_config_ns(config, OCI_NS_NETWORK);
 	if (net && net->path) {
 		cleanup_free char *nspath = tern_strdup_printf("/proc/%d/ns/net", st->pid);
 		struct stat nst;
-		if (stat(nspath, &nst) < 0) {
-			tern_ckpt_descriptor_clear(&d);
+		if (stat(nspath, &nst) < 0)
 			return tern_error_make(err, errno, "%s", nspath);
-		}
 		cleanup_free char *ext = tern_strdup_printf(
 		    "net[%lu]:%s", (unsigned long)nst.st_ino, TERN_CKPT_NETNS_KEY);
 		criu_local_add_external(s->opts, ext);
-		d.netns_external = true;
+		d->netns_external = true;
 	} else if (net) {
 		cleanup_free char *why = NULL;
 		if (o->netns_out ||
@@ -221,15 +233,13 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 		     tern_netns_is_plain(config, &st->cgroup_paths, st->pid, dir->dir, &why))) {
 			cleanup_free char *nspath = tern_strdup_printf("/proc/%d/ns/net", st->pid);
 			struct stat nst;
-			if (stat(nspath, &nst) < 0) {
-				tern_ckpt_descriptor_clear(&d);
+			if (stat(nspath, &nst) < 0)
 				return tern_error_make(err, errno, "%s", nspath);
-			}
 			cleanup_free char *ext = tern_strdup_printf(
 			    "net[%lu]:%s", (unsigned long)nst.st_ino, TERN_CKPT_NETNS_KEY);
 			criu_local_add_external(s->opts, ext);
 			tern_ckpt_network_lock_skip(s->opts);
-			d.netns_fresh = true;
+			d->netns_fresh = true;
 		} else {
 			if (why)
 				tern_debug("the network namespace goes into the images: %s", why);
@@ -239,44 +249,71 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 			 * checkpoint that most likely has none: only such a
 			 * restore would fail. */
 			tern_error *e = NULL;
-			if (tern_veth_pairs(st->pid, &d.veths, &e) < 0) {
+			if (tern_veth_pairs(st->pid, &d->veths, &e) < 0) {
 				tern_warn("container `%s`: the veths of its network namespace: %s",
 					  st->id, e->msg);
 				tern_error_free(e);
 			}
 		}
 	}
-	ret = external_cgroup_mounts(s, st->pid, &d, err);
-	if (ret < 0) {
-		tern_ckpt_descriptor_clear(&d);
+	return 0;
+}
+
+/* The mounts criu is told to leave out: cgroup mounts, empty masked
+ * directories and tmpfs, cgroup v1 tmpfs trees, host devices. */
+static int declare_left_out_mounts(criu_session *s, const oci_state *st, const oci_config *config,
+				   descriptor *d, tern_error **err)
+{
+	int ret;
+
+	ret = external_cgroup_mounts(s, st->pid, d, err);
+	if (ret < 0)
 		return ret;
-	}
 	if (config->linux_)
-		d.masked = tern_ckpt_masked_empty(st->pid, config->linux_->masked_paths);
-	for (char **m = d.masked; m && *m; m++)
+		d->masked = tern_ckpt_masked_empty(st->pid, config->linux_->masked_paths);
+	for (char **m = d->masked; m && *m; m++)
 		criu_local_add_ext_mount(s->opts, *m, *m);
 	for (size_t i = 0; i < config->mounts_len; i++) {
 		const oci_mount *cm = &config->mounts[i];
 		if (cm->type && strcmp(cm->type, "cgroup") == 0 && cm->destination &&
-		    tern_ckpt_tmpfs_tree(st->pid, cm->destination, &d.trees))
+		    tern_ckpt_tmpfs_tree(st->pid, cm->destination, &d->trees))
 			criu_local_add_ext_mount(s->opts, cm->destination, cm->destination);
 	}
 	cleanup_strv char **tmpfs =
 	    tern_ckpt_tmpfs_empty(st->pid, config->mounts, config->mounts_len);
 	for (char **m = tmpfs; m && *m; m++)
-		if (!strv_has(d.masked, *m)) {
-			d.tmpfs = tern_strv_add(d.tmpfs, tern_xstrdup(*m));
+		if (!strv_has(d->masked, *m)) {
+			d->tmpfs = tern_strv_add(d->tmpfs, tern_xstrdup(*m));
 			criu_local_add_ext_mount(s->opts, *m, *m);
 		}
-	ret = tern_ckpt_devbinds_find(st->pid, (const char *const *)d.ext_mounts, &d.devbinds, err);
-	if (ret < 0) {
-		tern_ckpt_descriptor_clear(&d);
+	ret =
+	    tern_ckpt_devbinds_find(st->pid, (const char *const *)d->ext_mounts, &d->devbinds, err);
+	if (ret < 0)
 		return ret;
-	}
-	for (char **m = d.devbinds; m && *m; m++) {
+	for (char **m = d->devbinds; m && *m; m++) {
 		cleanup_free char *mp = tern_xstrdup(*m);
 		*strchr(mp, ' ') = '\0';
 		criu_local_add_ext_mount(s->opts, mp, mp);
+	}
+	return 0;
+}
+
+static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *config,
+			const tern_ckpt_opts *o, tern_container_dir *dir, tern_error **err)
+{
+	descriptor d = {.id = tern_xstrdup(st->id)};
+	int ret;
+
+	ret = set_dump_options(s, st, o, err);
+	if (ret < 0)
+		return ret;
+	declare_bind_mounts(s, st, config, &d);
+	ret = declare_netns(s, st, config, o, dir, &d, err);
+	if (ret == 0)
+		ret = declare_left_out_mounts(s, st, config, &d, err);
+	if (ret < 0) {
+		tern_ckpt_descriptor_clear(&d);
+		return ret;
 	}
 	tern_ckpt_external_stdio(s, st->pid, &d);
 	d.terminal = config->process && config->process->terminal;
@@ -471,6 +508,139 @@ static void thaw_after_dump(const oci_state *st, const tern_ckpt_opts *o, bool d
 			  (int)st->pid);
 }
 
+/* What makes the container one this dump cannot take: refused before
+ * anything is made. */
+static int check_checkpointable(const oci_state *st, const oci_config *config, const char *id,
+				const tern_container_dir *dir_used, const tern_ckpt_opts *o,
+				tern_error **err)
+{
+	cleanup_free char *v1_freezer = NULL;
+
+	if (strcmp(st->status, "running") != 0 && strcmp(st->status, "paused") != 0)
+		return tern_error_make_quiet(
+		    err, EINVAL, "cannot checkpoint container `%s`: it is %s, not running", id,
+		    st->status);
+	/* criu dumps the cgroups too: it must see them */
+	if (tern_cgroup_require_mounts(&st->cgroup_paths, err) < 0)
+		return tern_error_wrap(err, "cannot checkpoint container `%s`", id);
+	/* criu dumps a v1 cgroup frozen as it is; without one it stops the
+	 * tasks itself, and tasks the v2 freezer holds never stop for it (such
+	 * a checkpoint had not returned after 5 minutes in the v2 guest) */
+	if (strcmp(st->status, "paused") == 0 && !freezer_dir(&st->cgroup_paths, &v1_freezer))
+		return tern_error_make_quiet(
+		    err, EINVAL,
+		    "cannot checkpoint container `%s`: it is paused, and criu cannot dump "
+		    "processes the cgroup v2 freezer holds; resume it first",
+		    id);
+	if (config == NULL)
+		return tern_error_make_quiet(err, EINVAL,
+					     "cannot checkpoint container `%s`: its config copy in "
+					     "`%s` is unreadable",
+					     id, dir_used->dir);
+	/* CRIU would have to dump the moved devices with the namespace and
+	 * make them anew (a veth, not a physical device), and the namespace
+	 * the dump ends takes them along: virtual ones destroyed, physical
+	 * ones back to the host under their container names. */
+	if (tern_netdev_in_own_netns(config))
+		return tern_error_make_quiet(
+		    err, ENOTSUP,
+		    "cannot checkpoint container `%s`: linux.netDevices moved host devices into "
+		    "its own network namespace, which CRIU cannot carry them in; a container "
+		    "keeps its devices across a checkpoint only in a network namespace joined "
+		    "by path",
+		    id);
+	if (o->lazy_pages) {
+		int ret = check_lazy_dump(o, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* The work directory, and the image directory: made 0700 where it is
+ * not there yet (*created_images), and marked partial until the dump is
+ * whole. */
+static int make_dump_dirs(tern_container_dir *dir_used, const char *images, const tern_ckpt_opts *o,
+			  bool *created_images, tern_error **err)
+{
+	int ret;
+
+	if (o->work_path && tern_mkdir_p(o->work_path, 0700, err) < 0)
+		return tern_error_wrap(err, "--work-path");
+	/* a checkpoint of this container killed half-way left its images */
+	tern_state_remove_partial_images(dir_used);
+	ret = make_image_dir(images, created_images, err);
+	if (ret < 0)
+		return ret;
+	if (*created_images) {
+		ret = tern_state_mark_partial_images(dir_used, images, err);
+		if (ret < 0) {
+			tern_remove_tree(images);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* What criu's notifications do during this dump (see dump_notify). */
+static void set_dump_notify(criu_session *s, const oci_state *st, const oci_config *config,
+			    const tern_ckpt_opts *o)
+{
+	dump_status_fd = o->status_fd;
+	dump_freeze_paths = o->leave_frozen && !o->pre_dump ? &st->cgroup_paths : NULL;
+	dump_freeze_failed = false;
+	{
+		const oci_namespace *net = tern_ckpt_config_ns(config, OCI_NS_NETWORK);
+		dump_lock_pid =
+		    o->keep_net_locked && o->leave_running && !o->pre_dump && net && !net->path
+			? st->pid
+			: 0;
+	}
+	if (o->lazy_pages || dump_freeze_paths || dump_lock_pid)
+		criu_local_set_notify_cb(s->opts, dump_notify);
+}
+
+/* criu's dump, frozen around it where that is quicker, bounded in time;
+ * a failure says why (criu's log). */
+static int run_dump(criu_session *s, const oci_state *st, const char *id, const tern_ckpt_opts *o,
+		    tern_container_dir *dir_used, bool created_images, tern_error **err)
+{
+	bool thaw_after = false;
+	int ret;
+
+	ret = freeze_before_dump(st, o, &thaw_after, err);
+	if (ret < 0)
+		return ret;
+	tern_fault_point("checkpoint:frozen");
+	/* a hung criu must not hang tern; a lazy dump lasts as long as the
+	 * restore takes its pages, which its caller bounds */
+	tern_criu_deadline dl = {.pid = 0};
+	int bound = o->criu_timeout_ms > 0 ? o->criu_timeout_ms : tern_criu_timeout_ms();
+	if (!o->lazy_pages)
+		tern_criu_deadline_start(&dl, bound);
+	ret = dump_private(s, o->pre_dump);
+	bool killed = tern_criu_deadline_stop(&dl);
+	if (thaw_after)
+		thaw_after_dump(st, o, ret == 0);
+	if (ret < 0 && killed)
+		return tern_error_make_quiet(
+		    err, ETIMEDOUT,
+		    "checkpoint of `%s`: criu %s did not finish within %d s: "
+		    "killed it; `%s` %s",
+		    id, o->pre_dump ? "pre-dump" : "dump", bound / 1000, id,
+		    thaw_after ? "runs on" : "is left as it was");
+	if (ret < 0) {
+		/* the image directory tern made goes; the log stays with the
+		 * container's state (delete removes it) */
+		cleanup_free char *why =
+		    tern_ckpt_log_tail(s, created_images && !o->work_path ? dir_used->dir : NULL);
+		return tern_error_make_quiet(err, ECANCELED,
+					     "checkpoint of `%s`: criu %s failed: %s", id,
+					     o->pre_dump ? "pre-dump" : "dump", why);
+	}
+	return ret;
+}
+
 int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const char *id,
 			      const tern_ckpt_opts *o, tern_error **err)
 {
@@ -480,8 +650,7 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	const char *images = o->image_path ? o->image_path : "checkpoint";
 	oci_state *st = NULL;
 	oci_config *config = NULL;
-	cleanup_free char *v1_freezer = NULL; /* (before the first goto out) */
-	bool created_images = false, thaw_after = false;
+	bool created_images = false;
 	int ret;
 
 	/* (tern snapshot holds the lock already) */
@@ -491,70 +660,12 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 		return ret;
 	dir_used = o->into_dir ? o->into_dir : dir;
 	tern_fault_point("checkpoint:state-loaded");
-	if (strcmp(st->status, "running") != 0 && strcmp(st->status, "paused") != 0) {
-		ret = tern_error_make_quiet(
-		    err, EINVAL, "cannot checkpoint container `%s`: it is %s, not running", id,
-		    st->status);
-		goto out;
-	}
-	/* criu dumps the cgroups too: it must see them */
-	if (tern_cgroup_require_mounts(&st->cgroup_paths, err) < 0) {
-		ret = tern_error_wrap(err, "cannot checkpoint container `%s`", id);
-		goto out;
-	}
-	/* criu dumps a v1 cgroup frozen as it is; without one it stops the
-	 * tasks itself, and tasks the v2 freezer holds never stop for it (such
-	 * a checkpoint had not returned after 5 minutes in the v2 guest) */
-	if (strcmp(st->status, "paused") == 0 && !freezer_dir(&st->cgroup_paths, &v1_freezer)) {
-		ret = tern_error_make_quiet(
-		    err, EINVAL,
-		    "cannot checkpoint container `%s`: it is paused, and criu cannot dump "
-		    "processes the cgroup v2 freezer holds; resume it first",
-		    id);
-		goto out;
-	}
-	if (config == NULL) {
-		ret = tern_error_make_quiet(err, EINVAL,
-					    "cannot checkpoint container `%s`: its config copy in "
-					    "`%s` is unreadable",
-					    id, dir_used->dir);
-		goto out;
-	}
-	/* CRIU would have to dump the moved devices with the namespace and
-	 * make them anew (a veth, not a physical device), and the namespace
-	 * the dump ends takes them along: virtual ones destroyed, physical
-	 * ones back to the host under their container names. */
-	if (tern_netdev_in_own_netns(config)) {
-		ret = tern_error_make_quiet(
-		    err, ENOTSUP,
-		    "cannot checkpoint container `%s`: linux.netDevices moved host devices into "
-		    "its own network namespace, which CRIU cannot carry them in; a container "
-		    "keeps its devices across a checkpoint only in a network namespace joined "
-		    "by path",
-		    id);
-		goto out;
-	}
-	if (o->lazy_pages) {
-		ret = check_lazy_dump(o, err);
-		if (ret < 0)
-			goto out;
-	}
-	if (o->work_path && tern_mkdir_p(o->work_path, 0700, err) < 0) {
-		ret = tern_error_wrap(err, "--work-path");
-		goto out;
-	}
-	/* a checkpoint of this container killed half-way left its images */
-	tern_state_remove_partial_images(dir_used);
-	ret = make_image_dir(images, &created_images, err);
+	ret = check_checkpointable(st, config, id, dir_used, o, err);
 	if (ret < 0)
 		goto out;
-	if (created_images) {
-		ret = tern_state_mark_partial_images(dir_used, images, err);
-		if (ret < 0) {
-			tern_remove_tree(images);
-			goto out;
-		}
-	}
+	ret = make_dump_dirs(dir_used, images, o, &created_images, err);
+	if (ret < 0)
+		goto out;
 	tern_fault_point("checkpoint:image-dir-made");
 	ret =
 	    tern_ckpt_session_open(&s, criu, images, o->work_path,
@@ -570,51 +681,10 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	if (ret < 0)
 		goto out;
 	tern_fault_point("checkpoint:dump-prepared");
-	dump_status_fd = o->status_fd;
-	dump_freeze_paths = o->leave_frozen && !o->pre_dump ? &st->cgroup_paths : NULL;
-	dump_freeze_failed = false;
-	{
-		const oci_namespace *net = tern_ckpt_config_ns(config, OCI_NS_NETWORK);
-		dump_lock_pid =
-		    o->keep_net_locked && o->leave_running && !o->pre_dump && net && !net->path
-			? st->pid
-			: 0;
-	}
-	if (o->lazy_pages || dump_freeze_paths || dump_lock_pid)
-		criu_local_set_notify_cb(s.opts, dump_notify);
-	ret = freeze_before_dump(st, o, &thaw_after, err);
+	set_dump_notify(&s, st, config, o);
+	ret = run_dump(&s, st, id, o, dir_used, created_images, err);
 	if (ret < 0)
 		goto out;
-	tern_fault_point("checkpoint:frozen");
-	/* a hung criu must not hang tern; a lazy dump lasts as long as the
-	 * restore takes its pages, which its caller bounds */
-	tern_criu_deadline dl = {.pid = 0};
-	int bound = o->criu_timeout_ms > 0 ? o->criu_timeout_ms : tern_criu_timeout_ms();
-	if (!o->lazy_pages)
-		tern_criu_deadline_start(&dl, bound);
-	ret = dump_private(&s, o->pre_dump);
-	bool killed = tern_criu_deadline_stop(&dl);
-	if (thaw_after)
-		thaw_after_dump(st, o, ret == 0);
-	if (ret < 0 && killed) {
-		ret =
-		    tern_error_make_quiet(err, ETIMEDOUT,
-					  "checkpoint of `%s`: criu %s did not finish within %d s: "
-					  "killed it; `%s` %s",
-					  id, o->pre_dump ? "pre-dump" : "dump", bound / 1000, id,
-					  thaw_after ? "runs on" : "is left as it was");
-		goto out;
-	}
-	if (ret < 0) {
-		/* the image directory tern made goes; the log stays with the
-		 * container's state (delete removes it) */
-		cleanup_free char *why =
-		    tern_ckpt_log_tail(&s, created_images && !o->work_path ? dir_used->dir : NULL);
-		ret =
-		    tern_error_make_quiet(err, ECANCELED, "checkpoint of `%s`: criu %s failed: %s",
-					  id, o->pre_dump ? "pre-dump" : "dump", why);
-		goto out;
-	}
 	/* whole: from now on they are the caller's */
 	if (created_images)
 		tern_state_unmark_partial_images(dir_used);
