@@ -434,10 +434,11 @@ static int reuse_cgroup(restore_ctx *r, tern_error **err)
 	return ret < 0 ? tern_error_make(err, -ret, "the cgroup of `%s`", r->c.id) : 0;
 }
 
-static int do_restore(restore_ctx *r, const char *criu, const char *images, const tern_ckpt_opts *o,
-		      tern_error **err)
+/* The checkpoint and the new bundle read and checked, and criu's
+ * session opened on the images. */
+static int open_restore(restore_ctx *r, const char *criu, const char *images,
+			const tern_ckpt_opts *o, tern_error **err)
 {
-	oci_state s;
 	int ret;
 
 	ret = check_images(images, err);
@@ -472,6 +473,13 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		if (ret < 0)
 			return ret;
 	}
+	return 0;
+}
+
+/* What criu is told of the restore beyond the common options: the
+ * stdio, the network namespace and the veths the descriptor records. */
+static void set_restore_opts(restore_ctx *r, const tern_ckpt_opts *o)
+{
 	criu_local_set_tcp_close(r->s.opts, o->tcp_close);
 	if (o->parent_path)
 		criu_local_set_parent_images(r->s.opts, (char *)o->parent_path);
@@ -513,6 +521,14 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		cleanup_free char *ext = tern_strdup_printf("veth[%s]:%s", inner, outer);
 		criu_local_add_external(r->s.opts, ext);
 	}
+}
+
+/* The state directory with the new config, and the cgroup the tree goes
+ * into, recorded in the state (`creating`) as they are made. */
+static int make_restore_state(restore_ctx *r, const tern_ckpt_opts *o, oci_state *s,
+			      tern_error **err)
+{
+	int ret;
 
 	if (r->into) {
 		r->c.dir = r->into;
@@ -548,9 +564,9 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		 * restore killed from here on leaves it to `delete` */
 		if (!r->c.rt->systemd_cgroup)
 			r->c.own_cgroup = tern_cgroup_missing(&r->c.cgroup_paths);
-		fill_restored_state(&s, r);
-		s.status = "creating";
-		ret = tern_state_write(r->c.dir, &s, err);
+		fill_restored_state(s, r);
+		s->status = "creating";
+		ret = tern_state_write(r->c.dir, s, err);
 		if (ret < 0)
 			return ret;
 		tern_fault_point("restore:state-creating-written");
@@ -570,25 +586,24 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		if (ret < 0)
 			return ret;
 	}
-	fill_restored_state(&s, r);
-	s.status = "creating";
-	ret = tern_state_write(r->c.dir, &s, err);
+	fill_restored_state(s, r);
+	s->status = "creating";
+	ret = tern_state_write(r->c.dir, s, err);
 	if (ret < 0)
 		return ret;
 	tern_fault_point("restore:state-cgroup-written");
-	restore_cgroup_roots(r);
-	/* a rootfs that never saw a create (podman's restore --import makes
-	 * a fresh one) lacks the mount points CRIU needs */
-	ret = tern_restore_make_mountpoints(r->c.rootfs, r->c.bundle, r->c.config, err);
-	if (ret < 0)
-		return tern_error_wrap(err, "restore of `%s`", r->c.id);
-	ret = restore_mounts(r, err);
-	if (ret < 0)
-		return ret;
-	tern_fault_point("restore:mounts-made");
+	return 0;
+}
+
+/* criu's restore, bounded in time, with the notifications that run the
+ * hooks and freeze the tree; a failure says why. */
+static int run_criu_restore(restore_ctx *r, const char *images, const tern_ckpt_opts *o,
+			    oci_state *s, tern_error **err)
+{
+	int ret;
 
 	notify_ctx.config = r->c.config;
-	notify_ctx.state = &s;
+	notify_ctx.state = s;
 	notify_ctx.freeze_paths = o->freeze_at_resume ? &r->c.cgroup_paths : NULL;
 	notify_ctx.frozen = false;
 	notify_ctx.dir = r->c.dir;
@@ -622,7 +637,7 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		tern_cgroup_return_self();
 		r->in_scope = false;
 	}
-	s.pid = 0;
+	s->pid = 0;
 	if (killed) {
 		/* (it may have returned just as the bound passed: the tree
 		 * is killed all the same) */
@@ -646,6 +661,15 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	}
 	r->c.pid = ret;
 	tern_fault_point("restore:criu-restored");
+	return 0;
+}
+
+/* The restored tree frozen as asked, in its cgroup, its pty master sent
+ * and its state `running`. */
+static int finish_restore(restore_ctx *r, const tern_ckpt_opts *o, oci_state *s, tern_error **err)
+{
+	int ret;
+
 	/* criu only logs a failed pre-resume: the tree may run unfrozen */
 	if (o->freeze_at_resume && !notify_ctx.frozen) {
 		if (notify_ctx.hook_err) {
@@ -669,9 +693,9 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 		if (ret < 0)
 			return ret;
 	}
-	fill_restored_state(&s, r);
-	s.pid_start_time = tern_process_start_time(r->c.pid);
-	ret = tern_state_write(r->c.dir, &s, err);
+	fill_restored_state(s, r);
+	s->pid_start_time = tern_process_start_time(r->c.pid);
+	ret = tern_state_write(r->c.dir, s, err);
 	if (ret < 0)
 		return ret;
 	tern_fault_point("restore:state-running-written");
@@ -683,6 +707,37 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 			return tern_error_wrap(err, "--pid-file");
 	}
 	return 0;
+}
+
+static int do_restore(restore_ctx *r, const char *criu, const char *images, const tern_ckpt_opts *o,
+		      tern_error **err)
+{
+	oci_state s;
+	int ret;
+
+	ret = open_restore(r, criu, images, o, err);
+	if (ret < 0)
+		return ret;
+	set_restore_opts(r, o);
+
+	ret = make_restore_state(r, o, &s, err);
+	if (ret < 0)
+		return ret;
+	restore_cgroup_roots(r);
+	/* a rootfs that never saw a create (podman's restore --import makes
+	 * a fresh one) lacks the mount points CRIU needs */
+	ret = tern_restore_make_mountpoints(r->c.rootfs, r->c.bundle, r->c.config, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "restore of `%s`", r->c.id);
+	ret = restore_mounts(r, err);
+	if (ret < 0)
+		return ret;
+	tern_fault_point("restore:mounts-made");
+
+	ret = run_criu_restore(r, images, o, &s, err);
+	if (ret < 0)
+		return ret;
+	return finish_restore(r, o, &s, err);
 }
 
 static void rollback_restore(restore_ctx *r)
