@@ -1,4 +1,5 @@
 #include "checkpoint-netns.h"
+#include "caps.h"
 #include "cgroup.h"
 #include "namespaces.h"
 #include "proc-attrs.h"
@@ -15,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -219,20 +219,6 @@ static bool process_caps(pid_t pid, bool *changes_net, bool *root)
 	}
 	fclose(f);
 	return seen;
-}
-
-static bool names_net_cap(char **set)
-{
-	for (char **c = set; c && *c; c++)
-		if (strcasecmp(*c, "CAP_NET_ADMIN") == 0 || strcasecmp(*c, "CAP_SYS_ADMIN") == 0)
-			return true;
-	return false;
-}
-
-bool tern_caps_may_change_netns(const oci_capabilities *c)
-{
-	return c && (names_net_cap(c->bounding) || names_net_cap(c->permitted) ||
-		     names_net_cap(c->effective) || names_net_cap(c->ambient));
 }
 
 /* The config's process may have had them at any time since it started,

@@ -20,18 +20,10 @@
  * CAP_SYS_ADMIN are neither in the config's process.capabilities nor in
  * any process's bounding or permitted set, and /proc/sys is read-only or
  * no process has uid 0, and no such process was ever exec'd (the mark
- * below, in `state_dir`). *why (malloc'd) says what made it not plain. */
+ * TERN_NETNS_EXEC_MARK of caps.h, in `state_dir`). *why (malloc'd) says
+ * what made it not plain. */
 bool tern_netns_is_plain(const oci_config *config, const oci_map *cgroup_paths, pid_t pid,
 			 const char *state_dir, char **why);
-
-/* Whether a process with these capabilities could change its network
- * namespace (CAP_NET_ADMIN or CAP_SYS_ADMIN in a set it can use). */
-bool tern_caps_may_change_netns(const oci_capabilities *c);
-
-/* `tern exec` of such a process leaves this mark in the container's state
- * directory: the process may change the namespace and exit before a
- * migration looks. */
-#define TERN_NETNS_EXEC_MARK "exec-net-caps"
 
 /* A new network namespace for a restored container, as create makes one:
  * `lo` up, the config's net.* sysctls written. *fd: O_CLOEXEC. The

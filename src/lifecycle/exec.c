@@ -1,6 +1,5 @@
 #include "exec.h"
 #include "fault.h"
-#include "checkpoint-netns.h"
 #include "caps.h"
 #include "cgroup.h"
 #include "identity.h"

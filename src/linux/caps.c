@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -230,4 +231,18 @@ int tern_caps_apply(const oci_capabilities *caps, tern_error **err)
 		}
 	}
 	return 0;
+}
+
+static bool names_net_cap(char **set)
+{
+	for (char **c = set; c && *c; c++)
+		if (strcasecmp(*c, "CAP_NET_ADMIN") == 0 || strcasecmp(*c, "CAP_SYS_ADMIN") == 0)
+			return true;
+	return false;
+}
+
+bool tern_caps_may_change_netns(const oci_capabilities *c)
+{
+	return c && (names_net_cap(c->bounding) || names_net_cap(c->permitted) ||
+		     names_net_cap(c->effective) || names_net_cap(c->ambient));
 }

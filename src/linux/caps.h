@@ -14,6 +14,8 @@
 #include "error.h"
 #include "oci-config.h"
 
+#include <stdbool.h>
+
 /* PR_CAPBSET_DROP every capability not in caps->bounding. Needs
  * CAP_SETPCAP, so call it before tern_user_apply. caps == NULL or an absent
  * bounding list is the empty set: everything is dropped (runc, crun). */
@@ -27,3 +29,12 @@ int tern_caps_apply(const oci_capabilities *caps, tern_error **err);
 
 /* "CAP_SYS_ADMIN" -> 21, -1 when unknown or not upper case. */
 int tern_cap_from_name(const char *name);
+
+/* Whether a process with these capabilities could change its network
+ * namespace (CAP_NET_ADMIN or CAP_SYS_ADMIN in a set it can use). */
+bool tern_caps_may_change_netns(const oci_capabilities *c);
+
+/* `tern exec` of such a process leaves this mark in the container's state
+ * directory: the process may change the namespace and exit before a
+ * migration looks. */
+#define TERN_NETNS_EXEC_MARK "exec-net-caps"
