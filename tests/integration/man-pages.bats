@@ -28,6 +28,14 @@ page_text() {
 	sed 's/\\-/-/g; s/\\f[BIRP]//g; s/\\f(..//g' "$1"
 }
 
+# has_word TEXT WORD: WORD is in TEXT, not as a part of a longer flag
+# (--memory is not found in --memory-swap). In bash itself: the machine may
+# be busy, and a grep per flag adds up.
+has_word() {
+	local re="(^|[^-a-zA-Z0-9])$2([^-a-zA-Z0-9]|\$)"
+	[[ $1 =~ $re ]]
+}
+
 # long_flags HELP-TEXT: the long flags of the option lines of a --help text.
 long_flags() {
 	sed -n 's/^ \{1,\}\(-[-a-zA-Z0-9]*\(, -[-a-zA-Z0-9]*\)*\).*/\1/p' <<<"$1" |
@@ -40,7 +48,7 @@ long_flags() {
 	[ "$status" -eq 0 ]
 	for c in create start run exec kill delete state list ps pause resume events update \
 		checkpoint restore features spec snapshot rollback clone migrate migrate-receive; do
-		grep -qx "$c" <<<"$output" || {
+		has_word "$output" "$c" || {
 			echo "tern --help does not list $c"
 			return 1
 		}
@@ -73,7 +81,7 @@ long_flags() {
 		}
 		text=$(page_text "$page")
 		for f in $(long_flags "$help"); do
-			grep -qF -- "$f" <<<"$text" || missing="$missing $c:$f"
+			has_word "$text" "$f" || missing="$missing $c:$f"
 		done
 	done
 	[ -z "$missing" ] || {
@@ -86,7 +94,7 @@ long_flags() {
 	local f text missing=
 	text=$(page_text "$MAN_DIR/tern.1")
 	for f in $(long_flags "$("$TERN_BIN" --help)"); do
-		grep -qF -- "$f" <<<"$text" || missing="$missing $f"
+		has_word "$text" "$f" || missing="$missing $f"
 	done
 	[ -z "$missing" ] || {
 		echo "missing from tern.1:$missing"
@@ -95,12 +103,14 @@ long_flags() {
 }
 
 @test "man pages: each page has NAME, SYNOPSIS, DESCRIPTION, OPTIONS, EXIT STATUS, SEE ALSO" {
-	local c page s missing=
+	local c page s text re missing=
 	for c in $(commands); do
 		[ "$c" = help ] && continue
 		page=$(page_of "$c")
+		text=$(<"$page") || return 1
 		for s in NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" "SEE ALSO"; do
-			grep -q "^\.SH \"\?$s" "$page" || missing="$missing $(basename "$page"):$s"
+			re=$'(^|\n)\\.SH "?'"$s"
+			[[ $text =~ $re ]] || missing="$missing $(basename "$page"):$s"
 		done
 	done
 	[ -z "$missing" ] || {
@@ -111,13 +121,11 @@ long_flags() {
 
 @test "man pages: every page renders without a warning" {
 	local page out bad=
+	command -v groff >/dev/null || skip "no groff (Debian: groff-base)"
+	# what man -l runs (tbl, the man macros), with every warning on
 	for page in "$MAN_DIR"/*.1 "$MAN_DIR"/*.7; do
 		out=$(groff -t -man -Tutf8 -ww -z "$page" 2>&1)
 		[ -z "$out" ] || bad="$bad$(basename "$page"): $out"$'\n'
-		if command -v man >/dev/null; then
-			out=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
-			[ -z "$out" ] || bad="$bad$(basename "$page") (man -l): $out"$'\n'
-		fi
 	done
 	[ -z "$bad" ] || {
 		echo "$bad"
@@ -126,9 +134,10 @@ long_flags() {
 }
 
 @test "man pages: Makefile.am installs every page in man/" {
-	local page missing=
+	local page makefile missing=
+	makefile=$(<"$REPO/Makefile.am")
 	for page in "$MAN_DIR"/*.[0-9]; do
-		grep -q "man/$(basename "$page")" "$REPO/Makefile.am" || missing="$missing $(basename "$page")"
+		[[ $makefile == *"man/${page##*/}"* ]] || missing="$missing ${page##*/}"
 	done
 	[ -z "$missing" ] || {
 		echo "not in dist_man_MANS:$missing"
