@@ -141,7 +141,10 @@ _tern() {
 		fi
 		;;
 	rollback | clone | snapshot)
-		if ((npos == 1)) && [[ -n $first ]]; then
+		# the snapshot names of the id typed (snapshot: only to --delete one)
+		if [[ $cmd == snapshot && " ${COMP_WORDS[*]} " != *" --delete "* ]]; then
+			((npos == 0)) || return
+		elif ((npos == 1)) && [[ -n $first ]]; then
 			mapfile -t COMPREPLY < <(compgen -W "$(command "$bin" "${root[@]}" snapshot --list "$first" 2>/dev/null |
 				awk 'NR > 1 { print $1 }')" -- "$cur")
 			return
