@@ -17,7 +17,7 @@ apt-get update -q
 apt-get install -y -q --no-install-recommends \
 	build-essential autoconf automake libtool pkg-config \
 	libyajl-dev libseccomp-dev libcap-dev libselinux1-dev libsystemd-dev libprotobuf-c-dev libssl-dev \
-	criu busybox-static jq </dev/null
+	criu busybox-static jq bash-completion man-db </dev/null
 ./scripts/install-criu.sh # a criu that works on this kernel (see the script)
 
 echo "== building"
@@ -25,7 +25,9 @@ echo "== building"
 ./configure
 make -j"$(nproc)"
 # stripped: create/run/exec start the installed binary twice (the second
-# time from a read-only overlay), so its size is paid at every start
+# time from a read-only overlay), so its size is paid at every start. It also
+# installs the man pages (man tern, man tern-COMMAND) and the bash
+# completion, which bash-completion loads in the next shell.
 make install-strip
 
 TERN=$(command -v tern || echo /usr/local/bin/tern)
@@ -33,6 +35,9 @@ echo "== installed $TERN: $("$TERN" --version | head -1)"
 # tern migrate and migrate-receive run tern-migrate (the one binary that
 # links OpenSSL), installed in $(libexecdir)/tern
 "$TERN" migrate --help >/dev/null
+PREFIX=$(sed -n 's/^prefix = //p' Makefile)
+echo "== man pages: $(find "$PREFIX/share/man" -name 'tern*' | wc -l) in $PREFIX/share/man (man tern, man tern-run ...)"
+echo "== bash completion: $PREFIX/share/bash-completion/completions/tern"
 
 echo "== building the demo bundle in /var/lib/tern/demo"
 DEMO=/var/lib/tern/demo
