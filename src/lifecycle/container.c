@@ -30,39 +30,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static void fill_state(oci_state *s, const tern_container *c, const char *status)
-{
-	memset(s, 0, sizeof(*s));
-	s->oci_version = c->config->oci_version;
-	s->id = (char *)c->id;
-	s->status = (char *)status;
-	s->pid = c->pid;
-	s->bundle = c->bundle;
-	s->annotations = c->config->annotations;
-	s->rootfs = c->rootfs;
-	s->created = c->created;
-	s->owner = "";
-	s->cgroup_path = c->cgroup_path;
-	s->cgroup_paths = c->cgroup_paths;
-	s->systemd_cgroup = c->rt->systemd_cgroup;
-	s->own_cgroup = c->own_cgroup;
-	s->config_path = TERN_CONFIG_COPY;
-	s->rdt_group = c->rdt.group;
-	s->rdt_own_group = c->rdt.own_group;
-	s->rdt_mon_group = c->rdt.mon_group;
-}
-
-char *tern_container_hook_state(const tern_container *c, const char *status)
-{
-	oci_state s;
-	char *json = NULL;
-
-	fill_state(&s, c, status);
-	if (oci_state_to_json(&s, OCI_STATE_HOOK, &json, NULL) < 0)
-		return tern_xstrdup("{}");
-	return json;
-}
-
 static int hook_state_from_disk(const oci_state *st, const char *status, char **json)
 {
 	oci_state s = *st;
@@ -350,7 +317,7 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 		c->own_cgroup = tern_cgroup_missing(&c->cgroup_paths);
 	{
 		oci_state s;
-		fill_state(&s, c, "creating");
+		tern_container_fill_state(&s, c, "creating");
 		ret = tern_state_write(c->dir, &s, err);
 		if (ret < 0)
 			goto fail;
@@ -395,7 +362,7 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 	}
 
 	oci_state s;
-	fill_state(&s, c, "created");
+	tern_container_fill_state(&s, c, "created");
 	s.pid_start_time = tern_process_start_time(c->pid);
 	/* for `state` and `start` after a start killed half-way: see
 	 * tern_state_init_started */
@@ -504,54 +471,6 @@ static int run_poststart(const oci_config *config, const oci_state *st, tern_err
 	if (hook_state_from_disk(st, "running", &json) < 0)
 		return 0;
 	return tern_hooks_run_in(st->bundle, &config->hooks->poststart, "poststart", json, err);
-}
-
-int tern_container_read(tern_container_dir *dir, oci_state **state, oci_config **config,
-			tern_error **err)
-{
-	int ret = tern_state_read(dir, state, err);
-	if (ret < 0)
-		return ret;
-	tern_state_refresh_status(dir, *state);
-	if (config) {
-		cleanup_free char *path = tern_strdup_printf("%s/%s", dir->dir, TERN_CONFIG_COPY);
-		char *msg = NULL;
-		*config = NULL;
-		if (oci_config_parse_file(path, config, &msg) < 0) {
-			tern_debug("cannot re-read the config of %s: %s", dir->id, msg ? msg : "");
-			*config = NULL;
-		}
-		free(msg);
-	}
-	return 0;
-}
-
-static int load(const tern_runtime *rt, const char *id, bool peek, tern_container_dir **dir,
-		oci_state **state, oci_config **config, tern_error **err)
-{
-	int ret = tern_state_dir_open(rt->root, id, peek, dir, err);
-	if (ret < 0)
-		return ret;
-	ret = tern_container_read(*dir, state, config, err);
-	if (ret == -ENOENT && peek) {
-		/* a delete removed it while we read it without the lock */
-		ret = tern_state_error_gone(rt->root, id, err);
-	}
-	if (ret < 0)
-		tern_state_dir_freep(dir);
-	return ret;
-}
-
-int tern_container_load(const tern_runtime *rt, const char *id, tern_container_dir **dir,
-			oci_state **state, oci_config **config, tern_error **err)
-{
-	return load(rt, id, false, dir, state, config, err);
-}
-
-int tern_container_peek(const tern_runtime *rt, const char *id, tern_container_dir **dir,
-			oci_state **state, tern_error **err)
-{
-	return load(rt, id, true, dir, state, NULL, err);
 }
 
 int tern_container_start(const tern_runtime *rt, const char *id, tern_error **err)
