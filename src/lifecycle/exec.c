@@ -11,6 +11,7 @@
 #include "numa.h"
 #include "path-resolve.h"
 #include "proc-attrs.h"
+#include "seccomp-relay.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
@@ -345,17 +346,7 @@ static void child_fail(int sync_fd, tern_error *e)
  * listener, and we wait until the listener has it. */
 static int load_exec_seccomp(const tern_seccomp_filter *filter, int sync_fd, tern_error **err)
 {
-	cleanup_close int notify_fd = -1;
-	int ret = tern_seccomp_load(filter, &notify_fd, err);
-
-	if (ret < 0)
-		return ret;
-	if (notify_fd < 0)
-		return 0;
-	ret = tern_sync_send_fd(sync_fd, SYNC_SECCOMP_FD, notify_fd, err);
-	if (ret < 0)
-		return ret;
-	return tern_sync_expect(sync_fd, SYNC_SECCOMP_DONE, NULL, err);
+	return tern_seccomp_load_and_hand_fd(filter, sync_fd, err);
 }
 
 /* fds: stdio, --preserve-fds, and tern's own until execve closes them

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "mount-source.h"
 #include "netdev.h"
+#include "seccomp-relay.h"
 #include "sync.h"
 #include "utils.h"
 
