@@ -356,11 +356,12 @@ static int make_cwd(const char *cwd, tern_error **err)
 	return fd < 0 ? fd : 0;
 }
 
-static int setup_container(init_ctx *ic, tern_error **err)
+/* The namespaces' first settings, before any mount: the loopback device,
+ * the cgroup namespace, a fresh session keyring. */
+static int setup_session(init_ctx *ic, tern_error **err)
 {
 	tern_container *c = ic->c;
-	const oci_config *cfg = c->config;
-	const oci_process *p = cfg->process;
+	const oci_process *p = c->config->process;
 	int ret;
 
 	ret = tern_ns_setup_loopback(&c->ns, err);
@@ -385,6 +386,17 @@ static int setup_container(init_ctx *ic, tern_error **err)
 		    errno != EACCES && errno != EDQUOT)
 			return tern_error_make(err, errno, "join a new session keyring");
 	}
+	return 0;
+}
+
+/* The rootfs (rootfs.h) and what is set between its two halves: the
+ * process's cwd, hostname, sysctls and console. */
+static int setup_filesystem(init_ctx *ic, tern_error **err)
+{
+	tern_container *c = ic->c;
+	const oci_config *cfg = c->config;
+	const oci_process *p = cfg->process;
+	int ret;
 
 	tern_lsm_label_mounts(c->config);
 
@@ -432,6 +444,19 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	if (ret < 0)
 		return ret;
 	tern_fault_point("init:rootfs-finalized");
+	return 0;
+}
+
+/* The process's attributes that need privileges the user and capability
+ * change drops: cwd, oomScoreAdj, rlimits, personality, scheduler, I/O
+ * priority, memory policy. */
+static int apply_process_attrs(init_ctx *ic, tern_error **err)
+{
+	tern_container *c = ic->c;
+	const oci_config *cfg = c->config;
+	const oci_process *p = cfg->process;
+	int ret;
+
 	/* Resolved inside the root, never through a magic link: tern's own
 	 * fds are still open here (CVE-2024-21626). */
 	ret = tern_chdir_in_root(p->cwd, err);
@@ -479,6 +504,23 @@ static int setup_container(init_ctx *ic, tern_error **err)
 		if (ret < 0)
 			return ret;
 	}
+	return 0;
+}
+
+static int setup_container(init_ctx *ic, tern_error **err)
+{
+	const oci_process *p = ic->c->config->process;
+	int ret;
+
+	ret = setup_session(ic, err);
+	if (ret < 0)
+		return ret;
+	ret = setup_filesystem(ic, err);
+	if (ret < 0)
+		return ret;
+	ret = apply_process_attrs(ic, err);
+	if (ret < 0)
+		return ret;
 	ret = close_runtime_fds(ic, err);
 	if (ret < 0)
 		return ret;
