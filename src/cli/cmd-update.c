@@ -136,51 +136,135 @@ static int read_resources(const char *path, oci_resources **out, tern_error **er
 	return ret;
 }
 
+/* The long options without a short one. */
+enum {
+	OPT_MEMORY = 256,
+	OPT_MEMRES,
+	OPT_MEMSWAP,
+	OPT_KMEM,
+	OPT_KMEMTCP,
+	OPT_SHARES,
+	OPT_QUOTA,
+	OPT_PERIOD,
+	OPT_RTRUNTIME,
+	OPT_RTPERIOD,
+	OPT_CPUS,
+	OPT_MEMS,
+	OPT_PIDS,
+	OPT_BLKIO,
+	OPT_L3,
+	OPT_MBA,
+};
+
+static const struct option longopts[] = {
+    {"resources", required_argument, NULL, 'r'},
+    {"memory", required_argument, NULL, OPT_MEMORY},
+    {"memory-reservation", required_argument, NULL, OPT_MEMRES},
+    {"memory-swap", required_argument, NULL, OPT_MEMSWAP},
+    {"kernel-memory", required_argument, NULL, OPT_KMEM},
+    {"kernel-memory-tcp", required_argument, NULL, OPT_KMEMTCP},
+    {"cpu-share", required_argument, NULL, OPT_SHARES},
+    {"cpu-quota", required_argument, NULL, OPT_QUOTA},
+    {"cpu-period", required_argument, NULL, OPT_PERIOD},
+    {"cpu-rt-runtime", required_argument, NULL, OPT_RTRUNTIME},
+    {"cpu-rt-period", required_argument, NULL, OPT_RTPERIOD},
+    {"cpuset-cpus", required_argument, NULL, OPT_CPUS},
+    {"cpuset-mems", required_argument, NULL, OPT_MEMS},
+    {"pids-limit", required_argument, NULL, OPT_PIDS},
+    {"blkio-weight", required_argument, NULL, OPT_BLKIO},
+    {"l3-cache-schema", required_argument, NULL, OPT_L3},
+    {"mem-bw-schema", required_argument, NULL, OPT_MBA},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One of the options that set a limit of linux.resources in `r`. */
+static int set_limit(int c, oci_resources *r, tern_error **err)
+{
+	int64_t v;
+	int ret = 0;
+
+	switch (c) {
+	case OPT_MEMORY:
+		if ((ret = tern_update_parse_bytes("memory", optarg, &v, err)) == 0)
+			memory_of(r)->limit = (oci_opt_int64){true, v};
+		break;
+	case OPT_MEMRES:
+		if ((ret = tern_update_parse_bytes("memory-reservation", optarg, &v, err)) == 0)
+			memory_of(r)->reservation = (oci_opt_int64){true, v};
+		break;
+	case OPT_MEMSWAP:
+		if ((ret = tern_update_parse_bytes("memory-swap", optarg, &v, err)) == 0)
+			memory_of(r)->swap = (oci_opt_int64){true, v};
+		break;
+	case OPT_KMEM:
+		if ((ret = tern_update_parse_bytes("kernel-memory", optarg, &v, err)) == 0)
+			memory_of(r)->kernel = (oci_opt_int64){true, v};
+		break;
+	case OPT_KMEMTCP:
+		if ((ret = tern_update_parse_bytes("kernel-memory-tcp", optarg, &v, err)) == 0)
+			memory_of(r)->kernel_tcp = (oci_opt_int64){true, v};
+		break;
+	case OPT_SHARES:
+		if ((ret = parse_i64("cpu-share", optarg, &v, err)) == 0 && v < 0)
+			ret = tern_error_make(err, EINVAL, "--cpu-share `%s`: must not be negative",
+					      optarg);
+		if (ret == 0)
+			cpu_of(r)->shares = (oci_opt_uint64){true, (uint64_t)v};
+		break;
+	case OPT_QUOTA:
+		if ((ret = parse_i64("cpu-quota", optarg, &v, err)) == 0)
+			cpu_of(r)->quota = (oci_opt_int64){true, v};
+		break;
+	case OPT_PERIOD:
+		if ((ret = parse_i64("cpu-period", optarg, &v, err)) == 0 && v < 0)
+			ret = tern_error_make(err, EINVAL,
+					      "--cpu-period `%s`: must not be negative", optarg);
+		if (ret == 0)
+			cpu_of(r)->period = (oci_opt_uint64){true, (uint64_t)v};
+		break;
+	case OPT_RTRUNTIME:
+		if ((ret = parse_i64("cpu-rt-runtime", optarg, &v, err)) == 0)
+			cpu_of(r)->realtime_runtime = (oci_opt_int64){true, v};
+		break;
+	case OPT_RTPERIOD:
+		if ((ret = parse_i64("cpu-rt-period", optarg, &v, err)) == 0 && v < 0)
+			ret = tern_error_make(err, EINVAL,
+					      "--cpu-rt-period `%s`: must not be negative", optarg);
+		if (ret == 0)
+			cpu_of(r)->realtime_period = (oci_opt_uint64){true, (uint64_t)v};
+		break;
+	case OPT_CPUS:
+		free(cpu_of(r)->cpus);
+		r->cpu->cpus = tern_xstrdup(optarg);
+		break;
+	case OPT_MEMS:
+		free(cpu_of(r)->mems);
+		r->cpu->mems = tern_xstrdup(optarg);
+		break;
+	case OPT_PIDS:
+		if ((ret = parse_i64("pids-limit", optarg, &v, err)) == 0)
+			r->pids_limit = (oci_opt_int64){true, v};
+		break;
+	case OPT_BLKIO:
+		if ((ret = parse_i64("blkio-weight", optarg, &v, err)) == 0 && (v < 10 || v > 1000))
+			ret = tern_error_make(
+			    err, EINVAL, "--blkio-weight `%s`: must be from 10 to 1000", optarg);
+		if (ret == 0) {
+			if (r->block_io == NULL)
+				r->block_io = tern_xmalloc0(sizeof(*r->block_io));
+			r->block_io->weight = (oci_opt_uint64){true, (uint64_t)v};
+		}
+		break;
+	}
+	return ret;
+}
+
 int tern_cmd_update(tern_global_opts *g, int argc, char **argv)
 {
-	enum {
-		OPT_MEMORY = 256,
-		OPT_MEMRES,
-		OPT_MEMSWAP,
-		OPT_KMEM,
-		OPT_KMEMTCP,
-		OPT_SHARES,
-		OPT_QUOTA,
-		OPT_PERIOD,
-		OPT_RTRUNTIME,
-		OPT_RTPERIOD,
-		OPT_CPUS,
-		OPT_MEMS,
-		OPT_PIDS,
-		OPT_BLKIO,
-		OPT_L3,
-		OPT_MBA,
-	};
-	static const struct option longopts[] = {
-	    {"resources", required_argument, NULL, 'r'},
-	    {"memory", required_argument, NULL, OPT_MEMORY},
-	    {"memory-reservation", required_argument, NULL, OPT_MEMRES},
-	    {"memory-swap", required_argument, NULL, OPT_MEMSWAP},
-	    {"kernel-memory", required_argument, NULL, OPT_KMEM},
-	    {"kernel-memory-tcp", required_argument, NULL, OPT_KMEMTCP},
-	    {"cpu-share", required_argument, NULL, OPT_SHARES},
-	    {"cpu-quota", required_argument, NULL, OPT_QUOTA},
-	    {"cpu-period", required_argument, NULL, OPT_PERIOD},
-	    {"cpu-rt-runtime", required_argument, NULL, OPT_RTRUNTIME},
-	    {"cpu-rt-period", required_argument, NULL, OPT_RTPERIOD},
-	    {"cpuset-cpus", required_argument, NULL, OPT_CPUS},
-	    {"cpuset-mems", required_argument, NULL, OPT_MEMS},
-	    {"pids-limit", required_argument, NULL, OPT_PIDS},
-	    {"blkio-weight", required_argument, NULL, OPT_BLKIO},
-	    {"l3-cache-schema", required_argument, NULL, OPT_L3},
-	    {"mem-bw-schema", required_argument, NULL, OPT_MBA},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	cleanup_error tern_error *err = NULL;
 	oci_resources *r = tern_xmalloc0(sizeof(*r));
 	const char *resources_file = NULL, *l3 = NULL, *mb = NULL;
-	int64_t v;
 	int c, ret = 0;
 
 	tern_cli_reset();
@@ -189,88 +273,14 @@ int tern_cmd_update(tern_global_opts *g, int argc, char **argv)
 		case 'r':
 			resources_file = optarg;
 			break;
-		case OPT_MEMORY:
-			if ((ret = tern_update_parse_bytes("memory", optarg, &v, &err)) == 0)
-				memory_of(r)->limit = (oci_opt_int64){true, v};
-			break;
-		case OPT_MEMRES:
-			if ((ret = tern_update_parse_bytes("memory-reservation", optarg, &v,
-							   &err)) == 0)
-				memory_of(r)->reservation = (oci_opt_int64){true, v};
-			break;
-		case OPT_MEMSWAP:
-			if ((ret = tern_update_parse_bytes("memory-swap", optarg, &v, &err)) == 0)
-				memory_of(r)->swap = (oci_opt_int64){true, v};
-			break;
-		case OPT_KMEM:
-			if ((ret = tern_update_parse_bytes("kernel-memory", optarg, &v, &err)) == 0)
-				memory_of(r)->kernel = (oci_opt_int64){true, v};
-			break;
-		case OPT_KMEMTCP:
-			if ((ret = tern_update_parse_bytes("kernel-memory-tcp", optarg, &v,
-							   &err)) == 0)
-				memory_of(r)->kernel_tcp = (oci_opt_int64){true, v};
-			break;
-		case OPT_SHARES:
-			if ((ret = parse_i64("cpu-share", optarg, &v, &err)) == 0 && v < 0)
-				ret = tern_error_make(
-				    &err, EINVAL, "--cpu-share `%s`: must not be negative", optarg);
-			if (ret == 0)
-				cpu_of(r)->shares = (oci_opt_uint64){true, (uint64_t)v};
-			break;
-		case OPT_QUOTA:
-			if ((ret = parse_i64("cpu-quota", optarg, &v, &err)) == 0)
-				cpu_of(r)->quota = (oci_opt_int64){true, v};
-			break;
-		case OPT_PERIOD:
-			if ((ret = parse_i64("cpu-period", optarg, &v, &err)) == 0 && v < 0)
-				ret = tern_error_make(&err, EINVAL,
-						      "--cpu-period `%s`: must not be negative",
-						      optarg);
-			if (ret == 0)
-				cpu_of(r)->period = (oci_opt_uint64){true, (uint64_t)v};
-			break;
-		case OPT_RTRUNTIME:
-			if ((ret = parse_i64("cpu-rt-runtime", optarg, &v, &err)) == 0)
-				cpu_of(r)->realtime_runtime = (oci_opt_int64){true, v};
-			break;
-		case OPT_RTPERIOD:
-			if ((ret = parse_i64("cpu-rt-period", optarg, &v, &err)) == 0 && v < 0)
-				ret = tern_error_make(&err, EINVAL,
-						      "--cpu-rt-period `%s`: must not be negative",
-						      optarg);
-			if (ret == 0)
-				cpu_of(r)->realtime_period = (oci_opt_uint64){true, (uint64_t)v};
-			break;
-		case OPT_CPUS:
-			free(cpu_of(r)->cpus);
-			r->cpu->cpus = tern_xstrdup(optarg);
-			break;
-		case OPT_MEMS:
-			free(cpu_of(r)->mems);
-			r->cpu->mems = tern_xstrdup(optarg);
-			break;
-		case OPT_PIDS:
-			if ((ret = parse_i64("pids-limit", optarg, &v, &err)) == 0)
-				r->pids_limit = (oci_opt_int64){true, v};
-			break;
-		case OPT_BLKIO:
-			if ((ret = parse_i64("blkio-weight", optarg, &v, &err)) == 0 &&
-			    (v < 10 || v > 1000))
-				ret = tern_error_make(
-				    &err, EINVAL, "--blkio-weight `%s`: must be from 10 to 1000",
-				    optarg);
-			if (ret == 0) {
-				if (r->block_io == NULL)
-					r->block_io = tern_xmalloc0(sizeof(*r->block_io));
-				r->block_io->weight = (oci_opt_uint64){true, (uint64_t)v};
-			}
-			break;
 		case OPT_L3:
 			l3 = optarg;
 			break;
 		case OPT_MBA:
 			mb = optarg;
+			break;
+		default:
+			ret = set_limit(c, r, &err);
 			break;
 		}
 	}

@@ -1,6 +1,7 @@
 #include "container-cgroup.h"
 #include "cgroup-systemd.h"
 #include "cgroup.h"
+#include "container-load.h"
 #include "log.h"
 #include "utils.h"
 

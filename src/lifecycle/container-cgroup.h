@@ -3,7 +3,7 @@
  * list of its processes (ps, kill --all), and removing it. */
 #pragma once
 
-#include "container.h"
+#include "container-shared.h"
 
 /* Before the container process exists. cgroupfs driver: create the cgroup
  * and write the limits now, so the process is constrained from the moment

@@ -30,39 +30,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static void fill_state(oci_state *s, const tern_container *c, const char *status)
-{
-	memset(s, 0, sizeof(*s));
-	s->oci_version = c->config->oci_version;
-	s->id = (char *)c->id;
-	s->status = (char *)status;
-	s->pid = c->pid;
-	s->bundle = c->bundle;
-	s->annotations = c->config->annotations;
-	s->rootfs = c->rootfs;
-	s->created = c->created;
-	s->owner = "";
-	s->cgroup_path = c->cgroup_path;
-	s->cgroup_paths = c->cgroup_paths;
-	s->systemd_cgroup = c->rt->systemd_cgroup;
-	s->own_cgroup = c->own_cgroup;
-	s->config_path = TERN_CONFIG_COPY;
-	s->rdt_group = c->rdt.group;
-	s->rdt_own_group = c->rdt.own_group;
-	s->rdt_mon_group = c->rdt.mon_group;
-}
-
-char *tern_container_hook_state(const tern_container *c, const char *status)
-{
-	oci_state s;
-	char *json = NULL;
-
-	fill_state(&s, c, status);
-	if (oci_state_to_json(&s, OCI_STATE_HOOK, &json, NULL) < 0)
-		return tern_xstrdup("{}");
-	return json;
-}
-
 static int hook_state_from_disk(const oci_state *st, const char *status, char **json)
 {
 	oci_state s = *st;
@@ -300,6 +267,110 @@ static int watch_exec_fifo(tern_container *c, tern_error **err)
 	return 0;
 }
 
+/* The state directory's contents before anything else is made: the exec
+ * fifo, its watch, the config copy. */
+static int make_state_files(tern_container *c, tern_error **err)
+{
+	int ret;
+
+	c->created = tern_state_now_rfc3339();
+	if (mkfifoat(c->dir->dirfd, TERN_EXEC_FIFO, 0622) < 0)
+		return tern_error_make(err, errno, "create exec fifo in `%s`", c->dir->dir);
+	/* mkfifo honours the umask; the container user must be able to write it. */
+	if (fchmodat(c->dir->dirfd, TERN_EXEC_FIFO, 0622, 0) < 0)
+		return tern_error_make(err, errno, "chmod exec fifo");
+	ret = watch_exec_fifo(c, err);
+	if (ret < 0)
+		return ret;
+	tern_fault_point("create:exec-fifo-made");
+	ret = copy_config(c, err);
+	if (ret < 0)
+		return ret;
+	tern_fault_point("create:config-copied");
+	return 0;
+}
+
+/* The state "creating", then what the process is confined to before it can
+ * ever run: cgroup, resctrl group, and (without a mount namespace) the
+ * record of the host's mounts under the rootfs. */
+static int prepare_confinement(tern_container *c, tern_error **err)
+{
+	int ret;
+
+	ret = tern_container_cgroup_resolve(c, err);
+	if (ret < 0)
+		return ret;
+	/* Recorded before the cgroup exists, as ours if it does not yet: a
+	 * tern killed from here on leaves a state that `delete`, or the next
+	 * create of this id, uses to remove the cgroup. (A systemd scope is
+	 * ours only once systemd has started it for us: spawn's join.) */
+	if (!c->rt->systemd_cgroup)
+		c->own_cgroup = tern_cgroup_missing(&c->cgroup_paths);
+	{
+		oci_state s;
+		tern_container_fill_state(&s, c, "creating");
+		ret = tern_state_write(c->dir, &s, err);
+		if (ret < 0)
+			return ret;
+	}
+	tern_fault_point("create:state-creating-written");
+	/* Limits before the process can ever run: the cgroup is made now, or
+	 * by spawn while the child sets up its first mounts (it cannot exec
+	 * before it is in the cgroup). */
+	if (!tern_container_cgroup_make_after_clone(c)) {
+		c->own_cgroup = false; /* what make creates is ours */
+		ret = tern_container_cgroup_make(c, err);
+		if (ret < 0)
+			return ret;
+		tern_fault_point("create:cgroup-made");
+	}
+	/* The resctrl group with its schemata, too, before the process can
+	 * run: spawn puts the child in it with the cgroup. */
+	ret = tern_rdt_apply(&c->rdt, err);
+	if (ret < 0)
+		return ret;
+	tern_fault_point("create:rdt-group-made");
+	/* No mount namespace: the mounts are made in ours, and nothing would
+	 * unmount them. What is under the rootfs now is not the container's. */
+	if (!c->ns.has[OCI_NS_MOUNT]) {
+		ret = tern_host_mounts_begin(c->dir->dirfd, c->rootfs, err);
+		if (ret < 0)
+			return ret;
+		tern_fault_point("create:host-mounts-begun");
+	}
+	return 0;
+}
+
+/* The container is made: the state "created", and --pid-file. */
+static int record_created(tern_container *c, tern_error **err)
+{
+	int ret;
+
+	if (!c->ns.has[OCI_NS_MOUNT]) {
+		ret = tern_host_mounts_commit(c->dir->dirfd, err);
+		if (ret < 0)
+			return ret;
+	}
+
+	oci_state s;
+	tern_container_fill_state(&s, c, "created");
+	s.pid_start_time = tern_process_start_time(c->pid);
+	/* for `state` and `start` after a start killed half-way: see
+	 * tern_state_init_started */
+	tern_process_exe_id(c->pid, &s.init_exe_dev, &s.init_exe_ino);
+	ret = tern_state_write(c->dir, &s, err);
+	if (ret < 0)
+		return ret;
+	tern_fault_point("create:state-created-written");
+	if (c->opts->pid_file) {
+		ret = write_pid_file(c->opts->pid_file, c->pid, err);
+		if (ret < 0)
+			return ret;
+	}
+	tern_fault_point("create:pid-file-written");
+	return 0;
+}
+
 /* create, up to the container waiting on exec.fifo. On success the sync
  * socket is handed back so the caller decides when to release the child. */
 static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error **err)
@@ -321,65 +392,12 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 	if (ret < 0)
 		return ret;
 	tern_fault_point("create:state-dir-made");
-	c->created = tern_state_now_rfc3339();
-	if (mkfifoat(c->dir->dirfd, TERN_EXEC_FIFO, 0622) < 0) {
-		ret = tern_error_make(err, errno, "create exec fifo in `%s`", c->dir->dir);
-		goto fail;
-	}
-	/* mkfifo honours the umask; the container user must be able to write it. */
-	if (fchmodat(c->dir->dirfd, TERN_EXEC_FIFO, 0622, 0) < 0) {
-		ret = tern_error_make(err, errno, "chmod exec fifo");
-		goto fail;
-	}
-	ret = watch_exec_fifo(c, err);
+	ret = make_state_files(c, err);
 	if (ret < 0)
 		goto fail;
-	tern_fault_point("create:exec-fifo-made");
-	ret = copy_config(c, err);
+	ret = prepare_confinement(c, err);
 	if (ret < 0)
 		goto fail;
-	tern_fault_point("create:config-copied");
-	ret = tern_container_cgroup_resolve(c, err);
-	if (ret < 0)
-		goto fail;
-	/* Recorded before the cgroup exists, as ours if it does not yet: a
-	 * tern killed from here on leaves a state that `delete`, or the next
-	 * create of this id, uses to remove the cgroup. (A systemd scope is
-	 * ours only once systemd has started it for us: spawn's join.) */
-	if (!c->rt->systemd_cgroup)
-		c->own_cgroup = tern_cgroup_missing(&c->cgroup_paths);
-	{
-		oci_state s;
-		fill_state(&s, c, "creating");
-		ret = tern_state_write(c->dir, &s, err);
-		if (ret < 0)
-			goto fail;
-	}
-	tern_fault_point("create:state-creating-written");
-	/* Limits before the process can ever run: the cgroup is made now, or
-	 * by spawn while the child sets up its first mounts (it cannot exec
-	 * before it is in the cgroup). */
-	if (!tern_container_cgroup_make_after_clone(c)) {
-		c->own_cgroup = false; /* what make creates is ours */
-		ret = tern_container_cgroup_make(c, err);
-		if (ret < 0)
-			goto fail;
-		tern_fault_point("create:cgroup-made");
-	}
-	/* The resctrl group with its schemata, too, before the process can
-	 * run: spawn puts the child in it with the cgroup. */
-	ret = tern_rdt_apply(&c->rdt, err);
-	if (ret < 0)
-		goto fail;
-	tern_fault_point("create:rdt-group-made");
-	/* No mount namespace: the mounts are made in ours, and nothing would
-	 * unmount them. What is under the rootfs now is not the container's. */
-	if (!c->ns.has[OCI_NS_MOUNT]) {
-		ret = tern_host_mounts_begin(c->dir->dirfd, c->rootfs, err);
-		if (ret < 0)
-			goto fail;
-		tern_fault_point("create:host-mounts-begun");
-	}
 
 	ret = tern_spawn_container(c, sync_fd, err);
 	tern_closep(&c->exec_fifo_watch); /* the init's copy is the one used */
@@ -388,28 +406,9 @@ static int do_create(tern_container *c, const char *id, int *sync_fd, tern_error
 		goto fail;
 	}
 	tern_fault_point("create:spawned");
-	if (!c->ns.has[OCI_NS_MOUNT]) {
-		ret = tern_host_mounts_commit(c->dir->dirfd, err);
-		if (ret < 0)
-			goto fail_sync;
-	}
-
-	oci_state s;
-	fill_state(&s, c, "created");
-	s.pid_start_time = tern_process_start_time(c->pid);
-	/* for `state` and `start` after a start killed half-way: see
-	 * tern_state_init_started */
-	tern_process_exe_id(c->pid, &s.init_exe_dev, &s.init_exe_ino);
-	ret = tern_state_write(c->dir, &s, err);
+	ret = record_created(c, err);
 	if (ret < 0)
 		goto fail_sync;
-	tern_fault_point("create:state-created-written");
-	if (c->opts->pid_file) {
-		ret = write_pid_file(c->opts->pid_file, c->pid, err);
-		if (ret < 0)
-			goto fail_sync;
-	}
-	tern_fault_point("create:pid-file-written");
 	return 0;
 
 fail_sync:
@@ -504,54 +503,6 @@ static int run_poststart(const oci_config *config, const oci_state *st, tern_err
 	if (hook_state_from_disk(st, "running", &json) < 0)
 		return 0;
 	return tern_hooks_run_in(st->bundle, &config->hooks->poststart, "poststart", json, err);
-}
-
-int tern_container_read(tern_container_dir *dir, oci_state **state, oci_config **config,
-			tern_error **err)
-{
-	int ret = tern_state_read(dir, state, err);
-	if (ret < 0)
-		return ret;
-	tern_state_refresh_status(dir, *state);
-	if (config) {
-		cleanup_free char *path = tern_strdup_printf("%s/%s", dir->dir, TERN_CONFIG_COPY);
-		char *msg = NULL;
-		*config = NULL;
-		if (oci_config_parse_file(path, config, &msg) < 0) {
-			tern_debug("cannot re-read the config of %s: %s", dir->id, msg ? msg : "");
-			*config = NULL;
-		}
-		free(msg);
-	}
-	return 0;
-}
-
-static int load(const tern_runtime *rt, const char *id, bool peek, tern_container_dir **dir,
-		oci_state **state, oci_config **config, tern_error **err)
-{
-	int ret = tern_state_dir_open(rt->root, id, peek, dir, err);
-	if (ret < 0)
-		return ret;
-	ret = tern_container_read(*dir, state, config, err);
-	if (ret == -ENOENT && peek) {
-		/* a delete removed it while we read it without the lock */
-		ret = tern_state_error_gone(rt->root, id, err);
-	}
-	if (ret < 0)
-		tern_state_dir_freep(dir);
-	return ret;
-}
-
-int tern_container_load(const tern_runtime *rt, const char *id, tern_container_dir **dir,
-			oci_state **state, oci_config **config, tern_error **err)
-{
-	return load(rt, id, false, dir, state, config, err);
-}
-
-int tern_container_peek(const tern_runtime *rt, const char *id, tern_container_dir **dir,
-			oci_state **state, tern_error **err)
-{
-	return load(rt, id, true, dir, state, NULL, err);
 }
 
 int tern_container_start(const tern_runtime *rt, const char *id, tern_error **err)

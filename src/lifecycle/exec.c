@@ -10,6 +10,7 @@
 #include "numa.h"
 #include "path-resolve.h"
 #include "proc-attrs.h"
+#include "seccomp-relay.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
@@ -344,17 +345,7 @@ static void child_fail(int sync_fd, tern_error *e)
  * listener, and we wait until the listener has it. */
 static int load_exec_seccomp(const tern_seccomp_filter *filter, int sync_fd, tern_error **err)
 {
-	cleanup_close int notify_fd = -1;
-	int ret = tern_seccomp_load(filter, &notify_fd, err);
-
-	if (ret < 0)
-		return ret;
-	if (notify_fd < 0)
-		return 0;
-	ret = tern_sync_send_fd(sync_fd, SYNC_SECCOMP_FD, notify_fd, err);
-	if (ret < 0)
-		return ret;
-	return tern_sync_expect(sync_fd, SYNC_SECCOMP_DONE, NULL, err);
+	return tern_seccomp_load_and_hand_fd(filter, sync_fd, err);
 }
 
 /* fds: stdio, --preserve-fds, and tern's own until execve closes them
@@ -611,6 +602,127 @@ static int hand_notify_fd(int sync_fd, const oci_state *st, const oci_seccomp *s
 	return tern_seccomp_relay_notify_fd(sync_fd, seccomp, pid, state, err);
 }
 
+/* --tty: where the pty master goes: --console-socket, or the end of a
+ * pair whose other end (console_pair[0]) this exec proxies itself. */
+static int exec_console(const tern_exec_opts *o, int console_pair[2], int *console_sock,
+			tern_error **err)
+{
+	if (o->console_socket) {
+		*console_sock = tern_console_socket_connect(o->console_socket, err);
+		if (*console_sock < 0)
+			return tern_error_wrap(err, "--console-socket");
+	} else if (o->detach) {
+		return tern_error_make(err, EINVAL, "--tty with --detach needs --console-socket");
+	} else {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, console_pair) < 0)
+			return tern_error_make(err, errno, "socketpair");
+		*console_sock = steal_fd(&console_pair[1]);
+	}
+	return 0;
+}
+
+/* Clone the exec process, in the container's pid and time namespaces unless
+ * `nested` (see spawn_exec). Returns its pid; `ns` is closed either way. */
+static pid_t clone_exec_child(const tern_exec_opts *o, const oci_process *p, exec_ns *ns,
+			      bool nested, const exec_extras *x, int console_sock, int sv[2],
+			      tern_error **err)
+{
+	cleanup_close int self_pid = -1, self_time = -1;
+	pid_t child;
+
+	/* The child is born in the container's pid namespace, holding our fds
+	 * (the namespaces', the sync socket) and running tern: it must be
+	 * non-dumpable from its first instruction, or the container's
+	 * processes could open its /proc/PID/fd, exe or mem before it says so
+	 * itself (CVE-2016-9962). The flag is inherited across clone: set it
+	 * here, before the setns, and give ours back after the clone. */
+	int was_dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		exec_ns_close(ns);
+		return tern_error_make(err, errno, "prctl PR_SET_DUMPABLE");
+	}
+	self_pid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	self_time = open("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
+	if (nested) {
+		/* nothing to join here */
+	} else if (ns->pid_fd >= 0 && setns(ns->pid_fd, CLONE_NEWPID) < 0) {
+		exec_ns_close(ns);
+		return tern_error_make(err, errno, "join the container's pid namespace");
+	}
+	if (!nested && ns->time_fd >= 0 && setns(ns->time_fd, CLONE_NEWTIME) < 0) {
+		exec_ns_close(ns);
+		return tern_error_make(err, errno, "join the container's time namespace");
+	}
+	child = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
+	if (child == 0) {
+		close(sv[0]);
+		exec_child(o, p, ns, nested, x, console_sock, sv[1]);
+	}
+	int clone_errno = errno;
+	if (!nested && ns->pid_fd >= 0 && self_pid >= 0)
+		setns(self_pid, CLONE_NEWPID);
+	if (!nested && ns->time_fd >= 0 && self_time >= 0)
+		setns(self_time, CLONE_NEWTIME);
+	/* we are outside the container's pid namespace: as we were */
+	if (was_dumpable > 0)
+		prctl(PR_SET_DUMPABLE, was_dumpable, 0, 0, 0);
+	exec_ns_close(ns);
+	if (child < 0)
+		return tern_error_make(err, clone_errno, "clone the exec process");
+	return child;
+}
+
+/* Before SYNC_GO: the exec process goes where the container's are. */
+static int place_exec_child(const oci_state *st, const exec_extras *x, pid_t child,
+			    tern_error **err)
+{
+	/* execCPUAffinity.initial: before the process joins the cgroup
+	 * (config.md), so that what it does until its exec runs there. */
+	int ret = tern_cpu_affinity_set_initial(x->affinity, child, err);
+	if (ret < 0)
+		return ret;
+	if (st->cgroup_paths.len > 0) {
+		ret = tern_cgroup_enter(&st->cgroup_paths, child, err);
+		if (ret < 0)
+			return ret;
+	}
+	/* linux.intelRdt: the container's resctrl group, before it execs */
+	ret = tern_rdt_enter(st->rdt_group, st->rdt_mon_group, child, err);
+	if (ret < 0)
+		return ret;
+	tern_fault_point("exec:cgroup-joined");
+	return 0;
+}
+
+/* The process runs: --pid-file, then, unless --detach, signals and the
+ * terminal are passed on until it exits. */
+static int follow_exec(const tern_exec_opts *o, pid_t child, int master, int *exit_status,
+		       tern_error **err)
+{
+	if (o->pid_file) {
+		char buf[32];
+		int len = snprintf(buf, sizeof(buf), "%d", child);
+		int ret = tern_write_file(o->pid_file, buf, (size_t)len, 0644, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "--pid-file");
+	}
+	if (o->detach)
+		return 0;
+	exec_forward_to = child;
+	struct sigaction sa = {.sa_handler = exec_forward, .sa_flags = SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	static const int sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	if (master >= 0) {
+		tern_error *perr = NULL;
+		if (tern_terminal_proxy(master, &perr) < 0)
+			tern_error_free(perr);
+	}
+	*exit_status = wait_status(child);
+	return 0;
+}
+
 static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_process *p,
 		      const exec_extras *x, int *exit_status, tern_error **err)
 {
@@ -620,7 +732,6 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 	cleanup_close_pair int console_pair[2] = {-1, -1};
 	cleanup_close int console_sock = -1;
 	cleanup_close int master = -1;
-	cleanup_close int self_pid = -1, self_time = -1;
 	pid_t child;
 	int ret;
 
@@ -630,22 +741,10 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 		return ret;
 	}
 	if (p->terminal) {
-		if (o->console_socket) {
-			console_sock = tern_console_socket_connect(o->console_socket, err);
-			if (console_sock < 0) {
-				exec_ns_close(&ns);
-				return tern_error_wrap(err, "--console-socket");
-			}
-		} else if (o->detach) {
+		ret = exec_console(o, console_pair, &console_sock, err);
+		if (ret < 0) {
 			exec_ns_close(&ns);
-			return tern_error_make(err, EINVAL,
-					       "--tty with --detach needs --console-socket");
-		} else {
-			if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, console_pair) < 0) {
-				exec_ns_close(&ns);
-				return tern_error_make(err, errno, "socketpair");
-			}
-			console_sock = steal_fd(&console_pair[1]);
+			return ret;
 		}
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -657,65 +756,17 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 	 * that needs CAP_SYS_ADMIN over the container's user namespace, which
 	 * only joining it gives, for good: the child does it (nested_fork). */
 	bool nested = geteuid() != 0 && ns.fd[0] >= 0 && (ns.pid_fd >= 0 || ns.time_fd >= 0);
-	/* The child is born in the container's pid namespace, holding our fds
-	 * (the namespaces', the sync socket) and running tern: it must be
-	 * non-dumpable from its first instruction, or the container's
-	 * processes could open its /proc/PID/fd, exe or mem before it says so
-	 * itself (CVE-2016-9962). The flag is inherited across clone: set it
-	 * here, before the setns, and give ours back after the clone. */
-	int was_dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-		exec_ns_close(&ns);
-		return tern_error_make(err, errno, "prctl PR_SET_DUMPABLE");
-	}
-	self_pid = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
-	self_time = open("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
-	if (nested) {
-		/* nothing to join here */
-	} else if (ns.pid_fd >= 0 && setns(ns.pid_fd, CLONE_NEWPID) < 0) {
-		exec_ns_close(&ns);
-		return tern_error_make(err, errno, "join the container's pid namespace");
-	}
-	if (!nested && ns.time_fd >= 0 && setns(ns.time_fd, CLONE_NEWTIME) < 0) {
-		exec_ns_close(&ns);
-		return tern_error_make(err, errno, "join the container's time namespace");
-	}
-	child = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
-	if (child == 0) {
-		close(sv[0]);
-		exec_child(o, p, &ns, nested, x, console_sock, sv[1]);
-	}
-	int clone_errno = errno;
-	if (!nested && ns.pid_fd >= 0 && self_pid >= 0)
-		setns(self_pid, CLONE_NEWPID);
-	if (!nested && ns.time_fd >= 0 && self_time >= 0)
-		setns(self_time, CLONE_NEWTIME);
-	/* we are outside the container's pid namespace: as we were */
-	if (was_dumpable > 0)
-		prctl(PR_SET_DUMPABLE, was_dumpable, 0, 0, 0);
-	exec_ns_close(&ns);
+	child = clone_exec_child(o, p, &ns, nested, x, console_sock, sv, err);
 	if (child < 0)
-		return tern_error_make(err, clone_errno, "clone the exec process");
+		return child;
 	close(steal_fd(&sv[1]));
 	if (console_sock >= 0)
 		close(steal_fd(&console_sock));
 	tern_fault_point("exec:cloned");
 
-	/* execCPUAffinity.initial: before the process joins the cgroup
-	 * (config.md), so that what it does until its exec runs there. */
-	ret = tern_cpu_affinity_set_initial(x->affinity, child, err);
+	ret = place_exec_child(st, x, child, err);
 	if (ret < 0)
 		goto fail;
-	if (st->cgroup_paths.len > 0) {
-		ret = tern_cgroup_enter(&st->cgroup_paths, child, err);
-		if (ret < 0)
-			goto fail;
-	}
-	/* linux.intelRdt: the container's resctrl group, before it execs */
-	ret = tern_rdt_enter(st->rdt_group, st->rdt_mon_group, child, err);
-	if (ret < 0)
-		goto fail;
-	tern_fault_point("exec:cgroup-joined");
 	ret = tern_sync_send(sv[0], SYNC_GO, 0, err);
 	if (ret < 0)
 		goto fail;
@@ -752,28 +803,7 @@ static int spawn_exec(const tern_exec_opts *o, const oci_state *st, const oci_pr
 		return ret;
 	}
 	tern_fault_point("exec:process-started");
-	if (o->pid_file) {
-		char buf[32];
-		int len = snprintf(buf, sizeof(buf), "%d", child);
-		ret = tern_write_file(o->pid_file, buf, (size_t)len, 0644, err);
-		if (ret < 0)
-			return tern_error_wrap(err, "--pid-file");
-	}
-	if (o->detach)
-		return 0;
-	exec_forward_to = child;
-	struct sigaction sa = {.sa_handler = exec_forward, .sa_flags = SA_RESTART};
-	sigemptyset(&sa.sa_mask);
-	static const int sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
-	if (master >= 0) {
-		tern_error *perr = NULL;
-		if (tern_terminal_proxy(master, &perr) < 0)
-			tern_error_free(perr);
-	}
-	*exit_status = wait_status(child);
-	return 0;
+	return follow_exec(o, child, master, exit_status, err);
 fail:
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);

@@ -122,6 +122,116 @@ static void restore_sigpipe(const sigset_t *old)
 	sigprocmask(SIG_SETMASK, old, NULL);
 }
 
+/* A running hook, as the poll loop of run_hook sees it. */
+typedef struct {
+	const oci_hook *h;
+	const char *stage;
+	int *in;	    /* our end of its stdin, closed once all is written */
+	int out_fd, err_fd; /* our ends of its stdout and stderr */
+	int pidfd;	    /* -1: waitpid is polled */
+	pid_t *pid;
+	const char *json;
+	size_t json_len, written;
+	long long deadline; /* now_ms() at which it is killed, -1: none */
+	capture *out, *errc;
+	int status;
+	bool exited, out_open, err_open;
+} running_hook;
+
+/* Feed stdin, collect stdout/stderr, and watch for the exit (pidfd) and
+ * the deadline, all in one poll loop. Returns with r->exited false when
+ * the deadline passed. An error puts `old` back as the signal mask. */
+static int supervise(running_hook *r, const sigset_t *old, tern_error **err)
+{
+	while (!r->exited) {
+		struct pollfd fds[4];
+		nfds_t n = 0;
+		int wait_ms = -1, idx_in = -1, idx_out = -1, idx_err = -1;
+
+		if (*r->in >= 0) {
+			idx_in = (int)n;
+			fds[n++] = (struct pollfd){.fd = *r->in, .events = POLLOUT};
+		}
+		if (r->out_open) {
+			idx_out = (int)n;
+			fds[n++] = (struct pollfd){.fd = r->out_fd, .events = POLLIN};
+		}
+		if (r->err_open) {
+			idx_err = (int)n;
+			fds[n++] = (struct pollfd){.fd = r->err_fd, .events = POLLIN};
+		}
+		if (r->pidfd >= 0)
+			fds[n++] = (struct pollfd){.fd = r->pidfd, .events = POLLIN};
+		else
+			wait_ms = 20; /* no pidfd (old kernel, valgrind): poll waitpid */
+		if (r->deadline >= 0) {
+			long long left = r->deadline - now_ms();
+			if (left <= 0)
+				break;
+			if (left > INT_MAX)
+				left = INT_MAX;
+			if (wait_ms < 0 || left < wait_ms)
+				wait_ms = (int)left;
+		}
+		if (poll(fds, n, wait_ms) < 0 && errno != EINTR) {
+			int e = errno;
+			restore_sigpipe(old);
+			return tern_error_make(err, e, "%s hook `%s`: poll", r->stage, r->h->path);
+		}
+		if (idx_in >= 0 && fds[idx_in].revents) {
+			ssize_t w = write(*r->in, r->json + r->written, r->json_len - r->written);
+			if (w > 0)
+				r->written += (size_t)w;
+			/* EPIPE: the hook does not want its stdin. Fine. */
+			if ((w < 0 && errno != EAGAIN && errno != EINTR) ||
+			    r->written == r->json_len)
+				tern_closep(r->in);
+		}
+		if (idx_out >= 0 && fds[idx_out].revents)
+			r->out_open = drain(r->out_fd, r->out);
+		if (idx_err >= 0 && fds[idx_err].revents)
+			r->err_open = drain(r->err_fd, r->errc);
+		pid_t w = waitpid(*r->pid, &r->status, WNOHANG);
+		if (w == *r->pid) {
+			r->exited = true;
+		} else if (w < 0 && errno != EINTR) {
+			/* ECHILD: SIGCHLD is ignored and the kernel reaped it;
+			 * its status is lost. */
+			int e = errno;
+			*r->pid = -1;
+			restore_sigpipe(old);
+			return tern_error_make(err, e, "%s hook `%s`: waitpid", r->stage,
+					       r->h->path);
+		}
+	}
+	return 0;
+}
+
+/* How the hook ended, as an error (with its output) or 0. */
+static int hook_result(const running_hook *r, tern_error **err)
+{
+	const oci_hook *h = r->h;
+	const char *stage = r->stage;
+	int status = r->status;
+	cleanup_free char *output = describe_output(r->out, r->errc);
+
+	if (!r->exited)
+		return tern_error_make(err, 0, "%s hook `%s` timed out after %lld s%s", stage,
+				       h->path, (long long)h->timeout.value, output);
+	if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		return tern_error_make(err, 0, "%s hook `%s` exited with status %d%s", stage,
+				       h->path, WEXITSTATUS(status), output);
+	if (WIFSIGNALED(status)) {
+		const char *abbrev = sigabbrev_np(WTERMSIG(status));
+		return tern_error_make(err, 0, "%s hook `%s` was killed by signal %d (SIG%s)%s",
+				       stage, h->path, WTERMSIG(status), abbrev ? abbrev : "?",
+				       output);
+	}
+	if (r->out->len || r->errc->len)
+		tern_debug("%s hook `%s`%s", stage, h->path, output);
+	return 0;
+}
+
 /* Runs one hook to completion. Returns 0 or a negative errno with *err. */
 static int run_hook(const oci_hook *h, const char *stage, const char *state_json, tern_error **err)
 {
@@ -134,17 +244,12 @@ static int run_hook(const oci_hook *h, const char *stage, const char *state_json
 	char **argv = h->args ? h->args : default_argv;
 	char **envp = h->env ? h->env : environ;
 	const char *json = state_json ? state_json : "";
-	size_t json_len = strlen(json), written = 0;
 	long long deadline = h->timeout.set ? now_ms() + h->timeout.value * 1000 : -1;
-	capture *out = NULL, *errc = NULL;
 	cleanup_free capture *outbuf = tern_xmalloc0(sizeof(capture));
 	cleanup_free capture *errbuf = tern_xmalloc0(sizeof(capture));
 	sigset_t block, old;
-	int status = 0;
-	bool exited = false, out_open = true, err_open = true;
+	int ret;
 
-	out = outbuf;
-	errc = errbuf;
 	if (pipe2(pin, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0)
 		return tern_error_make(err, errno, "%s hook `%s`: pipe", stage, h->path);
 
@@ -171,105 +276,47 @@ static int run_hook(const oci_hook *h, const char *stage, const char *state_json
 	fcntl(pout[0], F_SETFL, O_NONBLOCK);
 	fcntl(perr[0], F_SETFL, O_NONBLOCK);
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (json_len == 0)
+	running_hook r = {
+	    .h = h,
+	    .stage = stage,
+	    .in = &pin[1],
+	    .out_fd = pout[0],
+	    .err_fd = perr[0],
+	    .pidfd = pidfd,
+	    .pid = &pid,
+	    .json = json,
+	    .json_len = strlen(json),
+	    .deadline = deadline,
+	    .out = outbuf,
+	    .errc = errbuf,
+	    .out_open = true,
+	    .err_open = true,
+	};
+	if (r.json_len == 0)
 		tern_closep(&pin[1]);
 
-	/* Feed stdin, collect stdout/stderr, and watch for the exit (pidfd)
-	 * and the deadline, all in one poll loop. */
-	while (!exited) {
-		struct pollfd fds[4];
-		nfds_t n = 0;
-		int wait_ms = -1, idx_in = -1, idx_out = -1, idx_err = -1;
+	ret = supervise(&r, &old, err);
+	if (ret < 0)
+		return ret;
 
-		if (pin[1] >= 0) {
-			idx_in = (int)n;
-			fds[n++] = (struct pollfd){.fd = pin[1], .events = POLLOUT};
-		}
-		if (out_open) {
-			idx_out = (int)n;
-			fds[n++] = (struct pollfd){.fd = pout[0], .events = POLLIN};
-		}
-		if (err_open) {
-			idx_err = (int)n;
-			fds[n++] = (struct pollfd){.fd = perr[0], .events = POLLIN};
-		}
-		if (pidfd >= 0)
-			fds[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
-		else
-			wait_ms = 20; /* no pidfd (old kernel, valgrind): poll waitpid */
-		if (deadline >= 0) {
-			long long left = deadline - now_ms();
-			if (left <= 0)
-				break;
-			if (left > INT_MAX)
-				left = INT_MAX;
-			if (wait_ms < 0 || left < wait_ms)
-				wait_ms = (int)left;
-		}
-		if (poll(fds, n, wait_ms) < 0 && errno != EINTR) {
-			int e = errno;
-			restore_sigpipe(&old);
-			return tern_error_make(err, e, "%s hook `%s`: poll", stage, h->path);
-		}
-		if (idx_in >= 0 && fds[idx_in].revents) {
-			ssize_t w = write(pin[1], json + written, json_len - written);
-			if (w > 0)
-				written += (size_t)w;
-			/* EPIPE: the hook does not want its stdin. Fine. */
-			if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == json_len)
-				tern_closep(&pin[1]);
-		}
-		if (idx_out >= 0 && fds[idx_out].revents)
-			out_open = drain(pout[0], out);
-		if (idx_err >= 0 && fds[idx_err].revents)
-			err_open = drain(perr[0], errc);
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid) {
-			exited = true;
-		} else if (r < 0 && errno != EINTR) {
-			/* ECHILD: SIGCHLD is ignored and the kernel reaped it;
-			 * its status is lost. */
-			int e = errno;
-			pid = -1;
-			restore_sigpipe(&old);
-			return tern_error_make(err, e, "%s hook `%s`: waitpid", stage, h->path);
-		}
-	}
-
-	if (!exited) {
+	if (!r.exited) {
 		/* The deadline passed: kill, reap, and say so. */
 		kill(pid, SIGKILL);
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		while (waitpid(pid, &r.status, 0) < 0 && errno == EINTR)
 			;
 		pid = -1;
 	} else {
 		pid = -1;
 		/* Pick up what the hook wrote just before exiting. A
 		 * grandchild that keeps the pipes open does not hold us. */
-		if (out_open)
-			drain(pout[0], out);
-		if (err_open)
-			drain(perr[0], errc);
+		if (r.out_open)
+			drain(pout[0], r.out);
+		if (r.err_open)
+			drain(perr[0], r.errc);
 	}
 
 	restore_sigpipe(&old);
-
-	cleanup_free char *output = describe_output(out, errc);
-	if (!exited)
-		return tern_error_make(err, 0, "%s hook `%s` timed out after %lld s%s", stage,
-				       h->path, (long long)h->timeout.value, output);
-	if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-		return tern_error_make(err, 0, "%s hook `%s` exited with status %d%s", stage,
-				       h->path, WEXITSTATUS(status), output);
-	if (WIFSIGNALED(status)) {
-		const char *abbrev = sigabbrev_np(WTERMSIG(status));
-		return tern_error_make(err, 0, "%s hook `%s` was killed by signal %d (SIG%s)%s",
-				       stage, h->path, WTERMSIG(status), abbrev ? abbrev : "?",
-				       output);
-	}
-	if (out->len || errc->len)
-		tern_debug("%s hook `%s`%s", stage, h->path, output);
-	return 0;
+	return hook_result(&r, err);
 }
 
 int tern_hooks_run(const oci_hook_list *hooks, const char *stage, const char *state_json,

@@ -11,6 +11,7 @@
 #include "procfs.h"
 #include "proc-attrs.h"
 #include "rootfs.h"
+#include "seccomp-relay.h"
 #include "seccomp.h"
 #include "sync.h"
 #include "terminal.h"
@@ -51,7 +52,8 @@ typedef struct {
 	pid_t host_pid; /* our pid as the host sees it, for hook state */
 	bool in_cgroup; /* the parent has moved us into the container's cgroup */
 	seccomp_stage seccomp_at;
-	int fifofd; /* O_PATH on exec.fifo: see open_exec_fifo */
+	int fifofd;			/* O_PATH on exec.fifo: see open_exec_fifo */
+	tern_bind_source *bind_sources; /* by mount: what the parent opened (sync.h, 0a) */
 } init_ctx;
 
 static seccomp_stage seccomp_stage_of(const tern_container *c)
@@ -69,17 +71,7 @@ static seccomp_stage seccomp_stage_of(const tern_container *c)
  * listener, and we wait until it has (sync.h, 4b). */
 static int load_seccomp(init_ctx *ic, tern_error **err)
 {
-	cleanup_close int notify_fd = -1;
-	int ret = tern_seccomp_load(ic->c->seccomp, &notify_fd, err);
-
-	if (ret < 0)
-		return ret;
-	if (notify_fd < 0)
-		return 0;
-	ret = tern_sync_send_fd(ic->sync_fd, SYNC_SECCOMP_FD, notify_fd, err);
-	if (ret < 0)
-		return ret;
-	return tern_sync_expect(ic->sync_fd, SYNC_SECCOMP_DONE, NULL, err);
+	return tern_seccomp_load_and_hand_fd(ic->c->seccomp, ic->sync_fd, err);
 }
 
 /* In the container's cgroup: the CPUs are its cpuset's, not those of
@@ -364,11 +356,12 @@ static int make_cwd(const char *cwd, tern_error **err)
 	return fd < 0 ? fd : 0;
 }
 
-static int setup_container(init_ctx *ic, tern_error **err)
+/* The namespaces' first settings, before any mount: the loopback device,
+ * the cgroup namespace, a fresh session keyring. */
+static int setup_session(init_ctx *ic, tern_error **err)
 {
 	tern_container *c = ic->c;
-	const oci_config *cfg = c->config;
-	const oci_process *p = cfg->process;
+	const oci_process *p = c->config->process;
 	int ret;
 
 	ret = tern_ns_setup_loopback(&c->ns, err);
@@ -393,6 +386,17 @@ static int setup_container(init_ctx *ic, tern_error **err)
 		    errno != EACCES && errno != EDQUOT)
 			return tern_error_make(err, errno, "join a new session keyring");
 	}
+	return 0;
+}
+
+/* The rootfs (rootfs.h) and what is set between its two halves: the
+ * process's cwd, hostname, sysctls and console. */
+static int setup_filesystem(init_ctx *ic, tern_error **err)
+{
+	tern_container *c = ic->c;
+	const oci_config *cfg = c->config;
+	const oci_process *p = cfg->process;
+	int ret;
 
 	tern_lsm_label_mounts(c->config);
 
@@ -405,6 +409,7 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	    .no_pivot = c->opts->no_pivot,
 	    .host_mount_ns = !c->ns.has[OCI_NS_MOUNT],
 	    .in_user_ns = c->ns.new_user || c->ns.join_fd[OCI_NS_USER] >= 0,
+	    .bind_sources = ic->bind_sources,
 	    .before_pivot = before_pivot,
 	    .before_pivot_data = ic,
 	    .before_cgroup_mount = await_cgroup_cb,
@@ -439,6 +444,19 @@ static int setup_container(init_ctx *ic, tern_error **err)
 	if (ret < 0)
 		return ret;
 	tern_fault_point("init:rootfs-finalized");
+	return 0;
+}
+
+/* The process's attributes that need privileges the user and capability
+ * change drops: cwd, oomScoreAdj, rlimits, personality, scheduler, I/O
+ * priority, memory policy. */
+static int apply_process_attrs(init_ctx *ic, tern_error **err)
+{
+	tern_container *c = ic->c;
+	const oci_config *cfg = c->config;
+	const oci_process *p = cfg->process;
+	int ret;
+
 	/* Resolved inside the root, never through a magic link: tern's own
 	 * fds are still open here (CVE-2024-21626). */
 	ret = tern_chdir_in_root(p->cwd, err);
@@ -486,6 +504,23 @@ static int setup_container(init_ctx *ic, tern_error **err)
 		if (ret < 0)
 			return ret;
 	}
+	return 0;
+}
+
+static int setup_container(init_ctx *ic, tern_error **err)
+{
+	const oci_process *p = ic->c->config->process;
+	int ret;
+
+	ret = setup_session(ic, err);
+	if (ret < 0)
+		return ret;
+	ret = setup_filesystem(ic, err);
+	if (ret < 0)
+		return ret;
+	ret = apply_process_attrs(ic, err);
+	if (ret < 0)
+		return ret;
 	ret = close_runtime_fds(ic, err);
 	if (ret < 0)
 		return ret;
@@ -622,7 +657,7 @@ void tern_init_main(tern_container *c, int sync_fd)
 		fail(&ic, e);
 	}
 	/* The bind sources the parent opened for us (sync.h, 0a). */
-	if (tern_mount_sources_receive(sync_fd, c->config, &e) < 0)
+	if (tern_mount_sources_receive(sync_fd, c->config, &ic.bind_sources, &e) < 0)
 		fail(&ic, e);
 	tern_fault_point("init:mount-sources-received");
 	/* Until execve (which makes a plain binary dumpable again), no process

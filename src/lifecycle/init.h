@@ -3,7 +3,7 @@
  * message} to the parent over the sync socket and exits. */
 #pragma once
 
-#include "container.h"
+#include "container-shared.h"
 
 __attribute__((noreturn)) void tern_init_main(tern_container *c, int sync_fd);
 

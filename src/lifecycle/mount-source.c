@@ -415,25 +415,23 @@ int tern_mount_sources_send(int sync_fd, const tern_mount_sources *s, tern_error
 
 /* ---- the child's side ---- */
 
-/* What the child received, by mount: found again by the mount's address
- * in the config, which the clone and the fork keep. */
-static struct {
-	const oci_mount *mounts;
-	tern_mount_sources *s;
-} received;
-
-int tern_mount_sources_receive(int sync_fd, const oci_config *config, tern_error **err)
+int tern_mount_sources_receive(int sync_fd, const oci_config *config, tern_bind_source **out,
+			       tern_error **err)
 {
 	int32_t count = 0;
 	int ret = tern_sync_expect(sync_fd, SYNC_MOUNT_SOURCES, &count, err);
 
 	if (ret < 0)
 		return ret;
-	tern_mount_sources_free(received.s);
-	received.mounts = config->mounts;
-	received.s = sources_new(config->mounts_len);
+	/* by mount: found again by the mount's index in the config, which
+	 * the clone and the fork keep */
+	size_t n = config->mounts_len;
+	tern_bind_source *src = tern_xmalloc0((n + 1) * sizeof(*src));
+
+	for (size_t i = 0; i < n; i++)
+		src[i].fd = -1;
+	*out = src;
 	for (int32_t k = 0; k < count; k++) {
-		tern_bind_source *src = received.s->src;
 		int32_t value = 0;
 		int fd = -1;
 		size_t index;
@@ -442,7 +440,7 @@ int tern_mount_sources_receive(int sync_fd, const oci_config *config, tern_error
 		if (ret < 0)
 			return ret;
 		index = (size_t)value / 2;
-		if (value < 0 || index >= received.s->n || src[index].fd >= 0) {
+		if (value < 0 || index >= n || src[index].fd >= 0) {
 			close(fd);
 			return tern_error_make(err, EPROTO, "sync: a mount source for mounts[%d]",
 					       value / 2);
@@ -450,16 +448,4 @@ int tern_mount_sources_receive(int sync_fd, const oci_config *config, tern_error
 		src[index] = (tern_bind_source){.fd = fd, .tree = (value & 1) != 0};
 	}
 	return 0;
-}
-
-tern_bind_source tern_mount_source_take(const oci_mount *m)
-{
-	tern_bind_source none = {.fd = -1, .tree = false}, got;
-	const tern_mount_sources *s = received.s;
-
-	if (s == NULL || m < received.mounts || m >= received.mounts + s->n)
-		return none;
-	got = s->src[m - received.mounts];
-	s->src[m - received.mounts] = none;
-	return got;
 }

@@ -53,10 +53,8 @@ int tern_mount_sources_send(int sync_fd, const tern_mount_sources *sources, tern
 
 void tern_mount_sources_free(tern_mount_sources *sources);
 
-/* Child: receive what the parent sent, for the mounts of `config`. */
-int tern_mount_sources_receive(int sync_fd, const oci_config *config, tern_error **err);
-
-/* Child: the source received for mount `m` (a pointer into the config
- * given to tern_mount_sources_receive), or {-1, false}. Ownership of the
- * fd moves to the caller. */
-tern_bind_source tern_mount_source_take(const oci_mount *m);
+/* Child: receive what the parent sent, for the mounts of `config`: *out
+ * is one source per mount of config.mounts, by index ({-1, false} where
+ * none came), for tern_rootfs_ctx.bind_sources (rootfs.h). */
+int tern_mount_sources_receive(int sync_fd, const oci_config *config, tern_bind_source **out,
+			       tern_error **err);

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "mount-source.h"
 #include "netdev.h"
+#include "seccomp-relay.h"
 #include "sync.h"
 #include "utils.h"
 
@@ -214,11 +215,134 @@ static int send_mount_sources(tern_container *c, int sync_fd, pid_t pid, tern_er
 	return ret;
 }
 
+/* Before SYNC_GO. The slow path forks the init later: it must be in the
+ * cgroup first. The fast path's user namespace exists from the clone: its
+ * maps are written now. */
+static int before_release(tern_container *c, pid_t child, tern_error **err)
+{
+	int ret;
+
+	if (c->ns.two_stage) {
+		ret = tern_container_cgroup_join(c, child, err);
+		if (ret < 0)
+			return ret;
+		/* the init it forks inherits the resctrl group too */
+		ret = tern_rdt_enter(c->rdt.group, c->rdt.mon_group, child, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (!c->ns.two_stage && c->ns.new_user) {
+		ret = tern_ns_write_id_maps(child, c->config, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* The fast path, after SYNC_GO: the child is the init already. */
+static int place_fast_path_child(tern_container *c, int sync_fd, pid_t child, bool joined,
+				 tern_error **err)
+{
+	/* The fast path's namespaces exist from the clone, and the child
+	 * waits for its sources before it does anything: a missing one fails
+	 * before any mount or cgroup. */
+	int ret = send_mount_sources(c, sync_fd, child, err);
+	if (ret < 0)
+		return ret;
+	/* The fast path makes the cgroup (on v1: container-cgroup.h) and
+	 * moves the child while the child sets up its mounts; it waits for
+	 * SYNC_CGROUP_DONE before anything that must see the cgroup (the
+	 * cgroup namespace, a cgroup mount, hooks) and before it can ever
+	 * exec. */
+	if (tern_container_cgroup_make_after_clone(c)) {
+		ret = tern_container_cgroup_make(c, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = joined ? 0 : tern_container_cgroup_join(c, child, err);
+	if (ret < 0)
+		return ret;
+	ret = tern_rdt_enter(c->rdt.group, c->rdt.mon_group, child, err);
+	if (ret < 0)
+		return ret;
+	/* A child that failed meanwhile has closed its end: then its
+	 * own error, read below, says why, not this send. */
+	tern_sync_send(sync_fd, SYNC_CGROUP_DONE, 0, NULL);
+	tern_fault_point("spawn:cgroup-joined");
+	return 0;
+}
+
+/* The slow path, after SYNC_GO: stage 1 (*child) asks for its id maps and
+ * forks the init, which becomes *child. */
+static int await_forked_init(tern_container *c, waiter *w, pid_t *child, tern_error **err)
+{
+	int32_t pid = 0;
+	int status;
+	int ret;
+
+	if (c->ns.new_user) {
+		ret = expect(c, w, *child, SYNC_MAPS_REQUEST, NULL, err);
+		if (ret < 0)
+			return ret;
+		ret = tern_ns_write_id_maps(*child, c->config, err);
+		if (ret < 0)
+			return ret;
+		ret = tern_sync_send(w->fd, SYNC_MAPS_DONE, 0, err);
+		if (ret < 0)
+			return ret;
+	}
+	tern_fault_point("spawn:id-maps-written");
+	ret = expect(c, w, *child, SYNC_CHILD_PID, &pid, err);
+	if (ret < 0)
+		return ret;
+	/* The init is our grandchild: from now on, killing it is what
+	 * cleans up, and stage 1 just exits. */
+	waitpid(*child, &status, 0);
+	*child = pid;
+	tern_fault_point("spawn:init-forked");
+	/* The init's mount namespace exists now. */
+	return send_mount_sources(c, w->fd, pid, err);
+}
+
+/* From the init's pid to SYNC_READY: linux.netDevices, the parent's hooks,
+ * the seccomp notify fd. */
+static int await_ready(tern_container *c, waiter *w, pid_t *child, tern_error **err)
+{
+	/* runtime-spec: the devices are in before the createRuntime hooks
+	 * run (runc and crun move them there too); the child waits at (4) */
+	int ret = tern_netdev_move_in(c->config, c->pid, &c->netdevs, err);
+	if (ret < 0)
+		return ret;
+	if (tern_init_awaits_parent(c->config)) {
+		ret = expect(c, w, *child, SYNC_HOOKS_REQUEST, NULL, err);
+		if (ret < 0)
+			return ret;
+		ret = run_parent_hooks(c, err);
+		if (ret < 0)
+			return ret;
+		tern_fault_point("spawn:parent-hooks-run");
+		ret = tern_sync_send(w->fd, SYNC_HOOKS_DONE, 0, err);
+		if (ret < 0)
+			return ret;
+	}
+	/* the createContainer hooks run now, in the init */
+	set_bound(w, init_bound_s(c));
+	if (tern_seccomp_has_notify(c->seccomp)) {
+		ret = hand_notify_fd(c, w->fd, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = expect(c, w, *child, SYNC_READY, NULL, err);
+	if (ret < 0)
+		return explain_silence(c, child, ret, err);
+	tern_fault_point("spawn:child-ready");
+	return 0;
+}
+
 int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 {
 	cleanup_close_pair int sv[2] = {-1, -1};
 	cleanup_child pid_t child = -1;
-	pid_t init_pid;
 	int ret;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -242,117 +366,25 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 	waiter w = {.fd = sv[0]};
 	set_bound(&w, INIT_ANSWER_TIMEOUT_S);
 
-	/* The slow path forks the init later: it must be in the cgroup first. */
 	tern_fault_point("spawn:cloned");
-	if (c->ns.two_stage) {
-		ret = tern_container_cgroup_join(c, child, err);
-		if (ret < 0)
-			return ret;
-		/* the init it forks inherits the resctrl group too */
-		ret = tern_rdt_enter(c->rdt.group, c->rdt.mon_group, child, err);
-		if (ret < 0)
-			return ret;
-	}
-	if (!c->ns.two_stage && c->ns.new_user) {
-		ret = tern_ns_write_id_maps(child, c->config, err);
-		if (ret < 0)
-			return ret;
-	}
+	ret = before_release(c, child, err);
+	if (ret < 0)
+		return ret;
 	ret = tern_sync_send(sv[0], SYNC_GO, 0, err);
 	if (ret < 0)
 		return ret;
 	tern_fault_point("spawn:child-released");
-	/* The fast path's namespaces exist from the clone, and the child
-	 * waits for its sources before it does anything: a missing one fails
-	 * before any mount or cgroup. */
-	if (!c->ns.two_stage) {
-		ret = send_mount_sources(c, sv[0], child, err);
-		if (ret < 0)
-			return ret;
-	}
-	/* The fast path makes the cgroup (on v1: container-cgroup.h) and
-	 * moves the child while the child sets up its mounts; it waits for
-	 * SYNC_CGROUP_DONE before anything that must see the cgroup (the
-	 * cgroup namespace, a cgroup mount, hooks) and before it can ever
-	 * exec. */
-	if (!c->ns.two_stage) {
-		if (tern_container_cgroup_make_after_clone(c)) {
-			ret = tern_container_cgroup_make(c, err);
-			if (ret < 0)
-				return ret;
-		}
-		ret = joined ? 0 : tern_container_cgroup_join(c, child, err);
-		if (ret < 0)
-			return ret;
-		ret = tern_rdt_enter(c->rdt.group, c->rdt.mon_group, child, err);
-		if (ret < 0)
-			return ret;
-		/* A child that failed meanwhile has closed its end: then its
-		 * own error, read below, says why, not this send. */
-		tern_sync_send(sv[0], SYNC_CGROUP_DONE, 0, NULL);
-		tern_fault_point("spawn:cgroup-joined");
-	}
-
-	init_pid = child;
-	if (c->ns.two_stage) {
-		int32_t pid = 0;
-		int status;
-		if (c->ns.new_user) {
-			ret = expect(c, &w, child, SYNC_MAPS_REQUEST, NULL, err);
-			if (ret < 0)
-				return ret;
-			ret = tern_ns_write_id_maps(child, c->config, err);
-			if (ret < 0)
-				return ret;
-			ret = tern_sync_send(sv[0], SYNC_MAPS_DONE, 0, err);
-			if (ret < 0)
-				return ret;
-		}
-		tern_fault_point("spawn:id-maps-written");
-		ret = expect(c, &w, child, SYNC_CHILD_PID, &pid, err);
-		if (ret < 0)
-			return ret;
-		/* The init is our grandchild: from now on, killing it is what
-		 * cleans up, and stage 1 just exits. */
-		init_pid = pid;
-		waitpid(child, &status, 0);
-		child = pid;
-		tern_fault_point("spawn:init-forked");
-		/* The init's mount namespace exists now. */
-		ret = send_mount_sources(c, sv[0], init_pid, err);
-		if (ret < 0)
-			return ret;
-	}
-	c->pid = init_pid;
-
-	/* runtime-spec: the devices are in before the createRuntime hooks
-	 * run (runc and crun move them there too); the child waits at (4) */
-	ret = tern_netdev_move_in(c->config, init_pid, &c->netdevs, err);
+	if (!c->ns.two_stage)
+		ret = place_fast_path_child(c, sv[0], child, joined, err);
+	else
+		ret = await_forked_init(c, &w, &child, err);
 	if (ret < 0)
 		return ret;
-	if (tern_init_awaits_parent(c->config)) {
-		ret = expect(c, &w, child, SYNC_HOOKS_REQUEST, NULL, err);
-		if (ret < 0)
-			return ret;
-		ret = run_parent_hooks(c, err);
-		if (ret < 0)
-			return ret;
-		tern_fault_point("spawn:parent-hooks-run");
-		ret = tern_sync_send(sv[0], SYNC_HOOKS_DONE, 0, err);
-		if (ret < 0)
-			return ret;
-	}
-	/* the createContainer hooks run now, in the init */
-	set_bound(&w, init_bound_s(c));
-	if (tern_seccomp_has_notify(c->seccomp)) {
-		ret = hand_notify_fd(c, sv[0], err);
-		if (ret < 0)
-			return ret;
-	}
-	ret = expect(c, &w, child, SYNC_READY, NULL, err);
+	c->pid = child;
+
+	ret = await_ready(c, &w, &child, err);
 	if (ret < 0)
-		return explain_silence(c, &child, ret, err);
-	tern_fault_point("spawn:child-ready");
+		return ret;
 	/* the caller's own waits on the socket (`run`) are its business */
 	set_bound(&w, 0);
 

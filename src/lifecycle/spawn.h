@@ -2,7 +2,7 @@
  * namespaces and walk the protocol of sync.h up to SYNC_READY. */
 #pragma once
 
-#include "container.h"
+#include "container-shared.h"
 
 /* On success c->pid is the init (host pid) and *sync_fd the parent's end of
  * the socket, waiting for the parent to send SYNC_FINISH. On failure the

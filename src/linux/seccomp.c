@@ -10,7 +10,6 @@
 #include "config.h"
 #include "log.h"
 #include "oci-json.h"
-#include "sync.h"
 #include "utils.h"
 
 #include <ctype.h>
@@ -896,18 +895,4 @@ void tern_seccomp_filter_free(tern_seccomp_filter *filter)
 		return;
 	free(filter->insns);
 	free(filter);
-}
-
-int tern_seccomp_relay_notify_fd(int sync_fd, const oci_seccomp *seccomp, pid_t pid,
-				 const char *state_json, tern_error **err)
-{
-	cleanup_close int notify_fd = -1;
-	int ret = tern_sync_expect_fd(sync_fd, SYNC_SECCOMP_FD, &notify_fd, err);
-
-	if (ret < 0)
-		return ret;
-	ret = tern_seccomp_send_to_listener(seccomp, notify_fd, pid, state_json, err);
-	if (ret < 0)
-		return ret;
-	return tern_sync_send(sync_fd, SYNC_SECCOMP_DONE, 0, err);
 }

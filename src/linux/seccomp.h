@@ -50,12 +50,6 @@ bool tern_seccomp_has_notify(const tern_seccomp_filter *filter);
 int tern_seccomp_send_to_listener(const oci_seccomp *seccomp, int notify_fd, pid_t pid,
 				  const char *state_json, tern_error **err);
 
-/* The runtime's half of (4b) in sync.h, for create and exec alike: take the
- * notify fd the child sends on `sync_fd`, pass it to the listener, and let
- * the child go on (SYNC_SECCOMP_DONE). */
-int tern_seccomp_relay_notify_fd(int sync_fd, const oci_seccomp *seccomp, pid_t pid,
-				 const char *state_json, tern_error **err);
-
 /* For `tern features`: the flag names tern knows (up to max, returns how
  * many there are), and whether this kernel accepts one. */
 size_t tern_seccomp_known_flags(const char **names, size_t max);

@@ -4,7 +4,6 @@
 #include "rootfs.h"
 #include "devices.h"
 #include "log.h"
-#include "mount-source.h"
 #include "mountinfo.h"
 #include "mounts.h"
 #include "path-resolve.h"
@@ -562,6 +561,19 @@ static int apply_deferred_ro(int rootfd, const oci_config *c, tern_error **err)
 	return 0;
 }
 
+/* The source opened for mounts[i], if any; ownership of the fd moves to
+ * the caller. */
+static tern_bind_source take_source(const tern_rootfs_ctx *ctx, size_t i)
+{
+	tern_bind_source none = {.fd = -1, .tree = false}, got;
+
+	if (ctx->bind_sources == NULL)
+		return none;
+	got = ctx->bind_sources[i];
+	ctx->bind_sources[i] = none;
+	return got;
+}
+
 int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err)
 {
 	const oci_config *c = ctx->config;
@@ -593,7 +605,7 @@ int tern_rootfs_setup(const tern_rootfs_ctx *ctx, tern_error **err)
 			if (ret < 0)
 				return ret;
 		}
-		ret = tern_mount_one_ex(rootfd, ctx->rootfs, m, tern_mount_source_take(m),
+		ret = tern_mount_one_ex(rootfd, ctx->rootfs, m, take_source(ctx, i),
 					ctx->in_user_ns, cgroupns, ro_deferred(c, i), err);
 		if (ret < 0)
 			return tern_error_wrap(err, "mount `%s` to `%s` (mounts[%zu])", src,

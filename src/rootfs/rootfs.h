@@ -48,6 +48,7 @@
 #pragma once
 
 #include "error.h"
+#include "mounts.h"
 #include "oci-config.h"
 
 #include <stdbool.h>
@@ -77,6 +78,10 @@ typedef struct {
 	 * its propagation, and the process is chrooted into the rootfs. */
 	bool host_mount_ns;
 	bool in_user_ns; /* a new user namespace: devices are bind-mounted, not mknod'ed */
+	/* The sources of config.mounts opened for us (mounts.h), one per mount
+	 * by index, or NULL: each fd is taken (the slot set to -1) as its
+	 * mount is made; a mount without one opens its source path itself. */
+	tern_bind_source *bind_sources;
 
 	/* Called by tern_rootfs_setup after step 4 (all mounts and /dev done)
 	 * and before step 5 (pivot_root), when non-NULL: the lead uses it to let
