@@ -100,7 +100,7 @@ int tern_cmd_clone(tern_global_opts *g, int argc, char **argv)
 		if (ret == 0)
 			tern_criu_kdat_prepare(criu);
 		if (ret == 0)
-			ret = tern_snapshot_clone_spares(g, criu, argv[optind], argv[optind + 1],
+			ret = tern_snapshot_clone_spares(&g->rt, criu, argv[optind], argv[optind + 1],
 							 (unsigned)n, &err);
 		return ret < 0 ? tern_error_report(err) : 0;
 	}
@@ -109,7 +109,7 @@ int tern_cmd_clone(tern_global_opts *g, int argc, char **argv)
 	if (ret == 0)
 		tern_criu_kdat_prepare(criu);
 	if (ret == 0)
-		ret = tern_snapshot_clone(g, criu, argv[optind], argv[optind + 1], argv[optind + 2],
+		ret = tern_snapshot_clone(&g->rt, criu, argv[optind], argv[optind + 1], argv[optind + 2],
 					  &o, &stats, &err);
 	if (ret < 0)
 		return tern_error_report(err);

@@ -233,7 +233,7 @@ static void back_to_host(int host_mnt, const char *id)
 }
 
 struct gone_ctx {
-	const tern_global_opts *g;
+	const tern_runtime *rt;
 	const char *id;
 	pid_t clone_cmd; /* tern clone itself, not its background filler */
 	int host_mnt;
@@ -250,17 +250,17 @@ static void delete_clone(void *data)
 	if (getpid() == gc->clone_cmd)
 		back_to_host(gc->host_mnt, gc->id);
 
-	if (tern_snapshot_container_delete(&gc->g->rt, gc->id, true, false, &e) < 0) {
+	if (tern_snapshot_container_delete(gc->rt, gc->id, true, false, &e) < 0) {
 		tern_log(TERN_LOG_ERROR, "%s", e->msg);
 		tern_error_free(e);
 	}
 }
 
-int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char *id,
+int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id,
 			const char *name, const char *new_id, const tern_clone_opts *o,
 			tern_snapshot_stats *stats, tern_error **err)
 {
-	clone_ctx c = {.root = g->rt.root, .id = id, .name = name, .new_id = new_id,
+	clone_ctx c = {.root = rt->root, .id = id, .name = name, .new_id = new_id,
 		       .s = {.fd = -1}, .snapfd = -1};
 	uint64_t t0 = tern_now_ns();
 	int ret;
@@ -278,13 +278,13 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 				  "clone's memory is marked, but nothing merges it until ksmd runs");
 	}
 	if (ret == 0) {
-		cleanup_free char *state = tern_strdup_printf("%s/%s", g->rt.root, new_id);
+		cleanup_free char *state = tern_strdup_printf("%s/%s", rt->root, new_id);
 		if (access(state, F_OK) == 0)
 			ret = tern_error_make_quiet(err, EEXIST, "container `%s` already exists",
 						    new_id);
 	}
 	if (ret == 0) {
-		ret = tern_snap_store_open(g->rt.root, id, false, &c.s, err);
+		ret = tern_snap_store_open(rt->root, id, false, &c.s, err);
 		if (ret == 0)
 			c.snapfd = openat(c.s.fd, name, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (ret == -ENOENT || (ret == 0 && c.snapfd < 0))
@@ -307,7 +307,7 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		cleanup_free char *bundle = tern_strdup_printf("%s/%s.bundle", clones, new_id);
 		ret = tern_mkdir_p(clones, 0700, err);
 		if (ret == 0)
-			ret = tern_snap_spares_claim(g, criu, c.s.path, id, name, new_id, bundle,
+			ret = tern_snap_spares_claim(rt, criu, c.s.path, id, name, new_id, bundle,
 						     err);
 		if (ret > 0) {
 			stats->spare = true;
@@ -316,7 +316,7 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 			ret = write_record(&c, err);
 			if (ret < 0) {
 				tern_error *e = NULL;
-				if (tern_snapshot_container_delete(&g->rt, new_id, true, false,
+				if (tern_snapshot_container_delete(rt, new_id, true, false,
 								   &e) < 0) {
 					tern_warn("%s", e->msg);
 					tern_error_free(e);
@@ -342,8 +342,8 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		    .merge_memory = o->share_memory,
 		};
 		struct gone_ctx gc = {
-		    .g = g, .id = new_id, .clone_cmd = getpid(), .host_mnt = host_mnt};
-		ret = tern_snap_restore(g, criu, new_id, &copts, &co, images, c.bundle, delete_clone,
+		    .rt = rt, .id = new_id, .clone_cmd = getpid(), .host_mnt = host_mnt};
+		ret = tern_snap_restore(rt, criu, new_id, &copts, &co, images, c.bundle, delete_clone,
 					&gc, !o->wait_fill, stats, err);
 	}
 	if (ret < 0) {

@@ -117,7 +117,7 @@ static unsigned count_spares(const char *dir, unsigned *ready)
 /* ---- building ---- */
 
 typedef struct {
-	const tern_global_opts *g;
+	const tern_runtime *main_rt; /* the caller's: the container's --root */
 	const char *criu;
 	const char *store;
 	const char *id;
@@ -187,9 +187,7 @@ static int build_one(builder *b, tern_error **err)
 	ret = tern_snap_write_config(images, bundle, &cfg, err);
 	if (ret < 0)
 		return ret;
-	tern_global_opts g2 = *b->g;
-	b->rt = tern_snap_spare_runtime(&b->g->rt, b->spare);
-	g2.rt = b->rt;
+	b->rt = tern_snap_spare_runtime(b->main_rt, b->spare);
 	ret = tern_mkdir_p(b->rt.root, 0700, err);
 	if (ret < 0)
 		return ret;
@@ -208,7 +206,7 @@ static int build_one(builder *b, tern_error **err)
 	    .freeze_at_resume = true,
 	};
 	tern_snapshot_stats stats = {0};
-	ret = tern_snap_restore(&g2, b->criu, SPARE_ID, &copts, &co, images, b->spare,
+	ret = tern_snap_restore(&b->rt, b->criu, SPARE_ID, &copts, &co, images, b->spare,
 				delete_spare_container, b, false, &stats, err);
 	if (ret < 0)
 		return ret;
@@ -254,7 +252,7 @@ static void builder_main(builder *b)
 	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0)
 		_exit(0);
 	/* with the lock, a spare that is not ready is a dead builder's */
-	remove_unready(&b->g->rt, b->dir);
+	remove_unready(b->main_rt, b->dir);
 	for (;;) {
 		unsigned ready, n = count_spares(b->dir, &ready);
 		if (access(error, F_OK) == 0)
@@ -274,7 +272,7 @@ static void builder_main(builder *b)
 				tern_warn("back to the host's mount namespace: %s",
 					  strerror(errno));
 			if (b->spare)
-				tern_snap_spare_remove(&b->g->rt, SPARE_ID, b->spare);
+				tern_snap_spare_remove(b->main_rt, SPARE_ID, b->spare);
 			tern_write_file(error, e->msg, strlen(e->msg), 0600, NULL);
 			fprintf(stderr, "tern: clone spare of `%s` at `%s`: %s\n", b->id, b->name,
 				e->msg);
@@ -293,10 +291,10 @@ static void builder_main(builder *b)
 	_exit(0);
 }
 
-static int spawn_builder(const tern_global_opts *g, const char *criu, const char *store,
+static int spawn_builder(const tern_runtime *rt, const char *criu, const char *store,
 			 const char *id, const char *name, tern_error **err)
 {
-	builder b = {.g = g, .criu = criu, .store = store, .id = id, .name = name};
+	builder b = {.main_rt = rt, .criu = criu, .store = store, .id = id, .name = name};
 
 	fflush(NULL);
 	pid_t pid = fork();
@@ -311,7 +309,7 @@ static int spawn_builder(const tern_global_opts *g, const char *criu, const char
 
 /* ---- --spares N ---- */
 
-static int check_can_spare(const tern_global_opts *g, const char *store, const char *id,
+static int check_can_spare(const tern_runtime *rt, const char *store, const char *id,
 			   const char *name, tern_error **err)
 {
 	cleanup_free char *images = tern_strdup_printf("%s/%s/images", store, name);
@@ -320,7 +318,7 @@ static int check_can_spare(const tern_global_opts *g, const char *store, const c
 	oci_config *config = NULL;
 	const char *why = NULL;
 
-	if (g->rt.systemd_cgroup)
+	if (rt->systemd_cgroup)
 		why = "with the systemd cgroup driver (a spare needs a cgroup of its own, which "
 		      "tern does not make beside a scope)";
 	else if (geteuid() != 0)
@@ -410,14 +408,14 @@ void tern_snap_spares_discard(const char *root, const char *store, const char *n
 	rmdir(all);
 }
 
-int tern_snapshot_clone_spares(const tern_global_opts *g, const char *criu, const char *id,
+int tern_snapshot_clone_spares(const tern_runtime *rt, const char *criu, const char *id,
 			       const char *name, unsigned want, tern_error **err)
 {
 	tern_snap_store s = {.fd = -1};
 	int ret = tern_snap_check_name(name, err);
 
 	if (ret == 0)
-		ret = tern_snap_store_open(g->rt.root, id, false, &s, err);
+		ret = tern_snap_store_open(rt->root, id, false, &s, err);
 	if (ret == 0 && faccessat(s.fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		ret = -ENOENT;
 	if (ret == -ENOENT)
@@ -425,11 +423,11 @@ int tern_snapshot_clone_spares(const tern_global_opts *g, const char *criu, cons
 					    name);
 	cleanup_free char *dir = ret == 0 ? spares_dir(s.path, name) : NULL;
 	if (ret == 0 && want == 0) {
-		tern_snap_spares_discard(g->rt.root, s.path, name);
+		tern_snap_spares_discard(rt->root, s.path, name);
 		goto out;
 	}
 	if (ret == 0)
-		ret = check_can_spare(g, s.path, id, name, err);
+		ret = check_can_spare(rt, s.path, id, name, err);
 	if (ret == 0)
 		ret = tern_mkdir_p(dir, 0700, err);
 	if (ret == 0) {
@@ -442,8 +440,8 @@ int tern_snapshot_clone_spares(const tern_global_opts *g, const char *criu, cons
 	if (ret == 0) {
 		unsigned ready, n = count_spares(dir, &ready);
 		if (n > want)
-			discard_in(g->rt.root, dir, true, n - want);
-		ret = spawn_builder(g, criu, s.path, id, name, err);
+			discard_in(rt->root, dir, true, n - want);
+		ret = spawn_builder(rt, criu, s.path, id, name, err);
 	}
 out:
 	if (ret < 0)
@@ -501,7 +499,7 @@ static char *take_ready(const tern_runtime *rt, const char *dir, tern_container_
 	return found;
 }
 
-int tern_snap_spares_claim(const tern_global_opts *g, const char *criu, const char *store,
+int tern_snap_spares_claim(const tern_runtime *rt, const char *criu, const char *store,
 			   const char *id, const char *name, const char *new_id, const char *bundle,
 			   tern_error **err)
 {
@@ -515,15 +513,15 @@ int tern_snap_spares_claim(const tern_global_opts *g, const char *criu, const ch
 	tern_container_dir *sdir = NULL, *cdir = NULL;
 	oci_state *sst = NULL;
 	oci_config *config = NULL;
-	tern_container c = {.rt = &g->rt, .id = new_id};
+	tern_container c = {.rt = rt, .id = new_id};
 	pid_t *pids = NULL;
 	size_t n = 0;
 	bool moved = false, made_cgroup = false, renamed = false;
 	int ret = 0;
 
-	if (access(dir, F_OK) < 0 || g->rt.systemd_cgroup)
+	if (access(dir, F_OK) < 0 || rt->systemd_cgroup)
 		return 0;
-	spare = take_ready(&g->rt, dir, &sdir, &sst);
+	spare = take_ready(rt, dir, &sdir, &sst);
 	if (spare == NULL)
 		return 0;
 	ret = tern_cgroup_pids(&sst->cgroup_paths, &pids, &n, err);
@@ -545,7 +543,7 @@ int tern_snap_spares_claim(const tern_global_opts *g, const char *criu, const ch
 		ret = tern_error_make_quiet(err, EINVAL, "`%s`: %s", config_path, msg);
 		goto fail;
 	}
-	ret = tern_state_dir_create(g->rt.root, new_id, &cdir, err);
+	ret = tern_state_dir_create(rt->root, new_id, &cdir, err);
 	if (ret < 0)
 		goto fail;
 	/* the state's copy of the config: the bundle's, as written above */
@@ -614,13 +612,13 @@ fail:
 		tern_state_dir_remove(cdir, NULL);
 	if (renamed)
 		tern_snap_overlay_undo(bundle);
-	tern_snap_spare_remove(&g->rt, SPARE_ID, spare);
+	tern_snap_spare_remove(rt, SPARE_ID, spare);
 	tern_error_wrap(err, "clone spare `%s`", spare);
 out:
 	/* the next spare, behind the clone */
 	{
 		tern_error *e = NULL;
-		if (spawn_builder(g, criu, store, id, name, &e) < 0) {
+		if (spawn_builder(rt, criu, store, id, name, &e) < 0) {
 			tern_warn("%s", e->msg);
 			tern_error_free(e);
 		}

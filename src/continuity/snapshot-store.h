@@ -30,7 +30,7 @@ int tern_snap_meta_read(int snapfd, tern_snapshot_info *info, tern_snapshot_opts
 /* tern_restore_filled (checkpoint.h) with criu's flags as the snapshot at
  * `images`/.. was taken with them. stats: criu_ns, fill_ns (0 when filled
  * behind). */
-int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *id,
+int tern_snap_restore(const tern_runtime *rt, const char *criu, const char *id,
 		      const tern_create_opts *copts, tern_ckpt_opts *co, const char *images,
 		      const char *work, void (*kill_it)(void *), void *data, bool fill_behind,
 		      tern_snapshot_stats *stats, tern_error **err);
@@ -97,14 +97,14 @@ void tern_snap_warm_reap(const char *store);
  * the caller's), the one its overlay must be seen in. It first finishes
  * what a swap left (the old processes' cgroup, the old overlay); with
  * `name` NULL, that is all it does. */
-int tern_snap_warm_spawn(const tern_global_opts *g, const char *criu, const char *store,
+int tern_snap_warm_spawn(const tern_runtime *rt, const char *criu, const char *store,
 			 const char *id, const char *name, int lockfd, int mntns_fd,
 			 tern_error **err);
 /* The rollback: the container's processes killed, the spare's moved into
  * its cgroup and thawed, its state and the host's view of its rootfs
  * switched to the spare. *killed: the container's processes were killed
  * (a failure before that leaves the container as it was). */
-int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char *id,
+int tern_snap_warm_swap(const tern_runtime *rt, const char *store, const char *id,
 			tern_container_dir *dir, oci_state *st, tern_snapshot_stats *stats,
 			bool *killed, tern_error **err);
 
@@ -116,7 +116,7 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
  * builder makes the next spare in the background. 1: claimed; 0: no
  * spare is ready (nothing changed: a cold clone instead); <0: the claim
  * failed and left nothing behind. */
-int tern_snap_spares_claim(const tern_global_opts *g, const char *criu, const char *store,
+int tern_snap_spares_claim(const tern_runtime *rt, const char *criu, const char *store,
 			   const char *id, const char *name, const char *new_id, const char *bundle,
 			   tern_error **err);
 /* The spares of `name` (NULL: of every snapshot) killed and removed, the

@@ -216,7 +216,7 @@ static bool has_v1_freezer(const oci_map *paths)
 }
 
 typedef struct {
-	const tern_global_opts *g;
+	const tern_runtime *rt;
 	const char *criu;
 	const char *id;
 	tern_container_dir *dir;
@@ -328,7 +328,7 @@ static int dump(snap_ctx *c, const tern_snapshot_opts *o, bool leave_frozen,
 	    .link_remap = o->link_remap,
 	};
 	uint64_t t = tern_now_ns();
-	int ret = tern_container_checkpoint(&c->g->rt, c->criu, c->id, &co, err);
+	int ret = tern_container_checkpoint(c->rt, c->criu, c->id, &co, err);
 
 	stats->criu_ns = tern_now_ns() - t;
 	if (ret == 0 && c->mem_parent)
@@ -438,13 +438,13 @@ static int finish_snapshot(snap_ctx *c, const char *name, const char *parent,
 /* A warm spare of `name` made in the background (snapshot-warm.c); the
  * snapshot or rollback itself has succeeded, so a failure here is only
  * said. */
-static void keep_warm(const tern_global_opts *g, const char *criu, const char *store,
+static void keep_warm(const tern_runtime *rt, const char *criu, const char *store,
 		      const char *id, const char *name)
 {
 	tern_error *e = NULL;
 	int lockfd = tern_snap_warm_lock(store, true, 120000, &e);
 
-	if (lockfd >= 0 && tern_snap_warm_spawn(g, criu, store, id, name, lockfd, -1, &e) == 0) {
+	if (lockfd >= 0 && tern_snap_warm_spawn(rt, criu, store, id, name, lockfd, -1, &e) == 0) {
 		close(lockfd);
 		return;
 	}
@@ -454,11 +454,11 @@ static void keep_warm(const tern_global_opts *g, const char *criu, const char *s
 	tern_error_free(e);
 }
 
-int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *id,
+int tern_snapshot_take(const tern_runtime *rt, const char *criu, const char *id,
 		       const char *name, const tern_snapshot_opts *o, tern_snapshot_stats *stats,
 		       tern_error **err)
 {
-	snap_ctx c = {.g = g, .criu = criu, .id = id, .s = {.fd = -1}, .tmpfd = -1, .prevfd = -1};
+	snap_ctx c = {.rt = rt, .criu = criu, .id = id, .s = {.fd = -1}, .tmpfd = -1, .prevfd = -1};
 	oci_config *config = NULL;
 	cleanup_free char *parent = NULL;
 	uint64_t t0 = tern_now_ns();
@@ -468,12 +468,12 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 	ret = tern_snap_check_name(name, err);
 	if (ret < 0)
 		return ret;
-	ret = tern_container_load(&g->rt, id, &c.dir, &c.st, &config, err);
+	ret = tern_container_load(rt, id, &c.dir, &c.st, &config, err);
 	if (ret < 0)
 		return ret;
 	ret = check_running(c.st, "snapshot", id, err);
 	if (ret == 0)
-		ret = tern_snap_store_open(g->rt.root, id, true, &c.s, err);
+		ret = tern_snap_store_open(rt->root, id, true, &c.s, err);
 	if (ret == 0) {
 		sweep(&c.s);
 		if (faccessat(c.s.fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
@@ -498,7 +498,7 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 		parent = read_head(&c.s);
 		if (parent)
 			c.prevfd = openat(c.s.fd, parent, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-		tern_criu_features f = tern_criu_features_cached(g->rt.root, criu);
+		tern_criu_features f = tern_criu_features_cached(rt->root, criu);
 		c.track_mem = f.mem_track;
 		c.criu_checked = f.works;
 		tern_snapshot_info pi = {0};
@@ -514,7 +514,7 @@ int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *
 	if (ret == 0)
 		ret = finish_snapshot(&c, name, parent, o, stats, err);
 	if (ret == 0 && o->keep_warm)
-		keep_warm(g, criu, c.s.path, id, name);
+		keep_warm(rt, criu, c.s.path, id, name);
 	if (ret < 0 && c.tmp)
 		tern_remove_tree(c.tmp);
 	if (ret < 0)
@@ -565,7 +565,7 @@ static void take_stdio(const char *images, pid_t pid, int fds[3])
 }
 
 typedef struct {
-	const tern_global_opts *g;
+	const tern_runtime *rt;
 	const char *criu;
 	const char *id;
 	const char *name;
@@ -618,7 +618,7 @@ static int rollback_check(rollback_ctx *r, tern_error **err)
 					     "into it (not supported yet); `tern clone` the snapshot "
 					     "instead",
 					     r->id);
-	ret = tern_snap_store_open(r->g->rt.root, r->id, false, &r->s, err);
+	ret = tern_snap_store_open(r->rt->root, r->id, false, &r->s, err);
 	if (ret == -ENOENT)
 		return tern_error_make_quiet(err, ENOENT, "container `%s` has no snapshot `%s`",
 					     r->id, r->name);
@@ -699,7 +699,7 @@ static int restore(rollback_ctx *r, const tern_rollback_opts *o, tern_snapshot_s
 	    .stdio_fds = {r->stdio[0], r->stdio[1], r->stdio[2]},
 	    .merge_memory = r->merge_memory,
 	};
-	int ret = tern_snap_restore(r->g, r->criu, r->id, &copts, &co, images, work,
+	int ret = tern_snap_restore(r->rt, r->criu, r->id, &copts, &co, images, work,
 				    kill_restored, r, false, stats, err);
 	return ret;
 }
@@ -723,11 +723,11 @@ static void keep_state_fields(rollback_ctx *r)
 	}
 }
 
-int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const char *id,
+int tern_snapshot_rollback(const tern_runtime *rt, const char *criu, const char *id,
 			   const char *name, const tern_rollback_opts *o,
 			   tern_snapshot_stats *stats, tern_error **err)
 {
-	rollback_ctx r = {.g = g, .criu = criu, .id = id, .name = name, .s = {.fd = -1},
+	rollback_ctx r = {.rt = rt, .criu = criu, .id = id, .name = name, .s = {.fd = -1},
 			  .snapfd = -1, .netns_fd = -1, .stdio = {-1, -1, -1},
 			  .console_socket = o->console_socket};
 	uint64_t t0 = tern_now_ns(), t_kill = 0;
@@ -739,7 +739,7 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 	memset(stats, 0, sizeof(*stats));
 	ret = tern_snap_check_name(name, err);
 	if (ret == 0)
-		ret = tern_container_load(&g->rt, id, &r.dir, &r.st, &r.config, err);
+		ret = tern_container_load(rt, id, &r.dir, &r.st, &r.config, err);
 	if (ret == 0)
 		ret = rollback_check(&r, err);
 	/* the network namespace the snapshot left out: the live one, held
@@ -758,12 +758,12 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 	}
 	if (ret == 0 && warm) {
 		t_kill = tern_now_ns();
-		ret = tern_snap_warm_swap(g, r.s.path, id, r.dir, r.st, stats, &killed, err);
+		ret = tern_snap_warm_swap(rt, r.s.path, id, r.dir, r.st, stats, &killed, err);
 		if (ret < 0 && !killed) {
 			tern_warn("warm spare of `%s` at `%s` not used: %s", id, name, (*err)->msg);
 			tern_error_free(*err);
 			*err = NULL;
-			tern_snap_warm_discard(&g->rt, r.s.path, id, NULL);
+			tern_snap_warm_discard(rt, r.s.path, id, NULL);
 			warm = false;
 			ret = 0;
 		}
@@ -815,7 +815,7 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 	/* the next spare, or (after a swap) the old processes' end */
 	if (ret == 0 && warm_lock >= 0 && (o->keep_warm || stats->warm)) {
 		tern_error *e = NULL;
-		if (tern_snap_warm_spawn(g, criu, r.s.path, id, o->keep_warm ? name : NULL,
+		if (tern_snap_warm_spawn(rt, criu, r.s.path, id, o->keep_warm ? name : NULL,
 					 warm_lock, host_mnt, &e) < 0) {
 			tern_warn("no warm spare of `%s` at `%s`: %s", id, name, e->msg);
 			tern_error_free(e);
@@ -842,7 +842,7 @@ int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const ch
 
 /* ---- restore, the memory filled fast ---- */
 
-int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *id,
+int tern_snap_restore(const tern_runtime *rt, const char *criu, const char *id,
 		      const tern_create_opts *copts, tern_ckpt_opts *co, const char *images,
 		      const char *work, void (*kill_it)(void *), void *data,
 		      bool fill_behind, tern_snapshot_stats *stats, tern_error **err)
@@ -860,7 +860,7 @@ int tern_snap_restore(const tern_global_opts *g, const char *criu, const char *i
 	co->ext_unix_sk = f.ext_unix_sk;
 	co->shell_job = f.shell_job;
 	co->file_locks = f.file_locks;
-	return tern_restore_filled(&g->rt, criu, id, copts, co, images, work, kill_it, data,
+	return tern_restore_filled(rt, criu, id, copts, co, images, work, kill_it, data,
 				   fill_behind, &exit_status, &stats->criu_ns, &stats->fill_ns, err);
 }
 

@@ -38,7 +38,7 @@
  */
 #pragma once
 
-#include "cli.h"
+#include "container.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -90,7 +90,7 @@ typedef struct {
 /* --format json of snapshot and rollback (cmd-snapshot.c): one line. */
 void tern_snapshot_stats_json(const char *id, const char *name, const tern_snapshot_stats *s);
 
-int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *id,
+int tern_snapshot_take(const tern_runtime *rt, const char *criu, const char *id,
 		       const char *name, const tern_snapshot_opts *o, tern_snapshot_stats *stats,
 		       tern_error **err);
 
@@ -105,7 +105,7 @@ typedef struct {
 	bool keep_warm;
 } tern_rollback_opts;
 
-int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const char *id,
+int tern_snapshot_rollback(const tern_runtime *rt, const char *criu, const char *id,
 			   const char *name, const tern_rollback_opts *o,
 			   tern_snapshot_stats *stats, tern_error **err);
 
@@ -119,11 +119,11 @@ typedef struct {
 /* `tern clone --spares N ID NAME`: keep N clones of snapshot NAME restored
  * and frozen, ready for `tern clone` to claim (snapshot-spares.c); 0
  * removes them. Returns once the builder runs in the background. */
-int tern_snapshot_clone_spares(const tern_global_opts *g, const char *criu, const char *id,
+int tern_snapshot_clone_spares(const tern_runtime *rt, const char *criu, const char *id,
 			       const char *name, unsigned want, tern_error **err);
 
 /* A new container `new_id` from snapshot `name` of `id` (snapshot-clone.c). */
-int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char *id,
+int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id,
 			const char *name, const char *new_id, const tern_clone_opts *o,
 			tern_snapshot_stats *stats, tern_error **err);
 
