@@ -6,7 +6,7 @@
 #pragma once
 
 #include "error.h"
-#include "snapshot-fs.h"
+#include "snapshot-fs-stats.h"
 
 #include <dirent.h>
 #include <stdbool.h>
