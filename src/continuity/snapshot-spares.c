@@ -44,8 +44,10 @@
 #include "checkpoint.h"
 #include "container-cgroup.h"
 #include "log.h"
+#include "snapshot-container.h"
+#include "snapshot-spares.h"
 #include "snapshot-store.h"
-#include "snapshot.h"
+#include "snapshot-warm.h"
 #include "state.h"
 #include "utils.h"
 

@@ -60,8 +60,9 @@
 #include "checkpoint.h"
 #include "log.h"
 #include "memory-merge.h"
+#include "snapshot-container.h"
 #include "snapshot-store.h"
-#include "snapshot.h"
+#include "snapshot-warm.h"
 #include "state.h"
 #include "utils.h"
 
