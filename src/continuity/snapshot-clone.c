@@ -136,12 +136,45 @@ static void delete_clone(void *data)
 	}
 }
 
-int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id,
-			const char *name, const char *new_id, const tern_clone_opts *o,
-			tern_snapshot_stats *stats, tern_error **err)
+/* The clone made from a ready spare (stats->spare set then, and the
+ * result is its record's); otherwise what the claim said: 0, no spare is
+ * ready, or its error. */
+static int clone_from_spare(clone_ctx *c, const tern_runtime *rt, const char *criu,
+			    tern_snapshot_stats *stats, tern_error **err)
 {
-	clone_ctx c = {.root = rt->root, .id = id, .name = name, .new_id = new_id,
-		       .s = {.fd = -1}, .snapfd = -1};
+	cleanup_free char *clones = tern_strdup_printf("%s/" TERN_CLONES_DIR, c->root);
+	cleanup_free char *bundle = tern_strdup_printf("%s/%s.bundle", clones, c->new_id);
+	int ret = tern_mkdir_p(clones, 0700, err);
+
+	if (ret == 0)
+		ret = tern_snap_spares_claim(rt, criu, c->s.path, c->id, c->name, c->new_id, bundle,
+					     err);
+	if (ret > 0) {
+		stats->spare = true;
+		c->record = tern_strdup_printf("%s/%s", clones, c->new_id);
+		c->bundle = steal_pointer(&bundle);
+		ret = write_record(c, err);
+		if (ret < 0) {
+			tern_error *e = NULL;
+			if (tern_snapshot_container_delete(rt, c->new_id, true, false, &e) < 0) {
+				tern_warn("%s", e->msg);
+				tern_error_free(e);
+			}
+		}
+	}
+	return ret;
+}
+
+int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id, const char *name,
+			const char *new_id, const tern_clone_opts *o, tern_snapshot_stats *stats,
+			tern_error **err)
+{
+	clone_ctx c = {.root = rt->root,
+		       .id = id,
+		       .name = name,
+		       .new_id = new_id,
+		       .s = {.fd = -1},
+		       .snapfd = -1};
 	uint64_t t0 = tern_now_ns();
 	int ret;
 	/* (back_to_host) */
@@ -183,27 +216,9 @@ int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id
 	/* a spare restored ahead of time, where one is ready and the clone
 	 * asks for nothing a spare cannot have (snapshot-spares.c) */
 	if (ret == 0 && !o->bundle && !o->console_socket && !o->share_memory) {
-		cleanup_free char *clones = tern_strdup_printf("%s/" TERN_CLONES_DIR, c.root);
-		cleanup_free char *bundle = tern_strdup_printf("%s/%s.bundle", clones, new_id);
-		ret = tern_mkdir_p(clones, 0700, err);
-		if (ret == 0)
-			ret = tern_snap_spares_claim(rt, criu, c.s.path, id, name, new_id, bundle,
-						     err);
-		if (ret > 0) {
-			stats->spare = true;
-			c.record = tern_strdup_printf("%s/%s", clones, new_id);
-			c.bundle = steal_pointer(&bundle);
-			ret = write_record(&c, err);
-			if (ret < 0) {
-				tern_error *e = NULL;
-				if (tern_snapshot_container_delete(rt, new_id, true, false,
-								   &e) < 0) {
-					tern_warn("%s", e->msg);
-					tern_error_free(e);
-				}
-			}
+		ret = clone_from_spare(&c, rt, criu, stats, err);
+		if (stats->spare)
 			goto done;
-		}
 	}
 	if (ret == 0)
 		ret = make_bundle(&c, o->bundle, err);
@@ -223,8 +238,8 @@ int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id
 		};
 		struct gone_ctx gc = {
 		    .rt = rt, .id = new_id, .clone_cmd = getpid(), .host_mnt = host_mnt};
-		ret = tern_snap_restore(rt, criu, new_id, &copts, &co, images, c.bundle, delete_clone,
-					&gc, !o->wait_fill, stats, err);
+		ret = tern_snap_restore(rt, criu, new_id, &copts, &co, images, c.bundle,
+					delete_clone, &gc, !o->wait_fill, stats, err);
 	}
 	if (ret < 0) {
 		tern_error_wrap(err, "clone `%s` from snapshot `%s` of `%s`", new_id, name, id);

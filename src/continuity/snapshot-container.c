@@ -59,8 +59,8 @@ int tern_snap_kill_all(const oci_state *st, const char *id, tern_error **err)
 		struct timespec ts = {0, 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
-	return tern_error_make_quiet(err, EBUSY,
-				     "the processes of `%s` did not die within 10 s of SIGKILL", id);
+	return tern_error_make_quiet(
+	    err, EBUSY, "the processes of `%s` did not die within 10 s of SIGKILL", id);
 }
 
 /* The config makes a namespace of type `t` of its own (no path). */
@@ -81,8 +81,8 @@ bool tern_snap_own_netns(const oci_config *c)
 
 int tern_snap_restore(const tern_runtime *rt, const char *criu, const char *id,
 		      const tern_create_opts *copts, tern_ckpt_opts *co, const char *images,
-		      const char *work, void (*kill_it)(void *), void *data,
-		      bool fill_behind, tern_snapshot_stats *stats, tern_error **err)
+		      const char *work, void (*kill_it)(void *), void *data, bool fill_behind,
+		      tern_snapshot_stats *stats, tern_error **err)
 {
 	/* criu's flags as the snapshot was taken with them (snapshot.txt,
 	 * beside the images) */
@@ -98,7 +98,8 @@ int tern_snap_restore(const tern_runtime *rt, const char *criu, const char *id,
 	co->shell_job = f.shell_job;
 	co->file_locks = f.file_locks;
 	return tern_restore_filled(rt, criu, id, copts, co, images, work, kill_it, data,
-				   fill_behind, &exit_status, &stats->criu_ns, &stats->fill_ns, err);
+				   fill_behind, &exit_status, &stats->criu_ns, &stats->fill_ns,
+				   err);
 }
 
 static void gen_key(yajl_gen g, const char *k)
@@ -213,8 +214,7 @@ void tern_snap_overlay_undo(const char *bundle)
 {
 	cleanup_free char *rootfs = tern_strdup_printf("%s/rootfs", bundle);
 
-	if (umount2(rootfs, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL &&
-	    errno != ENOENT)
+	if (umount2(rootfs, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
 		tern_warn("unmount `%s`: %s", rootfs, strerror(errno));
 	tern_remove_tree(bundle);
 }

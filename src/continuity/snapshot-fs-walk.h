@@ -2,7 +2,9 @@
  * identities, the inode table of hard-link groups, the directory walk, and
  * the copy of data, xattrs and metadata (snapshot-fs-walk.c). Private to
  * snapshot-fs*.c; the format and the security rules are at the top of
- * snapshot-fs.c. */
+ * snapshot-fs.c.
+ *
+ * Owned by snapshot-fs-walk.c, which uses no other snapshot file. */
 #pragma once
 
 #include "error.h"

@@ -27,7 +27,10 @@
  * Security: the live rootfs is walked and written with openat(O_NOFOLLOW)
  * / *at(AT_SYMLINK_NOFOLLOW) from the rootfs fd only; no path from inside
  * it is ever resolved through a symlink, so a container cannot make tern
- * read or write outside its rootfs. */
+ * read or write outside its rootfs.
+ *
+ * The face of snapshot-fs.c (which uses snapshot-fs-walk, below it);
+ * used by snapshot-store, snapshot-take and snapshot-rollback. */
 #pragma once
 
 #include "error.h"

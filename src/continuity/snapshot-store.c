@@ -56,7 +56,8 @@ void tern_snap_store_close(tern_snap_store *s)
 
 /* Open (with `create`: make) and lock ROOT/@snapshots/ID. ENOENT when it
  * does not exist and may not be made. */
-int tern_snap_store_open(const char *root, const char *id, bool create, tern_snap_store *s, tern_error **err)
+int tern_snap_store_open(const char *root, const char *id, bool create, tern_snap_store *s,
+			 tern_error **err)
 {
 	int ret = tern_state_check_id(id, err);
 	if (ret < 0)
@@ -66,8 +67,9 @@ int tern_snap_store_open(const char *root, const char *id, bool create, tern_sna
 		return tern_error_wrap(err, "snapshot store");
 	s->fd = open(s->path, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (s->fd < 0)
-		return errno == ENOENT ? -ENOENT
-				       : tern_error_make(err, errno, "snapshot store `%s`", s->path);
+		return errno == ENOENT
+			   ? -ENOENT
+			   : tern_error_make(err, errno, "snapshot store `%s`", s->path);
 	if (flock(s->fd, LOCK_EX) < 0)
 		return tern_error_make(err, errno, "lock the snapshot store `%s`", s->path);
 	return 0;
@@ -97,14 +99,16 @@ void tern_snap_store_sweep(tern_snap_store *s)
 char *tern_snap_head_read(tern_snap_store *s)
 {
 	char buf[256];
-	cleanup_close int fd = openat(s->fd, TERN_SNAP_HEAD_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_close int fd =
+	    openat(s->fd, TERN_SNAP_HEAD_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 
 	if (n <= 0)
 		return NULL;
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
-	if (tern_snap_check_name(buf, NULL) < 0 || faccessat(s->fd, buf, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+	if (tern_snap_check_name(buf, NULL) < 0 ||
+	    faccessat(s->fd, buf, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return NULL;
 	return tern_xstrdup(buf);
 }
@@ -126,7 +130,7 @@ int tern_snap_write_at(int dirfd, const char *name, const char *data, tern_error
 
 /* The flags the dump was taken with: the restore needs the same. */
 char *tern_snap_meta_format(const char *created, const char *parent, const tern_snapshot_opts *o,
-			 int mem_depth)
+			    int mem_depth)
 {
 	return tern_strdup_printf("created %s\nparent %s\ntcp-established %d\next-unix-sk %d\n"
 				  "shell-job %d\nfile-locks %d\nlink-remap %d\nmem-depth %d\n",
@@ -136,7 +140,8 @@ char *tern_snap_meta_format(const char *created, const char *parent, const tern_
 
 int tern_snap_meta_read(int snapfd, tern_snapshot_info *info, tern_snapshot_opts *o)
 {
-	cleanup_close int fd = openat(snapfd, TERN_SNAP_META_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_close int fd =
+	    openat(snapfd, TERN_SNAP_META_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	cleanup_free char *data = NULL;
 	size_t len;
 

@@ -19,7 +19,7 @@
 #define TERN_SNAPSHOT_DIR "@snapshots"
 /* ROOT/@clones/NEW-ID: a clone's record (snapshot-clone.c writes it,
  * tern_snapshot_clone_cleanup reads it) and its default bundle */
-#define TERN_CLONES_DIR "@clones"
+#define TERN_CLONES_DIR	    "@clones"
 #define TERN_SNAP_META_FILE "snapshot.txt"
 #define TERN_SNAP_HEAD_FILE "head"
 /* a snapshot being taken: .tmp-NAME-XXXXXX */
@@ -27,8 +27,8 @@
 
 typedef struct {
 	char *name;
-	char *created; /* RFC 3339 */
-	char *parent;  /* the snapshot its files are shared with, or "" */
+	char *created;	/* RFC 3339 */
+	char *parent;	/* the snapshot its files are shared with, or "" */
 	uint64_t bytes; /* on disk, not shared with another snapshot */
 	/* its memory: 0, all in its images; N, pages unchanged since its
 	 * parent are in the parent's (images/parent, N levels) */

@@ -100,9 +100,8 @@ static int link_images(int srcfd, int dstfd, const char *name, int depth, tern_e
 static int own_parent_images(snap_ctx *c, tern_error **err)
 {
 	cleanup_close int images = openat(c->tmpfd, "images", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-	cleanup_close int parent = images >= 0 ? openat(images, "parent", O_DIRECTORY | O_RDONLY |
-									   O_CLOEXEC)
-					       : -1;
+	cleanup_close int parent =
+	    images >= 0 ? openat(images, "parent", O_DIRECTORY | O_RDONLY | O_CLOEXEC) : -1;
 
 	if (parent < 0)
 		return tern_error_make(err, errno, "the parent images of `%s`", c->tmp);
@@ -222,10 +221,12 @@ static void stdio_append(pid_t pid)
 }
 
 static int finish_snapshot(snap_ctx *c, const char *name, const char *parent,
-			   const tern_snapshot_opts *o, tern_snapshot_stats *stats, tern_error **err)
+			   const tern_snapshot_opts *o, tern_snapshot_stats *stats,
+			   tern_error **err)
 {
 	cleanup_free char *created = tern_state_now_rfc3339();
-	cleanup_free char *meta = tern_snap_meta_format(created, parent, o, c->mem_parent ? c->mem_depth : 0);
+	cleanup_free char *meta =
+	    tern_snap_meta_format(created, parent, o, c->mem_parent ? c->mem_depth : 0);
 	int ret = tern_snap_write_at(c->tmpfd, TERN_SNAP_META_FILE, meta, err);
 
 	if (ret < 0)
@@ -250,8 +251,8 @@ static int finish_snapshot(snap_ctx *c, const char *name, const char *parent,
 /* A warm spare of `name` made in the background (snapshot-warm.c); the
  * snapshot or rollback itself has succeeded, so a failure here is only
  * said. */
-static void keep_warm(const tern_runtime *rt, const char *criu, const char *store,
-		      const char *id, const char *name)
+static void keep_warm(const tern_runtime *rt, const char *criu, const char *store, const char *id,
+		      const char *name)
 {
 	tern_error *e = NULL;
 	int lockfd = tern_snap_warm_lock(store, true, 120000, &e);
@@ -266,9 +267,8 @@ static void keep_warm(const tern_runtime *rt, const char *criu, const char *stor
 	tern_error_free(e);
 }
 
-int tern_snapshot_take(const tern_runtime *rt, const char *criu, const char *id,
-		       const char *name, const tern_snapshot_opts *o, tern_snapshot_stats *stats,
-		       tern_error **err)
+int tern_snapshot_take(const tern_runtime *rt, const char *criu, const char *id, const char *name,
+		       const tern_snapshot_opts *o, tern_snapshot_stats *stats, tern_error **err)
 {
 	snap_ctx c = {.rt = rt, .criu = criu, .id = id, .s = {.fd = -1}, .tmpfd = -1, .prevfd = -1};
 	oci_config *config = NULL;

@@ -55,7 +55,12 @@
  * cgroupfs driver only; a port the container listens on (criu binds the
  * spare's socket beside the live one with SO_REUSEPORT, or fails to: the
  * frozen spare would take connections). A spare that cannot be made says
- * why (.spare/error) and the rollback is a cold one. */
+ * why (.spare/error) and the rollback is a cold one.
+ *
+ * Owns the warm spare's part of the store and its builder
+ * (snapshot-warm.h). Uses snapshot-store and snapshot-container only;
+ * take, rollback, list and delete, and clone spares (a spare's runtime)
+ * use it (the order is in snapshot-store.h). */
 #include "cgroup.h"
 #include "checkpoint.h"
 #include "log.h"
@@ -561,8 +566,13 @@ int tern_snap_warm_spawn(const tern_runtime *rt, const char *criu, const char *s
 			 const char *id, const char *name, int lockfd, int mntns_fd,
 			 tern_error **err)
 {
-	build_ctx b = {.main_rt = rt, .criu = criu, .store = store, .id = id, .name = name,
-		       .netns_fd = -1, .stdio = {-1, -1, -1}};
+	build_ctx b = {.main_rt = rt,
+		       .criu = criu,
+		       .store = store,
+		       .id = id,
+		       .name = name,
+		       .netns_fd = -1,
+		       .stdio = {-1, -1, -1}};
 
 	/* one spare: whatever was there goes */
 	b.spare = tern_strdup_printf("%s/" SPARE_DIR, store);

@@ -225,8 +225,8 @@ int tern_snapshot_clone_cleanup(const char *root, const char *id, tern_error **e
 		tern_snap_overlay_undo(bundle);
 	if (src_id && src_name && tern_state_check_id(src_id, NULL) == 0 &&
 	    tern_snap_check_name(src_name, NULL) == 0) {
-		cleanup_free char *m = tern_strdup_printf("%s/@snapshots/%s/%s/clones/%s", root,
-							  src_id, src_name, id);
+		cleanup_free char *m =
+		    tern_strdup_printf("%s/@snapshots/%s/%s/clones/%s", root, src_id, src_name, id);
 		unlink(m);
 	}
 	unlink(record);

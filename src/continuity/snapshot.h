@@ -57,9 +57,8 @@
 /* --format json of snapshot and rollback (cmd-snapshot.c): one line. */
 void tern_snapshot_stats_json(const char *id, const char *name, const tern_snapshot_stats *s);
 
-int tern_snapshot_take(const tern_runtime *rt, const char *criu, const char *id,
-		       const char *name, const tern_snapshot_opts *o, tern_snapshot_stats *stats,
-		       tern_error **err);
+int tern_snapshot_take(const tern_runtime *rt, const char *criu, const char *id, const char *name,
+		       const tern_snapshot_opts *o, tern_snapshot_stats *stats, tern_error **err);
 
 typedef struct {
 	const char *console_socket;
@@ -84,9 +83,9 @@ typedef struct {
 } tern_clone_opts;
 
 /* A new container `new_id` from snapshot `name` of `id` (snapshot-clone.c). */
-int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id,
-			const char *name, const char *new_id, const tern_clone_opts *o,
-			tern_snapshot_stats *stats, tern_error **err);
+int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id, const char *name,
+			const char *new_id, const tern_clone_opts *o, tern_snapshot_stats *stats,
+			tern_error **err);
 
 /* After `delete` of a container that was a clone: its overlay, bundle and
  * record go, and the snapshot it came from no longer counts it. Nothing
