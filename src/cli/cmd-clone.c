@@ -100,8 +100,8 @@ int tern_cmd_clone(tern_global_opts *g, int argc, char **argv)
 		if (ret == 0)
 			tern_criu_kdat_prepare(criu);
 		if (ret == 0)
-			ret = tern_snapshot_clone_spares(g, criu, argv[optind], argv[optind + 1],
-							 (unsigned)n, &err);
+			ret = tern_snapshot_clone_spares(&g->rt, criu, argv[optind],
+							 argv[optind + 1], (unsigned)n, &err);
 		return ret < 0 ? tern_error_report(err) : 0;
 	}
 	tern_cli_require_args(argc, argv, 3, true, "clone", usage);
@@ -109,8 +109,8 @@ int tern_cmd_clone(tern_global_opts *g, int argc, char **argv)
 	if (ret == 0)
 		tern_criu_kdat_prepare(criu);
 	if (ret == 0)
-		ret = tern_snapshot_clone(g, criu, argv[optind], argv[optind + 1], argv[optind + 2],
-					  &o, &stats, &err);
+		ret = tern_snapshot_clone(&g->rt, criu, argv[optind], argv[optind + 1],
+					  argv[optind + 2], &o, &stats, &err);
 	if (ret < 0)
 		return tern_error_report(err);
 	if (strcmp(format, "json") == 0)

@@ -61,8 +61,8 @@ int tern_cmd_rollback(tern_global_opts *g, int argc, char **argv)
 	if (ret == 0)
 		tern_criu_kdat_prepare(criu);
 	if (ret == 0)
-		ret = tern_snapshot_rollback(g, criu, argv[optind], argv[optind + 1], &o, &stats,
-					     &err);
+		ret = tern_snapshot_rollback(&g->rt, criu, argv[optind], argv[optind + 1], &o,
+					     &stats, &err);
 	if (ret < 0)
 		return tern_error_report(err);
 	if (strcmp(format, "json") == 0)

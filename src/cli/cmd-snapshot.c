@@ -256,7 +256,7 @@ int tern_cmd_snapshot(tern_global_opts *g, int argc, char **argv)
 	if (ret == 0)
 		tern_criu_kdat_prepare(criu);
 	if (ret == 0)
-		ret = tern_snapshot_take(g, criu, id, name, &o, &stats, &err);
+		ret = tern_snapshot_take(&g->rt, criu, id, name, &o, &stats, &err);
 	if (ret < 0)
 		return tern_error_report(err);
 	if (json)

@@ -18,12 +18,19 @@
  * Memory: each clone gets its own copy, restored by criu from the
  * snapshot's images. With --share-memory the copies are marked for the
  * kernel's samepage merging, and ksmd folds the pages that are still the
- * same across the clones into one (memory-merge.h). */
+ * same across the clones into one (memory-merge.h).
+ *
+ * The highest of the snapshot files: it uses snapshot-store,
+ * snapshot-container, snapshot-spares (a ready spare claimed) and
+ * snapshot.c (a clone that failed half-way deleted as `tern delete` would
+ * delete it); none of them uses it (the order is in snapshot-store.h). */
+#include "snapshot.h"
 #include "checkpoint.h"
 #include "log.h"
 #include "memory-merge.h"
+#include "snapshot-container.h"
+#include "snapshot-spares.h"
 #include "snapshot-store.h"
-#include "snapshot.h"
 #include "state.h"
 #include "utils.h"
 
@@ -33,110 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <yajl/yajl_gen.h>
-#include <yajl/yajl_tree.h>
-
-#define CLONES_DIR "@clones"
-
-/* ---- the clone's config.json ---- */
-
-static void gen_key(yajl_gen g, const char *k)
-{
-	yajl_gen_string(g, (const unsigned char *)k, strlen(k));
-}
-
-static bool is_network_ns(yajl_val obj)
-{
-	const char *path[] = {"type", NULL};
-	yajl_val t = yajl_tree_get(obj, path, yajl_t_string);
-	const char *type = t ? YAJL_GET_STRING(t) : NULL;
-	return type && strcmp(type, "network") == 0;
-}
-
-/* Write `v` as it is, but for the changes `o` asks for (root.path is
- * always "rootfs"); `ctx` says where `v` is ("", "root", "linux",
- * "linux.namespaces[]"...). */
-static void emit(yajl_gen g, yajl_val v, const char *ctx, const tern_snap_config_opts *o)
-{
-	if (YAJL_IS_OBJECT(v)) {
-		yajl_gen_map_open(g);
-		for (size_t i = 0; i < v->u.object.len; i++) {
-			const char *k = v->u.object.keys[i];
-			yajl_val c = v->u.object.values[i];
-			if (strcmp(ctx, "root") == 0 && strcmp(k, "path") == 0) {
-				gen_key(g, k);
-				gen_key(g, "rootfs");
-				continue;
-			}
-			if (strcmp(ctx, "linux") == 0 && strcmp(k, "cgroupsPath") == 0)
-				continue;
-			if (strcmp(ctx, "linux.namespaces[]") == 0 && strcmp(k, "path") == 0 &&
-			    is_network_ns(v) && !o->keep_netns_path)
-				continue;
-			if (*ctx == '\0' && strcmp(k, "hooks") == 0 && o->drop_hooks)
-				continue;
-			cleanup_free char *sub =
-			    *ctx ? tern_strdup_printf("%s.%s", ctx, k) : tern_xstrdup(k);
-			gen_key(g, k);
-			emit(g, c, sub, o);
-		}
-		if (strcmp(ctx, "linux") == 0 && o->cgroups_path) {
-			gen_key(g, "cgroupsPath");
-			gen_key(g, o->cgroups_path);
-		}
-		yajl_gen_map_close(g);
-	} else if (YAJL_IS_ARRAY(v)) {
-		cleanup_free char *sub = tern_strdup_printf("%s[]", ctx);
-		yajl_gen_array_open(g);
-		for (size_t i = 0; i < v->u.array.len; i++)
-			emit(g, v->u.array.values[i], sub, o);
-		yajl_gen_array_close(g);
-	} else if (YAJL_IS_STRING(v)) {
-		const char *str = YAJL_GET_STRING(v);
-		gen_key(g, str ? str : "");
-	} else if (YAJL_IS_NUMBER(v)) {
-		yajl_gen_number(g, v->u.number.r, strlen(v->u.number.r));
-	} else if (YAJL_IS_TRUE(v)) {
-		yajl_gen_bool(g, 1);
-	} else if (YAJL_IS_FALSE(v)) {
-		yajl_gen_bool(g, 0);
-	} else {
-		yajl_gen_null(g);
-	}
-}
-
-int tern_snap_write_config(const char *images, const char *bundle, const tern_snap_config_opts *o,
-			   tern_error **err)
-{
-	cleanup_free char *src = tern_strdup_printf("%s/" TERN_CKPT_CONFIG, images);
-	cleanup_free char *dst = tern_strdup_printf("%s/config.json", bundle);
-	cleanup_free char *data = NULL;
-	char errbuf[256];
-	size_t len;
-	int ret = tern_read_file(src, &data, &len, 0, err);
-
-	if (ret < 0)
-		return ret;
-	yajl_val tree = yajl_tree_parse(data, errbuf, sizeof(errbuf));
-	if (tree == NULL)
-		return tern_error_make_quiet(err, EINVAL, "`%s`: %s", src, errbuf);
-	yajl_gen g = yajl_gen_alloc(NULL);
-	yajl_gen_config(g, yajl_gen_beautify, 1);
-	emit(g, tree, "", o);
-	const unsigned char *buf;
-	size_t n;
-	yajl_gen_get_buf(g, &buf, &n);
-	ret = tern_write_file(dst, (const char *)buf, n, 0600, err);
-	yajl_gen_free(g);
-	yajl_tree_free(tree);
-	return ret;
-}
-
-/* ---- the bundle ---- */
 
 typedef struct {
 	const char *root;
@@ -155,7 +61,7 @@ typedef struct {
 
 static int make_bundle(clone_ctx *c, const char *bundle_opt, tern_error **err)
 {
-	cleanup_free char *clones = tern_strdup_printf("%s/" CLONES_DIR, c->root);
+	cleanup_free char *clones = tern_strdup_printf("%s/" TERN_CLONES_DIR, c->root);
 
 	if (tern_mkdir_p(clones, 0700, err) < 0)
 		return tern_error_wrap(err, "clone");
@@ -179,32 +85,6 @@ static int make_bundle(clone_ctx *c, const char *bundle_opt, tern_error **err)
 		return tern_error_wrap(err, "clone rootfs");
 	c->mounted = true;
 	return 0;
-}
-
-int tern_snap_overlay_mount(const char *lower, const char *bundle, tern_error **err)
-{
-	const char *sub[] = {"rootfs", ".upper", ".work"};
-	for (size_t i = 0; i < 3; i++) {
-		cleanup_free char *p = tern_strdup_printf("%s/%s", bundle, sub[i]);
-		if (mkdir(p, 0755) < 0)
-			return tern_error_make(err, errno, "`%s`", p);
-	}
-	cleanup_free char *rootfs = tern_strdup_printf("%s/rootfs", bundle);
-	cleanup_free char *opts = tern_strdup_printf(
-	    "lowerdir=%s,upperdir=%s/.upper,workdir=%s/.work", lower, bundle, bundle);
-	if (mount("overlay", rootfs, "overlay", 0, opts) < 0)
-		return tern_error_make(err, errno, "mount an overlay on `%s` (%s)", rootfs, opts);
-	return 0;
-}
-
-void tern_snap_overlay_undo(const char *bundle)
-{
-	cleanup_free char *rootfs = tern_strdup_printf("%s/rootfs", bundle);
-
-	if (umount2(rootfs, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL &&
-	    errno != ENOENT)
-		tern_warn("unmount `%s`: %s", rootfs, strerror(errno));
-	tern_remove_tree(bundle);
 }
 
 static int write_record(clone_ctx *c, tern_error **err)
@@ -233,7 +113,7 @@ static void back_to_host(int host_mnt, const char *id)
 }
 
 struct gone_ctx {
-	const tern_global_opts *g;
+	const tern_runtime *rt;
 	const char *id;
 	pid_t clone_cmd; /* tern clone itself, not its background filler */
 	int host_mnt;
@@ -250,18 +130,51 @@ static void delete_clone(void *data)
 	if (getpid() == gc->clone_cmd)
 		back_to_host(gc->host_mnt, gc->id);
 
-	if (tern_snapshot_container_delete(&gc->g->rt, gc->id, true, false, &e) < 0) {
+	if (tern_snapshot_container_delete(gc->rt, gc->id, true, false, &e) < 0) {
 		tern_log(TERN_LOG_ERROR, "%s", e->msg);
 		tern_error_free(e);
 	}
 }
 
-int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char *id,
-			const char *name, const char *new_id, const tern_clone_opts *o,
-			tern_snapshot_stats *stats, tern_error **err)
+/* The clone made from a ready spare (stats->spare set then, and the
+ * result is its record's); otherwise what the claim said: 0, no spare is
+ * ready, or its error. */
+static int clone_from_spare(clone_ctx *c, const tern_runtime *rt, const char *criu,
+			    tern_snapshot_stats *stats, tern_error **err)
 {
-	clone_ctx c = {.root = g->rt.root, .id = id, .name = name, .new_id = new_id,
-		       .s = {.fd = -1}, .snapfd = -1};
+	cleanup_free char *clones = tern_strdup_printf("%s/" TERN_CLONES_DIR, c->root);
+	cleanup_free char *bundle = tern_strdup_printf("%s/%s.bundle", clones, c->new_id);
+	int ret = tern_mkdir_p(clones, 0700, err);
+
+	if (ret == 0)
+		ret = tern_snap_spares_claim(rt, criu, c->s.path, c->id, c->name, c->new_id, bundle,
+					     err);
+	if (ret > 0) {
+		stats->spare = true;
+		c->record = tern_strdup_printf("%s/%s", clones, c->new_id);
+		c->bundle = steal_pointer(&bundle);
+		ret = write_record(c, err);
+		if (ret < 0) {
+			tern_error *e = NULL;
+			if (tern_snapshot_container_delete(rt, c->new_id, true, false, &e) < 0) {
+				tern_warn("%s", e->msg);
+				tern_error_free(e);
+			}
+		}
+	}
+	return ret;
+}
+
+int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id, const char *name,
+			const char *new_id, const tern_clone_opts *o, tern_snapshot_stats *stats,
+			tern_error **err)
+{
+	clone_ctx c = {.root = rt->root,
+		       .id = id,
+		       .name = name,
+		       .new_id = new_id,
+		       .s = {.fd = -1},
+		       .snapfd = -1};
 	uint64_t t0 = tern_now_ns();
 	int ret;
 	/* (back_to_host) */
@@ -278,13 +191,13 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 				  "clone's memory is marked, but nothing merges it until ksmd runs");
 	}
 	if (ret == 0) {
-		cleanup_free char *state = tern_strdup_printf("%s/%s", g->rt.root, new_id);
+		cleanup_free char *state = tern_strdup_printf("%s/%s", rt->root, new_id);
 		if (access(state, F_OK) == 0)
 			ret = tern_error_make_quiet(err, EEXIST, "container `%s` already exists",
 						    new_id);
 	}
 	if (ret == 0) {
-		ret = tern_snap_store_open(g->rt.root, id, false, &c.s, err);
+		ret = tern_snap_store_open(rt->root, id, false, &c.s, err);
 		if (ret == 0)
 			c.snapfd = openat(c.s.fd, name, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (ret == -ENOENT || (ret == 0 && c.snapfd < 0))
@@ -303,27 +216,9 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 	/* a spare restored ahead of time, where one is ready and the clone
 	 * asks for nothing a spare cannot have (snapshot-spares.c) */
 	if (ret == 0 && !o->bundle && !o->console_socket && !o->share_memory) {
-		cleanup_free char *clones = tern_strdup_printf("%s/" CLONES_DIR, c.root);
-		cleanup_free char *bundle = tern_strdup_printf("%s/%s.bundle", clones, new_id);
-		ret = tern_mkdir_p(clones, 0700, err);
-		if (ret == 0)
-			ret = tern_snap_spares_claim(g, criu, c.s.path, id, name, new_id, bundle,
-						     err);
-		if (ret > 0) {
-			stats->spare = true;
-			c.record = tern_strdup_printf("%s/%s", clones, new_id);
-			c.bundle = steal_pointer(&bundle);
-			ret = write_record(&c, err);
-			if (ret < 0) {
-				tern_error *e = NULL;
-				if (tern_snapshot_container_delete(&g->rt, new_id, true, false,
-								   &e) < 0) {
-					tern_warn("%s", e->msg);
-					tern_error_free(e);
-				}
-			}
+		ret = clone_from_spare(&c, rt, criu, stats, err);
+		if (stats->spare)
 			goto done;
-		}
 	}
 	if (ret == 0)
 		ret = make_bundle(&c, o->bundle, err);
@@ -342,9 +237,9 @@ int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char 
 		    .merge_memory = o->share_memory,
 		};
 		struct gone_ctx gc = {
-		    .g = g, .id = new_id, .clone_cmd = getpid(), .host_mnt = host_mnt};
-		ret = tern_snap_restore(g, criu, new_id, &copts, &co, images, c.bundle, delete_clone,
-					&gc, !o->wait_fill, stats, err);
+		    .rt = rt, .id = new_id, .clone_cmd = getpid(), .host_mnt = host_mnt};
+		ret = tern_snap_restore(rt, criu, new_id, &copts, &co, images, c.bundle,
+					delete_clone, &gc, !o->wait_fill, stats, err);
 	}
 	if (ret < 0) {
 		tern_error_wrap(err, "clone `%s` from snapshot `%s` of `%s`", new_id, name, id);
@@ -368,38 +263,4 @@ done:
 	free(c.bundle);
 	free(c.rootfs);
 	return ret;
-}
-
-int tern_snapshot_clone_cleanup(const char *root, const char *id, tern_error **err)
-{
-	cleanup_free char *record = tern_strdup_printf("%s/" CLONES_DIR "/%s", root, id);
-	cleanup_free char *data = NULL;
-	size_t len;
-
-	if (tern_state_check_id(id, NULL) < 0 || access(record, F_OK) < 0)
-		return 0;
-	int ret = tern_read_file(record, &data, &len, 65536, err);
-	if (ret < 0)
-		return ret;
-	char *bundle = NULL, *src_id = NULL, *src_name = NULL;
-	for (char *line = strtok(data, "\n"); line; line = strtok(NULL, "\n")) {
-		if (strncmp(line, "bundle ", 7) == 0) {
-			bundle = line + 7;
-		} else if (strncmp(line, "source ", 7) == 0) {
-			src_id = line + 7;
-			src_name = strchr(src_id, ' ');
-			if (src_name)
-				*src_name++ = '\0';
-		}
-	}
-	if (bundle && bundle[0] == '/')
-		tern_snap_overlay_undo(bundle);
-	if (src_id && src_name && tern_state_check_id(src_id, NULL) == 0 &&
-	    tern_snap_check_name(src_name, NULL) == 0) {
-		cleanup_free char *m = tern_strdup_printf("%s/@snapshots/%s/%s/clones/%s", root,
-							  src_id, src_name, id);
-		unlink(m);
-	}
-	unlink(record);
-	return 0;
 }

@@ -1,6 +1,10 @@
 /* The directory walk and the copies snapshot-fs.c's record and restore
  * share (declared in snapshot-fs-walk.h; the rules are at the top of
- * snapshot-fs.c). */
+ * snapshot-fs.c).
+ *
+ * The lower of the two: it uses no other snapshot file (its stats type
+ * is its own, snapshot-fs-stats.h); snapshot-fs.c uses it, never the
+ * other way. */
 #include "snapshot-fs-walk.h"
 #include "log.h"
 #include "utils.h"

@@ -2,11 +2,13 @@
  * identities, the inode table of hard-link groups, the directory walk, and
  * the copy of data, xattrs and metadata (snapshot-fs-walk.c). Private to
  * snapshot-fs*.c; the format and the security rules are at the top of
- * snapshot-fs.c. */
+ * snapshot-fs.c.
+ *
+ * Owned by snapshot-fs-walk.c, which uses no other snapshot file. */
 #pragma once
 
 #include "error.h"
-#include "snapshot-fs.h"
+#include "snapshot-fs-stats.h"
 
 #include <dirent.h>
 #include <stdbool.h>

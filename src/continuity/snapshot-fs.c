@@ -25,7 +25,12 @@
  * the magic link lands on the directory the fd holds and NAME, one
  * component, is not followed. The only paths resolved in more than one
  * component are the first names of hard-link groups, walked component by
- * component with O_NOFOLLOW (open_parent). */
+ * component with O_NOFOLLOW (open_parent).
+ *
+ * Owns the record and the restore of a rootfs and the files.index format.
+ * Uses snapshot-fs-walk (the walk, the index, the copies) and no other
+ * snapshot file; snapshot-store, snapshot-take and snapshot-rollback use
+ * it. */
 #include "snapshot-fs.h"
 #include "snapshot-fs-walk.h"
 #include "log.h"

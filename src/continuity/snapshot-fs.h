@@ -27,25 +27,16 @@
  * Security: the live rootfs is walked and written with openat(O_NOFOLLOW)
  * / *at(AT_SYMLINK_NOFOLLOW) from the rootfs fd only; no path from inside
  * it is ever resolved through a symlink, so a container cannot make tern
- * read or write outside its rootfs. */
+ * read or write outside its rootfs.
+ *
+ * The face of snapshot-fs.c (which uses snapshot-fs-walk, below it);
+ * used by snapshot-store, snapshot-take and snapshot-rollback. */
 #pragma once
 
 #include "error.h"
+#include "snapshot-fs-stats.h"
 
 #include <stdint.h>
-
-/* Regular files are counted once per inode (the further names of a
- * hard-linked file are entries, not copies). */
-typedef struct {
-	uint64_t entries;	  /* record: entries in tree/ (the root not counted);
-				     restore: entries made, replaced or fixed */
-	uint64_t files_copied;	  /* regular files whose data was copied */
-	uint64_t files_linked;	  /* record: regular files shared with the previous
-				     snapshot (symlinks and nodes are shared too,
-				     but not counted here) */
-	uint64_t bytes_copied;	  /* data bytes copied; holes are not copied */
-	uint64_t entries_removed; /* rollback: entries that were not in the snapshot */
-} tern_snapfs_stats;
 
 /* Record the tree at `rootfd` (an O_DIRECTORY fd of the live rootfs) into
  * `storefd`, an empty directory: makes tree/ and files.index there.

@@ -39,13 +39,20 @@
  * terminal (the pty would go nowhere) or with hooks (they would run when
  * the spare is made, not when a clone is), with the systemd cgroup driver,
  * or rootless. A clone with --bundle, --console-socket or --share-memory
- * is always a cold one. */
+ * is always a cold one.
+ *
+ * Owns the clone spares' part of the store, their builder and the claim
+ * (snapshot-spares.h). Uses snapshot-store, snapshot-container and
+ * snapshot-warm (a spare's runtime and removal) only; clone, list and
+ * delete use it (the order is in snapshot-store.h). */
 #include "cgroup.h"
 #include "checkpoint.h"
 #include "container-cgroup.h"
 #include "log.h"
+#include "snapshot-container.h"
+#include "snapshot-spares.h"
 #include "snapshot-store.h"
-#include "snapshot.h"
+#include "snapshot-warm.h"
 #include "state.h"
 #include "utils.h"
 
@@ -117,7 +124,7 @@ static unsigned count_spares(const char *dir, unsigned *ready)
 /* ---- building ---- */
 
 typedef struct {
-	const tern_global_opts *g;
+	const tern_runtime *main_rt; /* the caller's: the container's --root */
 	const char *criu;
 	const char *store;
 	const char *id;
@@ -187,9 +194,7 @@ static int build_one(builder *b, tern_error **err)
 	ret = tern_snap_write_config(images, bundle, &cfg, err);
 	if (ret < 0)
 		return ret;
-	tern_global_opts g2 = *b->g;
-	b->rt = tern_snap_spare_runtime(&b->g->rt, b->spare);
-	g2.rt = b->rt;
+	b->rt = tern_snap_spare_runtime(b->main_rt, b->spare);
 	ret = tern_mkdir_p(b->rt.root, 0700, err);
 	if (ret < 0)
 		return ret;
@@ -208,7 +213,7 @@ static int build_one(builder *b, tern_error **err)
 	    .freeze_at_resume = true,
 	};
 	tern_snapshot_stats stats = {0};
-	ret = tern_snap_restore(&g2, b->criu, SPARE_ID, &copts, &co, images, b->spare,
+	ret = tern_snap_restore(&b->rt, b->criu, SPARE_ID, &copts, &co, images, b->spare,
 				delete_spare_container, b, false, &stats, err);
 	if (ret < 0)
 		return ret;
@@ -254,7 +259,7 @@ static void builder_main(builder *b)
 	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0)
 		_exit(0);
 	/* with the lock, a spare that is not ready is a dead builder's */
-	remove_unready(&b->g->rt, b->dir);
+	remove_unready(b->main_rt, b->dir);
 	for (;;) {
 		unsigned ready, n = count_spares(b->dir, &ready);
 		if (access(error, F_OK) == 0)
@@ -274,7 +279,7 @@ static void builder_main(builder *b)
 				tern_warn("back to the host's mount namespace: %s",
 					  strerror(errno));
 			if (b->spare)
-				tern_snap_spare_remove(&b->g->rt, SPARE_ID, b->spare);
+				tern_snap_spare_remove(b->main_rt, SPARE_ID, b->spare);
 			tern_write_file(error, e->msg, strlen(e->msg), 0600, NULL);
 			fprintf(stderr, "tern: clone spare of `%s` at `%s`: %s\n", b->id, b->name,
 				e->msg);
@@ -293,10 +298,10 @@ static void builder_main(builder *b)
 	_exit(0);
 }
 
-static int spawn_builder(const tern_global_opts *g, const char *criu, const char *store,
+static int spawn_builder(const tern_runtime *rt, const char *criu, const char *store,
 			 const char *id, const char *name, tern_error **err)
 {
-	builder b = {.g = g, .criu = criu, .store = store, .id = id, .name = name};
+	builder b = {.main_rt = rt, .criu = criu, .store = store, .id = id, .name = name};
 
 	fflush(NULL);
 	pid_t pid = fork();
@@ -311,7 +316,7 @@ static int spawn_builder(const tern_global_opts *g, const char *criu, const char
 
 /* ---- --spares N ---- */
 
-static int check_can_spare(const tern_global_opts *g, const char *store, const char *id,
+static int check_can_spare(const tern_runtime *rt, const char *store, const char *id,
 			   const char *name, tern_error **err)
 {
 	cleanup_free char *images = tern_strdup_printf("%s/%s/images", store, name);
@@ -320,7 +325,7 @@ static int check_can_spare(const tern_global_opts *g, const char *store, const c
 	oci_config *config = NULL;
 	const char *why = NULL;
 
-	if (g->rt.systemd_cgroup)
+	if (rt->systemd_cgroup)
 		why = "with the systemd cgroup driver (a spare needs a cgroup of its own, which "
 		      "tern does not make beside a scope)";
 	else if (geteuid() != 0)
@@ -410,14 +415,14 @@ void tern_snap_spares_discard(const char *root, const char *store, const char *n
 	rmdir(all);
 }
 
-int tern_snapshot_clone_spares(const tern_global_opts *g, const char *criu, const char *id,
+int tern_snapshot_clone_spares(const tern_runtime *rt, const char *criu, const char *id,
 			       const char *name, unsigned want, tern_error **err)
 {
 	tern_snap_store s = {.fd = -1};
 	int ret = tern_snap_check_name(name, err);
 
 	if (ret == 0)
-		ret = tern_snap_store_open(g->rt.root, id, false, &s, err);
+		ret = tern_snap_store_open(rt->root, id, false, &s, err);
 	if (ret == 0 && faccessat(s.fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		ret = -ENOENT;
 	if (ret == -ENOENT)
@@ -425,11 +430,11 @@ int tern_snapshot_clone_spares(const tern_global_opts *g, const char *criu, cons
 					    name);
 	cleanup_free char *dir = ret == 0 ? spares_dir(s.path, name) : NULL;
 	if (ret == 0 && want == 0) {
-		tern_snap_spares_discard(g->rt.root, s.path, name);
+		tern_snap_spares_discard(rt->root, s.path, name);
 		goto out;
 	}
 	if (ret == 0)
-		ret = check_can_spare(g, s.path, id, name, err);
+		ret = check_can_spare(rt, s.path, id, name, err);
 	if (ret == 0)
 		ret = tern_mkdir_p(dir, 0700, err);
 	if (ret == 0) {
@@ -442,8 +447,8 @@ int tern_snapshot_clone_spares(const tern_global_opts *g, const char *criu, cons
 	if (ret == 0) {
 		unsigned ready, n = count_spares(dir, &ready);
 		if (n > want)
-			discard_in(g->rt.root, dir, true, n - want);
-		ret = spawn_builder(g, criu, s.path, id, name, err);
+			discard_in(rt->root, dir, true, n - want);
+		ret = spawn_builder(rt, criu, s.path, id, name, err);
 	}
 out:
 	if (ret < 0)
@@ -501,136 +506,164 @@ static char *take_ready(const tern_runtime *rt, const char *dir, tern_container_
 	return found;
 }
 
-int tern_snap_spares_claim(const tern_global_opts *g, const char *criu, const char *store,
+/* A claim under way: what it has made so far, for its undo. */
+typedef struct {
+	const char *bundle;
+	char *spare;
+	tern_container_dir *sdir, *cdir;
+	oci_state *sst;
+	oci_config *config;
+	tern_container c;
+	pid_t *pids;
+	size_t n;
+	bool moved, made_cgroup, renamed;
+} claim_ctx;
+
+/* The spare's bundle made the clone's, with the clone's config; the
+ * clone's state directory, with its copy of that config. */
+static int claim_bundle(claim_ctx *k, const char *images, const char *new_id, tern_error **err)
+{
+	cleanup_free char *sbundle = tern_strdup_printf("%s/bundle", k->spare);
+	cleanup_free char *config_path = NULL, *msg = NULL, *config_text = NULL;
+	size_t config_len = 0;
+	int ret;
+
+	if (rename(sbundle, k->bundle) < 0)
+		return tern_error_make(err, errno, "rename `%s` to `%s`", sbundle, k->bundle);
+	k->renamed = true;
+	tern_snap_config_opts cfg = {0};
+	ret = tern_snap_write_config(images, k->bundle, &cfg, err);
+	if (ret < 0)
+		return ret;
+	config_path = tern_strdup_printf("%s/config.json", k->bundle);
+	if (oci_config_parse_file(config_path, &k->config, &msg) < 0)
+		return tern_error_make_quiet(err, EINVAL, "`%s`: %s", config_path, msg);
+	ret = tern_state_dir_create(k->c.rt->root, new_id, &k->cdir, err);
+	if (ret < 0)
+		return ret;
+	/* the state's copy of the config: the bundle's, as written above */
+	ret = tern_read_file(config_path, &config_text, &config_len, 0, err);
+	if (ret == 0) {
+		cleanup_free char *copy = tern_strdup_printf("%s/" TERN_CONFIG_COPY, k->cdir->dir);
+		ret = tern_write_file(copy, config_text, config_len, 0600, err);
+	}
+	return ret;
+}
+
+/* The clone's cgroup, with the processes of the spare in it; the spare's
+ * cgroup removed. */
+static int claim_cgroup(claim_ctx *k, tern_error **err)
+{
+	int ret;
+
+	k->c.config = k->config;
+	k->c.dir = k->cdir;
+	ret = tern_container_cgroup_prepare(&k->c, err);
+	k->made_cgroup = ret == 0;
+	/* the clone's cgroup frozen, the spare's processes (frozen) moved in,
+	 * thawed: they run for the first time, in their own cgroup */
+	if (ret == 0)
+		ret = tern_cgroup_freeze(&k->c.cgroup_paths, true, err);
+	k->moved = ret == 0;
+	for (size_t i = 0; ret == 0 && i < k->n; i++)
+		ret = tern_cgroup_enter(&k->c.cgroup_paths, k->pids[i], err);
+	if (ret == 0)
+		ret = tern_cgroup_freeze(&k->c.cgroup_paths, false, err);
+	if (ret < 0)
+		return ret;
+	tern_error *e = NULL;
+	if (tern_cgroup_destroy(&k->sst->cgroup_paths, &e) < 0) {
+		tern_warn("the cgroup of clone spare `%s`: %s", k->spare, e->msg);
+		tern_error_free(e);
+	}
+	return 0;
+}
+
+/* The clone's state: running, its init the spare's. */
+static int claim_state(claim_ctx *k, const char *new_id, tern_error **err)
+{
+	cleanup_free char *rootfs = tern_strdup_printf("%s/rootfs", k->bundle);
+	cleanup_free char *created = tern_state_now_rfc3339();
+	oci_state s = {
+	    .oci_version = k->config->oci_version,
+	    .id = (char *)new_id,
+	    .status = "running",
+	    .pid = k->sst->pid,
+	    .bundle = (char *)k->bundle,
+	    .annotations = k->config->annotations,
+	    .rootfs = rootfs,
+	    .created = created,
+	    .owner = "",
+	    .pid_start_time = k->sst->pid_start_time,
+	    .cgroup_path = k->c.cgroup_path,
+	    .cgroup_paths = k->c.cgroup_paths,
+	    .own_cgroup = k->c.own_cgroup,
+	    .config_path = TERN_CONFIG_COPY,
+	};
+	return tern_state_write(k->cdir, &s, err);
+}
+
+/* the processes killed where they are (a thawed cgroup lets them die),
+ * the clone's cgroup, state and bundle gone, and the spare */
+static void claim_undo(claim_ctx *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		kill(k->pids[i], SIGKILL);
+	if (k->moved)
+		tern_cgroup_thaw_all(&k->c.cgroup_paths);
+	if (k->made_cgroup)
+		tern_cgroup_destroy(&k->c.cgroup_paths, NULL);
+	if (k->cdir)
+		tern_state_dir_remove(k->cdir, NULL);
+	if (k->renamed)
+		tern_snap_overlay_undo(k->bundle);
+	tern_snap_spare_remove(k->c.rt, SPARE_ID, k->spare);
+}
+
+int tern_snap_spares_claim(const tern_runtime *rt, const char *criu, const char *store,
 			   const char *id, const char *name, const char *new_id, const char *bundle,
 			   tern_error **err)
 {
 	cleanup_free char *dir = spares_dir(store, name);
 	cleanup_free char *images = tern_strdup_printf("%s/%s/images", store, name);
-	/* (every cleanup variable before the first goto) */
-	cleanup_free char *spare = NULL, *sbundle = NULL, *config_path = NULL, *msg = NULL;
-	cleanup_free char *rootfs = tern_strdup_printf("%s/rootfs", bundle);
-	cleanup_free char *created = NULL, *config_text = NULL;
-	size_t config_len = 0;
-	tern_container_dir *sdir = NULL, *cdir = NULL;
-	oci_state *sst = NULL;
-	oci_config *config = NULL;
-	tern_container c = {.rt = &g->rt, .id = new_id};
-	pid_t *pids = NULL;
-	size_t n = 0;
-	bool moved = false, made_cgroup = false, renamed = false;
-	int ret = 0;
+	claim_ctx k = {.bundle = bundle, .c = {.rt = rt, .id = new_id}};
+	int ret;
 
-	if (access(dir, F_OK) < 0 || g->rt.systemd_cgroup)
+	if (access(dir, F_OK) < 0 || rt->systemd_cgroup)
 		return 0;
-	spare = take_ready(&g->rt, dir, &sdir, &sst);
-	if (spare == NULL)
+	k.spare = take_ready(rt, dir, &k.sdir, &k.sst);
+	if (k.spare == NULL)
 		return 0;
-	ret = tern_cgroup_pids(&sst->cgroup_paths, &pids, &n, err);
-	if (ret < 0)
-		goto fail;
+	ret = tern_cgroup_pids(&k.sst->cgroup_paths, &k.pids, &k.n, err);
 	/* from here the spare is the clone's, or gone */
-	sbundle = tern_strdup_printf("%s/bundle", spare);
-	if (rename(sbundle, bundle) < 0) {
-		ret = tern_error_make(err, errno, "rename `%s` to `%s`", sbundle, bundle);
-		goto fail;
-	}
-	renamed = true;
-	tern_snap_config_opts cfg = {0};
-	ret = tern_snap_write_config(images, bundle, &cfg, err);
-	if (ret < 0)
-		goto fail;
-	config_path = tern_strdup_printf("%s/config.json", bundle);
-	if (oci_config_parse_file(config_path, &config, &msg) < 0) {
-		ret = tern_error_make_quiet(err, EINVAL, "`%s`: %s", config_path, msg);
-		goto fail;
-	}
-	ret = tern_state_dir_create(g->rt.root, new_id, &cdir, err);
-	if (ret < 0)
-		goto fail;
-	/* the state's copy of the config: the bundle's, as written above */
-	ret = tern_read_file(config_path, &config_text, &config_len, 0, err);
+	if (ret == 0)
+		ret = claim_bundle(&k, images, new_id, err);
+	if (ret == 0)
+		ret = claim_cgroup(&k, err);
+	if (ret == 0)
+		ret = claim_state(&k, new_id, err);
 	if (ret == 0) {
-		cleanup_free char *copy = tern_strdup_printf("%s/" TERN_CONFIG_COPY, cdir->dir);
-		ret = tern_write_file(copy, config_text, config_len, 0600, err);
+		ret = 1;
+		tern_remove_tree(k.spare);
+	} else {
+		claim_undo(&k);
+		tern_error_wrap(err, "clone spare `%s`", k.spare);
 	}
-	if (ret < 0)
-		goto fail;
-	c.config = config;
-	c.dir = cdir;
-	ret = tern_container_cgroup_prepare(&c, err);
-	made_cgroup = ret == 0;
-	/* the clone's cgroup frozen, the spare's processes (frozen) moved in,
-	 * thawed: they run for the first time, in their own cgroup */
-	if (ret == 0)
-		ret = tern_cgroup_freeze(&c.cgroup_paths, true, err);
-	moved = ret == 0;
-	for (size_t i = 0; ret == 0 && i < n; i++)
-		ret = tern_cgroup_enter(&c.cgroup_paths, pids[i], err);
-	if (ret == 0)
-		ret = tern_cgroup_freeze(&c.cgroup_paths, false, err);
-	if (ret < 0)
-		goto fail;
-	tern_error *e = NULL;
-	if (tern_cgroup_destroy(&sst->cgroup_paths, &e) < 0) {
-		tern_warn("the cgroup of clone spare `%s`: %s", spare, e->msg);
-		tern_error_free(e);
-	}
-
-	created = tern_state_now_rfc3339();
-	oci_state s = {
-	    .oci_version = config->oci_version,
-	    .id = (char *)new_id,
-	    .status = "running",
-	    .pid = sst->pid,
-	    .bundle = (char *)bundle,
-	    .annotations = config->annotations,
-	    .rootfs = rootfs,
-	    .created = created,
-	    .owner = "",
-	    .pid_start_time = sst->pid_start_time,
-	    .cgroup_path = c.cgroup_path,
-	    .cgroup_paths = c.cgroup_paths,
-	    .own_cgroup = c.own_cgroup,
-	    .config_path = TERN_CONFIG_COPY,
-	};
-	ret = tern_state_write(cdir, &s, err);
-	if (ret < 0)
-		goto fail;
-	ret = 1;
-	tern_remove_tree(spare);
-	goto out;
-
-fail:
-	/* the processes killed where they are (a thawed cgroup lets them
-	 * die), the clone's cgroup, state and bundle gone, and the spare */
-	for (size_t i = 0; i < n; i++)
-		kill(pids[i], SIGKILL);
-	if (moved)
-		tern_cgroup_thaw_all(&c.cgroup_paths);
-	if (made_cgroup)
-		tern_cgroup_destroy(&c.cgroup_paths, NULL);
-	if (cdir)
-		tern_state_dir_remove(cdir, NULL);
-	if (renamed)
-		tern_snap_overlay_undo(bundle);
-	tern_snap_spare_remove(&g->rt, SPARE_ID, spare);
-	tern_error_wrap(err, "clone spare `%s`", spare);
-out:
 	/* the next spare, behind the clone */
 	{
 		tern_error *e = NULL;
-		if (spawn_builder(g, criu, store, id, name, &e) < 0) {
+		if (spawn_builder(rt, criu, store, id, name, &e) < 0) {
 			tern_warn("%s", e->msg);
 			tern_error_free(e);
 		}
 	}
-	free(pids);
-	free(c.cgroup_path);
-	oci_map_clear(&c.cgroup_paths);
-	oci_config_free(config);
-	oci_state_free(sst);
-	tern_state_dir_free(sdir);
-	tern_state_dir_free(cdir);
+	free(k.pids);
+	free(k.c.cgroup_path);
+	oci_map_clear(&k.c.cgroup_paths);
+	oci_config_free(k.config);
+	oci_state_free(k.sst);
+	tern_state_dir_free(k.sdir);
+	tern_state_dir_free(k.cdir);
+	free(k.spare);
 	return ret;
 }

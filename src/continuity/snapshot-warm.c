@@ -55,13 +55,19 @@
  * cgroupfs driver only; a port the container listens on (criu binds the
  * spare's socket beside the live one with SO_REUSEPORT, or fails to: the
  * frozen spare would take connections). A spare that cannot be made says
- * why (.spare/error) and the rollback is a cold one. */
+ * why (.spare/error) and the rollback is a cold one.
+ *
+ * Owns the warm spare's part of the store and its builder
+ * (snapshot-warm.h). Uses snapshot-store and snapshot-container only;
+ * take, rollback, list and delete, and clone spares (a spare's runtime)
+ * use it (the order is in snapshot-store.h). */
 #include "cgroup.h"
 #include "checkpoint.h"
 #include "log.h"
 #include "memory-merge.h"
+#include "snapshot-container.h"
 #include "snapshot-store.h"
-#include "snapshot.h"
+#include "snapshot-warm.h"
 #include "state.h"
 #include "utils.h"
 
@@ -269,7 +275,7 @@ void tern_snap_warm_reap(const char *store)
 /* ---- building a spare ---- */
 
 typedef struct {
-	const tern_global_opts *g;
+	const tern_runtime *main_rt; /* the caller's: the container's --root */
 	const char *criu;
 	const char *store;
 	const char *id;
@@ -283,7 +289,7 @@ typedef struct {
 static void delete_spare_container(void *data)
 {
 	build_ctx *b = data;
-	tern_runtime r = tern_snap_spare_runtime(&b->g->rt, b->spare);
+	tern_runtime r = tern_snap_spare_runtime(b->main_rt, b->spare);
 	tern_error *e = NULL;
 
 	if (tern_container_delete(&r, b->id, true, &e) < 0) {
@@ -301,7 +307,7 @@ static int take_from_live(build_ctx *b, const oci_config *config, const char *im
 {
 	tern_container_dir *dir = NULL;
 	oci_state *st = NULL;
-	int ret = tern_container_peek(&b->g->rt, b->id, &dir, &st, err);
+	int ret = tern_container_peek(b->main_rt, b->id, &dir, &st, err);
 
 	if (ret < 0)
 		return ret;
@@ -411,7 +417,7 @@ static unsigned port_in_use(pid_t pid, const unsigned long *set, size_t n, const
  * connections. Such a spare is refused. */
 static int check_no_port(build_ctx *b, tern_error **err)
 {
-	tern_runtime r = tern_snap_spare_runtime(&b->g->rt, b->spare);
+	tern_runtime r = tern_snap_spare_runtime(b->main_rt, b->spare);
 	tern_container_dir *dir = NULL;
 	oci_state *st = NULL;
 	unsigned long *set = NULL;
@@ -489,9 +495,8 @@ static int build(build_ctx *b, tern_error **err)
 	if (ret < 0)
 		goto out;
 
-	tern_global_opts g2 = *b->g;
-	g2.rt = tern_snap_spare_runtime(&b->g->rt, b->spare);
-	ret = tern_mkdir_p(g2.rt.root, 0700, err);
+	tern_runtime r2 = tern_snap_spare_runtime(b->main_rt, b->spare);
+	ret = tern_mkdir_p(r2.root, 0700, err);
 	tern_create_opts copts = {.bundle = bundle, .detach = true};
 	tern_ckpt_opts co = {
 	    .image_path = images,
@@ -505,11 +510,11 @@ static int build(build_ctx *b, tern_error **err)
 	};
 	tern_snapshot_stats stats = {0};
 	if (ret == 0)
-		ret = tern_snap_restore(&g2, b->criu, b->id, &copts, &co, images, b->spare,
+		ret = tern_snap_restore(&r2, b->criu, b->id, &copts, &co, images, b->spare,
 					delete_spare_container, b, false, &stats, err);
 	if (ret == 0)
 		ret = check_no_port(b, err);
-	free((char *)g2.rt.root);
+	free((char *)r2.root);
 out:
 	oci_config_free(config);
 	return ret;
@@ -557,17 +562,22 @@ static void build_child(build_ctx *b, int lockfd, int mntns_fd)
 	_exit(0);
 }
 
-int tern_snap_warm_spawn(const tern_global_opts *g, const char *criu, const char *store,
+int tern_snap_warm_spawn(const tern_runtime *rt, const char *criu, const char *store,
 			 const char *id, const char *name, int lockfd, int mntns_fd,
 			 tern_error **err)
 {
-	build_ctx b = {.g = g, .criu = criu, .store = store, .id = id, .name = name,
-		       .netns_fd = -1, .stdio = {-1, -1, -1}};
+	build_ctx b = {.main_rt = rt,
+		       .criu = criu,
+		       .store = store,
+		       .id = id,
+		       .name = name,
+		       .netns_fd = -1,
+		       .stdio = {-1, -1, -1}};
 
 	/* one spare: whatever was there goes */
 	b.spare = tern_strdup_printf("%s/" SPARE_DIR, store);
 	if (name) {
-		tern_snap_warm_discard(&g->rt, store, id, NULL);
+		tern_snap_warm_discard(rt, store, id, NULL);
 		if (mkdir(b.spare, 0700) < 0) {
 			int ret = tern_error_make(err, errno, "`%s`", b.spare);
 			free(b.spare);
@@ -623,7 +633,7 @@ static int show_rootfs(const char *store, const char *rootfs, bool had_live, ter
 	return bind_over(merged, rootfs, err);
 }
 
-int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char *id,
+int tern_snap_warm_swap(const tern_runtime *rt, const char *store, const char *id,
 			tern_container_dir *dir, oci_state *st, tern_snapshot_stats *stats,
 			bool *killed, tern_error **err)
 {
@@ -631,7 +641,7 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 	cleanup_free char *live = tern_strdup_printf("%s/" LIVE_DIR, store);
 	/* (every cleanup variable before the first goto) */
 	cleanup_free char *sroot = NULL, *ready = NULL, *old = NULL;
-	tern_runtime r = tern_snap_spare_runtime(&g->rt, spare);
+	tern_runtime r = tern_snap_spare_runtime(rt, spare);
 	tern_container_dir *sdir = NULL;
 	oci_state *sst = NULL;
 	pid_t *pids = NULL;
@@ -677,7 +687,7 @@ int tern_snap_warm_swap(const tern_global_opts *g, const char *store, const char
 		tern_cgroup_thaw_all(&st->cgroup_paths);
 		for (size_t i = 0; i < n; i++)
 			kill(pids[i], SIGKILL);
-		tern_snap_spare_remove(&g->rt, id, spare);
+		tern_snap_spare_remove(rt, id, spare);
 		goto out;
 	}
 	stats->warm = true;

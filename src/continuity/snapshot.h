@@ -35,64 +35,30 @@
  * killed, the rootfs is made the snapshot's, and criu restores the images
  * into the same cgroup and network namespace. A container with a terminal
  * gets a new pty, whose master goes to --console-socket (as with restore).
- */
+ *
+ * This header is the face of the snapshot files (each says at its top
+ * what it owns and which of the others it may use; the order is in
+ * snapshot-store.h): take (snapshot-take.c), rollback
+ * (snapshot-rollback.c), list and delete (snapshot.c), clone
+ * (snapshot-clone.c); the entry points of warm spares and clone spares
+ * are declared with them (snapshot-warm.h, snapshot-spares.h). */
 #pragma once
 
-#include "cli.h"
+#include "container.h"
+#include "error.h"
+#include "snapshot-container.h"
+#include "snapshot-spares.h"
+#include "snapshot-store.h"
+#include "snapshot-warm.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#define TERN_SNAPSHOT_DIR "@snapshots"
-
-typedef struct {
-	char *name;
-	char *created; /* RFC 3339 */
-	char *parent;  /* the snapshot its files are shared with, or "" */
-	uint64_t bytes; /* on disk, not shared with another snapshot */
-	/* its memory: 0, all in its images; N, pages unchanged since its
-	 * parent are in the parent's (images/parent, N levels) */
-	int mem_depth;
-	/* its warm spare: NULL (none), "building", "ready" or "failed" */
-	const char *warm;
-	/* its clone spares (snapshot-spares.c): as many as `clone --spares`
-	 * wants, how many are ready, whether the last could not be made */
-	unsigned spares_wanted, spares_ready;
-	bool spares_failed;
-} tern_snapshot_info;
-
-void tern_snapshot_info_clear(tern_snapshot_info *i);
-
-typedef struct {
-	bool tcp_established;
-	bool ext_unix_sk;
-	bool shell_job;
-	bool file_locks;
-	bool link_remap;
-	/* afterwards, a warm spare of this snapshot is made in the background
-	 * (snapshot-warm.c): a rollback to it is then a swap */
-	bool keep_warm;
-} tern_snapshot_opts;
-
-/* What a snapshot or a rollback took, for --format json and the bench. */
-typedef struct {
-	uint64_t total_ns;  /* the command's work, from loading the container */
-	uint64_t frozen_ns; /* snapshot: the container frozen; rollback: not running */
-	uint64_t fs_ns;	    /* the rootfs recorded or put back */
-	uint64_t criu_ns;   /* criu's dump or restore */
-	uint64_t fill_ns;   /* rollback: the memory filled after the restore returned */
-	uint64_t files_copied, files_linked, bytes_copied, entries_removed;
-	uint64_t bytes; /* snapshot: its own size on disk */
-	bool warm;	/* rollback: a warm spare was swapped in (snapshot-warm.c) */
-	bool spare;	/* clone: a clone spare was claimed (snapshot-spares.c) */
-} tern_snapshot_stats;
-
 /* --format json of snapshot and rollback (cmd-snapshot.c): one line. */
 void tern_snapshot_stats_json(const char *id, const char *name, const tern_snapshot_stats *s);
 
-int tern_snapshot_take(const tern_global_opts *g, const char *criu, const char *id,
-		       const char *name, const tern_snapshot_opts *o, tern_snapshot_stats *stats,
-		       tern_error **err);
+int tern_snapshot_take(const tern_runtime *rt, const char *criu, const char *id, const char *name,
+		       const tern_snapshot_opts *o, tern_snapshot_stats *stats, tern_error **err);
 
 typedef struct {
 	const char *console_socket;
@@ -105,7 +71,7 @@ typedef struct {
 	bool keep_warm;
 } tern_rollback_opts;
 
-int tern_snapshot_rollback(const tern_global_opts *g, const char *criu, const char *id,
+int tern_snapshot_rollback(const tern_runtime *rt, const char *criu, const char *id,
 			   const char *name, const tern_rollback_opts *o,
 			   tern_snapshot_stats *stats, tern_error **err);
 
@@ -116,27 +82,15 @@ typedef struct {
 	bool wait_fill;	   /* --wait-fill: return once every page is in */
 } tern_clone_opts;
 
-/* `tern clone --spares N ID NAME`: keep N clones of snapshot NAME restored
- * and frozen, ready for `tern clone` to claim (snapshot-spares.c); 0
- * removes them. Returns once the builder runs in the background. */
-int tern_snapshot_clone_spares(const tern_global_opts *g, const char *criu, const char *id,
-			       const char *name, unsigned want, tern_error **err);
-
 /* A new container `new_id` from snapshot `name` of `id` (snapshot-clone.c). */
-int tern_snapshot_clone(const tern_global_opts *g, const char *criu, const char *id,
-			const char *name, const char *new_id, const tern_clone_opts *o,
-			tern_snapshot_stats *stats, tern_error **err);
+int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id, const char *name,
+			const char *new_id, const tern_clone_opts *o, tern_snapshot_stats *stats,
+			tern_error **err);
 
 /* After `delete` of a container that was a clone: its overlay, bundle and
  * record go, and the snapshot it came from no longer counts it. Nothing
  * to do for any other container. */
 int tern_snapshot_clone_cleanup(const char *root, const char *id, tern_error **err);
-
-/* After `delete` (or a migration away): a warm spare of the container is
- * killed and removed; if the container ran on a spare's overlay since a
- * warm rollback, what it holds is copied down into the bundle's own rootfs
- * and the overlay unmounted (snapshot-warm.c). */
-int tern_snapshot_warm_cleanup(const tern_runtime *rt, const char *id, tern_error **err);
 
 /* The snapshots of `id` (also of a deleted container whose snapshots were
  * kept), oldest first. */
