@@ -36,7 +36,7 @@
 #define MIGRATE_LOCK "migrate.lock"
 
 typedef struct {
-	tern_global_opts *g;
+	const tern_mig_env *env;
 	const tern_migrate_opts *o;
 	tern_mig_progress p;
 	char *criu;
@@ -83,7 +83,7 @@ typedef struct {
 static int take_lock(source *s, tern_error **err)
 {
 	cleanup_free char *path =
-	    tern_strdup_printf("%s/%s/%s", s->g->rt.root, s->o->id, MIGRATE_LOCK);
+	    tern_strdup_printf("%s/%s/%s", s->env->rt->root, s->o->id, MIGRATE_LOCK);
 
 	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (s->lock_fd < 0)
@@ -191,7 +191,7 @@ static int load(source *s, tern_error **err)
 	oci_state *st = NULL;
 	cleanup_free char *cfg = NULL; /* (before the goto: freed at `out`) */
 	size_t len;
-	int ret = tern_container_peek(&s->g->rt, s->o->id, &dir, &st, err);
+	int ret = tern_container_peek(s->env->rt, s->o->id, &dir, &st, err);
 
 	if (ret < 0)
 		return ret;
@@ -374,7 +374,7 @@ static int dump_child(void *arg, tern_error **err)
 	 * migrate (whose watchdog thaws the container once the dump let go
 	 * of it), never criu half way through the dump */
 	setpgid(0, 0);
-	ret = tern_container_checkpoint(&j->s->g->rt, j->s->criu, j->s->o->id, &j->ck, err);
+	ret = tern_container_checkpoint(j->s->env->rt, j->s->criu, j->s->o->id, &j->ck, err);
 	/* criu answers before it has quite finished with its work directory */
 	while (wait(NULL) > 0 || errno == EINTR)
 		;
@@ -781,7 +781,7 @@ static int dump_streaming(source *s, page_stream *ps, uint64_t *bytes, tern_erro
 static int make_work(source *s, tern_error **err)
 {
 	cleanup_free char *tmpl =
-	    tern_strdup_printf("%s/%s/migrate-XXXXXX", s->g->rt.root, s->o->id);
+	    tern_strdup_printf("%s/%s/migrate-XXXXXX", s->env->rt->root, s->o->id);
 
 	if (mkdtemp(tmpl) == NULL)
 		return tern_error_make(err, errno, "work directory `%s`", tmpl);
@@ -840,7 +840,7 @@ static void watchdog(source *s, int fd)
 		_exit(0);
 	hang_up_page_server(s->page_ip, s->page_port);
 	unlock_net(s);
-	if (tern_container_resume(&s->g->rt, s->o->id, &e) < 0)
+	if (tern_container_resume(s->env->rt, s->o->id, &e) < 0)
 		_exit(1);
 	/* criu writes its last files (stats, log) after it let go of the
 	 * container: the work directory goes once the dump's group is gone
@@ -871,7 +871,7 @@ static void stop_watchdog(source *s, char what)
 
 static int freeze(source *s, tern_error **err)
 {
-	int ret = tern_container_pause(&s->g->rt, s->o->id, err);
+	int ret = tern_container_pause(s->env->rt, s->o->id, err);
 
 	if (ret < 0)
 		return tern_error_wrap(err, "freeze `%s`", s->o->id);
@@ -932,7 +932,7 @@ static int run(source *s, tern_error **err)
 	ret = tern_mchan_token_read(s->o->token_file, &token, &token_len, err);
 	if (ret < 0)
 		return ret;
-	ret = tern_criu_find(s->g->criu, &s->criu, err);
+	ret = tern_criu_find(s->env->criu, &s->criu, err);
 	/* before the freeze: the first criu run of a boot may have to make
 	 * the cache of its kernel probes */
 	if (ret == 0)
@@ -1097,7 +1097,7 @@ static int finish(source *s, tern_error **err)
 	if (s->dump_pid > 0) {
 		ret = wait_lazy_dump(s, &f, err);
 		s->dump_pid = 0;
-		if (ret < 0 && !s->g->debug)
+		if (ret < 0 && !s->env->debug)
 			tern_remove_tree(s->work);
 		if (ret < 0)
 			return tern_error_wrap(
@@ -1117,16 +1117,16 @@ static int finish(source *s, tern_error **err)
 	if (s->o->tcp_established && s->pid > 0)
 		tern_debug("`%s`: %d connections put in repair mode before the delete", s->o->id,
 			   tern_tcp_repair_tree(s->pid));
-	ret = tern_container_delete(&s->g->rt, s->o->id, true, err);
+	ret = tern_container_delete(s->env->rt, s->o->id, true, err);
 	if (ret < 0)
 		return tern_error_wrap(
 		    err, "the target runs `%s`, but deleting the source copy failed", s->target_id);
 	/* as `tern delete` does: its snapshots stay behind on this node no more
 	 * than its state, and a clone's overlay and record go */
 	tern_error *ignored = NULL;
-	if (tern_snapshot_warm_cleanup(&s->g->rt, s->o->id, &ignored) < 0 ||
-	    tern_snapshot_delete_all(s->g->rt.root, s->o->id, &ignored) < 0 ||
-	    tern_snapshot_clone_cleanup(s->g->rt.root, s->o->id, &ignored) < 0) {
+	if (tern_snapshot_warm_cleanup(s->env->rt, s->o->id, &ignored) < 0 ||
+	    tern_snapshot_delete_all(s->env->rt->root, s->o->id, &ignored) < 0 ||
+	    tern_snapshot_clone_cleanup(s->env->rt->root, s->o->id, &ignored) < 0) {
 		tern_warn("`%s` moved, but not all it had here went: %s", s->o->id, ignored->msg);
 		tern_error_free(ignored);
 		ignored = NULL;
@@ -1144,7 +1144,7 @@ static bool is_paused(source *s)
 	oci_state *st = NULL;
 	bool paused;
 
-	if (tern_container_peek(&s->g->rt, s->o->id, &dir, &st, NULL) < 0)
+	if (tern_container_peek(s->env->rt, s->o->id, &dir, &st, NULL) < 0)
 		return false;
 	paused = strcmp(st->status, "paused") == 0;
 	oci_state_free(st);
@@ -1161,7 +1161,7 @@ static void roll_back(source *s, tern_error *why)
 	abort_dump(s);
 	unlock_net(s);
 	if (s->frozen && is_paused(s)) {
-		if (tern_container_resume(&s->g->rt, s->o->id, &e) < 0) {
+		if (tern_container_resume(s->env->rt, s->o->id, &e) < 0) {
 			tern_log(TERN_LOG_ERROR, "thaw `%s` after the failed migration: %s",
 				 s->o->id, e->msg);
 			tern_error_free(e);
@@ -1171,7 +1171,7 @@ static void roll_back(source *s, tern_error *why)
 		}
 	}
 	stop_watchdog(s, 'R');
-	if (s->work && s->g->debug)
+	if (s->work && s->env->debug)
 		tern_log(TERN_LOG_ERROR,
 			 "--debug: the images and criu's logs are kept in `%s` (remove it before "
 			 "`tern delete`)",
@@ -1180,10 +1180,10 @@ static void roll_back(source *s, tern_error *why)
 		tern_remove_tree(s->work);
 }
 
-int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_error **err)
+int tern_migrate_source(const tern_mig_env *env, const tern_migrate_opts *o, tern_error **err)
 {
 	source s = {
-	    .g = g, .o = o, .lock_fd = -1, .dump_errfd = -1, .status_fd = -1, .watch_fd = -1};
+	    .env = env, .o = o, .lock_fd = -1, .dump_errfd = -1, .status_fd = -1, .watch_fd = -1};
 	int ret;
 
 	tern_mig_progress_init(&s.p, "source", o->json);

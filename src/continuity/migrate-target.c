@@ -55,7 +55,7 @@
 #define LAZY_IMAGE_ALLOWANCE (64ULL << 20)
 
 typedef struct {
-	tern_global_opts *g;
+	const tern_mig_env *env;
 	const tern_receive_opts *o;
 	tern_mig_progress p;
 	char *criu;
@@ -188,7 +188,7 @@ static int make_work(target *t, tern_error **err)
 			return tern_error_wrap(err, "work directory");
 	}
 	cleanup_free char *cfile = tern_strdup_printf("%s/" WORK_CONTAINER, t->work);
-	cleanup_free char *state = tern_strdup_printf("%s/%s", t->g->rt.root, t->id);
+	cleanup_free char *state = tern_strdup_printf("%s/%s", t->env->rt->root, t->id);
 	if (tern_write_file(cfile, state, strlen(state), 0600, err) < 0)
 		return tern_error_wrap(err, "work directory");
 	return 0;
@@ -220,8 +220,8 @@ static void watchdog(target *t, int fd)
 	if (handled)
 		_exit(0);
 	tern_mig_groups_gone(groups, ngroups, true, 10000);
-	cleanup_free char *state = tern_strdup_printf("%s/%s", t->g->rt.root, t->id);
-	if (access(state, F_OK) == 0 && tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
+	cleanup_free char *state = tern_strdup_printf("%s/%s", t->env->rt->root, t->id);
+	if (access(state, F_OK) == 0 && tern_container_delete(t->env->rt, t->id, true, &e) < 0) {
 		tern_log(TERN_LOG_ERROR, "delete `%s` after the receiver died: %s", t->id, e->msg);
 		_exit(1);
 	}
@@ -404,11 +404,11 @@ static int check_id(target *t, tern_error **err)
 
 	if (ret < 0)
 		return tern_error_wrap(err, "the container id");
-	dir = tern_strdup_printf("%s/%s", t->g->rt.root, t->id);
+	dir = tern_strdup_printf("%s/%s", t->env->rt->root, t->id);
 	if (access(dir, F_OK) == 0)
 		return tern_error_make_quiet(err, EEXIST,
 					     "container `%s` already exists under --root `%s`",
-					     t->id, t->g->rt.root);
+					     t->id, t->env->rt->root);
 	return 0;
 }
 
@@ -831,7 +831,7 @@ static int restore_child(void *arg, tern_error **err)
 		dup2(null, 1);
 		dup2(null, 2);
 	}
-	return tern_container_restore(&t->g->rt, t->criu, t->id, &copts, &ck, &status, err);
+	return tern_container_restore(t->env->rt, t->criu, t->id, &copts, &ck, &status, err);
 }
 
 static int restore(target *t, tern_error **err)
@@ -857,10 +857,10 @@ static int restore(target *t, tern_error **err)
 	if (ret == -ETIMEDOUT) {
 		/* killed half way: nothing cleaned up after it; what it made
 		 * goes as the watchdog's would */
-		cleanup_free char *state = tern_strdup_printf("%s/%s", t->g->rt.root, t->id);
+		cleanup_free char *state = tern_strdup_printf("%s/%s", t->env->rt->root, t->id);
 		tern_error *e = NULL;
 		if (access(state, F_OK) == 0 &&
-		    tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
+		    tern_container_delete(t->env->rt, t->id, true, &e) < 0) {
 			tern_log(TERN_LOG_ERROR, "delete `%s` after its killed restore: %s", t->id,
 				 e->msg);
 			tern_error_free(e);
@@ -892,7 +892,7 @@ static int restore(target *t, tern_error **err)
 static void commit(target *t)
 {
 	stop_watchdog(t, 'C');
-	if (t->g->debug) {
+	if (t->env->debug) {
 		/* the images and logs stay for --debug, never the undo log:
 		 * the rootfs is the container's now */
 		cleanup_free char *undo = tern_strdup_printf("%s/%s", t->work, WORK_UNDO);
@@ -917,7 +917,7 @@ static int send_running(target *t, tern_error **err)
 	if (ret < 0) {
 		/* the source did not hear it and thaws its copy: ours goes,
 		 * never two running */
-		if (tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
+		if (tern_container_delete(t->env->rt, t->id, true, &e) < 0) {
 			tern_log(TERN_LOG_ERROR, "delete `%s`: %s", t->id, e->msg);
 			tern_error_free(e);
 		}
@@ -963,7 +963,7 @@ static int run(target *t, tern_error **err)
 	ret = tern_mchan_token_read(t->o->token_file, &token, &token_len, err);
 	if (ret < 0)
 		return ret;
-	ret = tern_criu_find(t->g->criu, &t->criu, err);
+	ret = tern_criu_find(t->env->criu, &t->criu, err);
 	if (ret == 0)
 		tern_criu_kdat_prepare(t->criu);
 	/* criu's version and what this kernel lets it do, before listening:
@@ -1041,7 +1041,7 @@ static int finish(target *t, tern_error **err)
 		ret = wait_lazy_daemon(t, &f, err);
 		if (ret < 0) {
 			/* memory it lacks would read as zeros: never run it so */
-			if (tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
+			if (tern_container_delete(t->env->rt, t->id, true, &e) < 0) {
 				tern_log(TERN_LOG_ERROR, "delete `%s`: %s", t->id, e->msg);
 				tern_error_free(e);
 			}
@@ -1068,7 +1068,7 @@ static void roll_back(target *t, tern_error *why)
 	if (t->c)
 		tern_mchan_send_error(t->c, why);
 	tern_lazy_daemon_stop(&t->lazy);
-	if (t->restored && tern_container_delete(&t->g->rt, t->id, true, &e) < 0) {
+	if (t->restored && tern_container_delete(t->env->rt, t->id, true, &e) < 0) {
 		tern_log(TERN_LOG_ERROR, "delete `%s`: %s", t->id, e->msg);
 		tern_error_free(e);
 		e = NULL;
@@ -1087,9 +1087,10 @@ static void roll_back(target *t, tern_error *why)
 	}
 }
 
-int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_error **err)
+int tern_migrate_target(const tern_mig_env *env, const tern_receive_opts *o, tern_error **err)
 {
-	target t = {.g = g, .o = o, .work_lock = -1, .lazy = TERN_LAZY_DAEMON_INIT, .watch_fd = -1};
+	target t = {
+	    .env = env, .o = o, .work_lock = -1, .lazy = TERN_LAZY_DAEMON_INIT, .watch_fd = -1};
 	int ret;
 
 	tern_mig_progress_init(&t.p, "target", o->json);
@@ -1108,7 +1109,7 @@ int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_er
 		tern_mig_event(&t.p, "done", &w, "done: `%s` runs here (%s)", t.id,
 			       tern_mig_mode_name(t.mode));
 	}
-	if (t.work && g->debug)
+	if (t.work && env->debug)
 		tern_log(TERN_LOG_WARNING, "--debug: the images and criu's logs are kept in `%s`",
 			 t.work);
 	else if (t.work && !t.keep_work)
