@@ -66,15 +66,17 @@ typedef struct {
 /* Read the OFFER and check everything in it: the config, the mode, the
  * id, the space for the images. */
 int target_handle_offer(target *t, tern_error **err);
-/* ACCEPT: the id it restores as, the mode, our criu's features. */
+/* ACCEPT: the id it restores as, the mode and (post-copy) our
+ * certificate for criu --tls. */
 int target_accept_offer(target *t, tern_error **err);
 
 /* ---- migrate-target-restore.c ---- */
 
-/* The rootfs rounds (pre-copy's memory rounds in between), applied with
- * an undo log in the work directory. */
+/* MANIFEST, then the two rootfs rounds (pre-copy's memory rounds in
+ * between), applied with an undo log in the work directory. */
 int target_rootfs_rounds(target *t, tern_error **err);
-/* The images of the frozen dump, checked against the free space. */
+/* The images of the frozen dump (within the free space), checked
+ * complete. */
 int target_receive_images(target *t, tern_error **err);
 /* Post-copy: criu lazy-pages, fed by the source's page server. */
 int target_start_lazy_daemon(target *t, tern_error **err);
