@@ -41,7 +41,7 @@ typedef struct {
 	int dump_errfd;
 	int status_fd; /* read end: a byte once a lazy dump's images are written */
 	bool frozen;
-	bool freezer_v1; /* frozen before the dump; else by criu (see run) */
+	bool freezer_v1; /* frozen before the dump; else by criu (see dump_frozen) */
 	bool committed;
 	pid_t watch_pid;
 	int watch_fd; /* write end: see start_watchdog */

@@ -156,7 +156,7 @@ static int wait_running(source *s, tern_error **err)
 	stop_watchdog(s, 'C');
 	s->t_running = tern_mig_now_ns();
 	/* the downtime ended when it ran on the target, which may be before
-	 * RUNNING (the memory filled from the images: migrate-target.c);
+	 * RUNNING (the memory filled from the images: migrate-target-restore.c);
 	 * a target that does not say (an empty object) ran it just now */
 	uint64_t ran_for_ms = 0;
 	yajl_val v = NULL;

@@ -51,7 +51,7 @@ typedef struct {
 	pid_t receiver_pid;
 	bool keep_work; /* its undo failed: the next receiver tries again */
 	pid_t watch_pid;
-	int watch_fd; /* write end: see watchdog() */
+	int watch_fd; /* write end: see watchdog() in migrate-target.c */
 	int pre_rounds;
 	uint64_t image_bytes;
 	/* post-copy: the pages the dump left for us to fetch */

@@ -17,7 +17,7 @@
  *                                         restored, detached: it runs here
  *                                         (the other modes, with userfaultfd:
  *                                         then its memory is filled from
- *                                         the images, migrate-target.c)
+ *                                         the images, migrate-target-restore.c)
  *                          <---           RUNNING {ran_for_ms}
  *   -- the target owns the container from here; the downtime ended when
  *      it ran there, ran_for_ms before --
