@@ -9,6 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* what the migration takes from the global options */
+static tern_mig_env mig_env(const tern_global_opts *g)
+{
+	return (tern_mig_env){.rt = &g->rt, .criu = g->criu, .debug = g->debug};
+}
+
 static const char migrate_usage[] =
     "Usage: tern migrate --to IP:PORT --token-file FILE [options] CONTAINER-ID\n"
     "\n"
@@ -175,7 +181,8 @@ int tern_cmd_migrate(tern_global_opts *g, int argc, char **argv)
 	require(o.to, "--to IP:PORT", "migrate", migrate_usage);
 	require(o.token_file, "--token-file FILE", "migrate", migrate_usage);
 	o.id = argv[optind];
-	if (tern_migrate_source(g, &o, &err) < 0)
+	tern_mig_env env = mig_env(g);
+	if (tern_migrate_source(&env, &o, &err) < 0)
 		return tern_error_report(err);
 	return 0;
 }
@@ -248,7 +255,8 @@ int tern_cmd_migrate_receive(tern_global_opts *g, int argc, char **argv)
 	require(o.listen, "--listen IP:PORT", "migrate-receive", receive_usage);
 	require(o.bundle, "--bundle DIR", "migrate-receive", receive_usage);
 	require(o.token_file, "--token-file FILE", "migrate-receive", receive_usage);
-	if (tern_migrate_target(g, &o, &err) < 0)
+	tern_mig_env env = mig_env(g);
+	if (tern_migrate_target(&env, &o, &err) < 0)
 		return tern_error_report(err);
 	return 0;
 }

@@ -17,7 +17,7 @@
  *                                         restored, detached: it runs here
  *                                         (the other modes, with userfaultfd:
  *                                         then its memory is filled from
- *                                         the images, migrate-target.c)
+ *                                         the images, migrate-target-restore.c)
  *                          <---           RUNNING {ran_for_ms}
  *   -- the target owns the container from here; the downtime ended when
  *      it ran there, ran_for_ms before --
@@ -29,7 +29,7 @@
  * thaws. */
 #pragma once
 
-#include "cli.h"
+#include "container.h"
 #include "migrate-channel.h"
 
 #include <stdarg.h>
@@ -90,8 +90,16 @@ typedef struct {
 #define TERN_MIG_HANDSHAKE_TIMEOUT_S 5
 #define TERN_MIG_MAX_FAILED_PEERS    16
 
-int tern_migrate_source(tern_global_opts *g, const tern_migrate_opts *o, tern_error **err);
-int tern_migrate_target(tern_global_opts *g, const tern_receive_opts *o, tern_error **err);
+/* What a migration takes from tern-migrate's global options (the command
+ * line is a layer above: it fills this in). */
+typedef struct {
+	const tern_runtime *rt; /* --root, --rootless, --systemd-cgroup */
+	const char *criu;	/* --criu PATH, or NULL */
+	bool debug;		/* --debug: keep the images and criu's logs */
+} tern_mig_env;
+
+int tern_migrate_source(const tern_mig_env *env, const tern_migrate_opts *o, tern_error **err);
+int tern_migrate_target(const tern_mig_env *env, const tern_receive_opts *o, tern_error **err);
 
 /* ---- progress: text on stderr, or one JSON object per line on stdout ---- */
 

@@ -41,7 +41,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 struct pending_file {
@@ -120,67 +119,6 @@ void tern_rootfs_applier_free(tern_rootfs_applier *a)
 }
 
 /* ---- metadata ---- */
-
-static bool has_xattr(const struct rs_attrs *a, const char *name)
-{
-	for (size_t i = 0; i < a->nxattrs; i++)
-		if (strcmp(a->xattrs[i].name, name) == 0)
-			return true;
-	return false;
-}
-
-/* Make the xattrs of the inode at `procpath` exactly those of `a`. */
-static int sync_xattrs(const char *procpath, const struct rs_attrs *a, tern_error **err)
-{
-	cleanup_free char *names = NULL;
-	ssize_t n = listxattr(procpath, NULL, 0);
-
-	if (n < 0 && errno != ENOTSUP)
-		return tern_error_make(err, errno, "list xattrs");
-	if (n > 0) {
-		names = tern_xmalloc0((size_t)n + 1);
-		n = listxattr(procpath, names, (size_t)n);
-		if (n < 0)
-			return tern_error_make(err, errno, "list xattrs");
-	}
-	for (char *p = names; n > 0 && p < names + n; p += strlen(p) + 1) {
-		if (*p && !rs_xattr_skipped(p) && !has_xattr(a, p) &&
-		    removexattr(procpath, p) < 0 && errno != ENODATA)
-			return tern_error_make(err, errno, "remove xattr `%s`", p);
-	}
-	for (size_t i = 0; i < a->nxattrs; i++) {
-		const struct rs_xattr *x = &a->xattrs[i];
-		if (rs_xattr_skipped(x->name))
-			continue;
-		if (setxattr(procpath, x->name, x->value, x->len, 0) < 0)
-			return tern_error_make(err, errno, "set xattr `%s`", x->name);
-	}
-	return 0;
-}
-
-/* Owner, mode, xattrs and (unless a directory) mtime of the inode open as
- * `fd` (O_PATH or not). In this order: chown clears set-id bits and
- * security.capability, so mode and xattrs come after it, and setting them
- * does not move mtime, which comes last. */
-int rs_set_meta(int fd, const struct rs_attrs *a, bool mtime, tern_error **err)
-{
-	struct timespec ts[2] = {{0, UTIME_OMIT}, {a->mtime_sec, a->mtime_nsec}};
-	char procpath[64];
-	int ret;
-
-	snprintf(procpath, sizeof(procpath), "/proc/self/fd/%d", fd);
-	if (fchownat(fd, "", a->uid, a->gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-		return tern_error_make(err, errno, "chown to %u:%u", a->uid, a->gid);
-	/* Symlinks have no mode of their own on Linux. */
-	if (!S_ISLNK(a->mode) && chmod(procpath, a->mode & 07777) < 0)
-		return tern_error_make(err, errno, "chmod %04o", a->mode & 07777);
-	ret = sync_xattrs(procpath, a, err);
-	if (ret < 0)
-		return ret;
-	if (mtime && utimensat(fd, "", ts, AT_EMPTY_PATH) < 0)
-		return tern_error_make(err, errno, "set the mtime");
-	return 0;
-}
 
 static void set_dir_mtime(tern_rootfs_applier *a, const char *path, int64_t sec, long nsec,
 			  bool replace)

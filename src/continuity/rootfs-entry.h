@@ -188,7 +188,3 @@ size_t rs_map_count(const rs_map *m);
 void rs_map_each(rs_map *m, void (*fn)(void *data, const void *key, size_t klen, void *value),
 		 void *data);
 void rs_map_free(rs_map *m, void (*free_value)(void *value));
-
-/* Owner, mode, xattrs and (if `mtime`) the mtime of the entry open as
- * `fd` (O_PATH or not) made those of `a` (rootfs-apply.c). */
-int rs_set_meta(int fd, const struct rs_attrs *a, bool mtime, tern_error **err);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 typedef struct rs_undo rs_undo;
+struct rs_attrs;
 
 /* Start a log in the empty directory `undo_dirfd` (duplicated),
  * which must be on the file system of the rootfs at `rootfd`. */
@@ -25,3 +26,8 @@ int rs_undo_displace(rs_undo *u, int dirfd, const char *name, const char *path, 
  * (O_PATH), `path` in the rootfs, is about to change: logged once per
  * path. */
 int rs_undo_meta(rs_undo *u, int fd, const char *path, tern_error **err);
+
+/* Owner, mode, xattrs and (if `mtime`) the mtime of the entry open as
+ * `fd` (O_PATH or not) made those of `a`: what the replay puts back, and
+ * what the applier (rootfs-apply.c) sets from the stream. */
+int rs_set_meta(int fd, const struct rs_attrs *a, bool mtime, tern_error **err);
