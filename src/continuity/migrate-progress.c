@@ -280,6 +280,14 @@ void tern_mig_fetch_init(tern_mig_fetch *f, const char *ip, int port, bool serve
 	f->port = port;
 	f->server = server;
 	f->t_last = tern_mig_now_ns();
+	f->t_moved = f->t_last;
+}
+
+int64_t tern_mig_fetch_idle_ms(const tern_mig_fetch *f)
+{
+	if (!f->counted)
+		return -1;
+	return (int64_t)((tern_mig_now_ns() - f->t_moved) / 1000000ULL);
 }
 
 void tern_mig_fetch_sample(tern_mig_fetch *f, tern_mig_progress *p)
@@ -294,6 +302,11 @@ void tern_mig_fetch_sample(tern_mig_fetch *f, tern_mig_progress *p)
 			tern_debug("page-server connection counters: %s", e->msg);
 		tern_error_free(e);
 		return;
+	}
+	f->counted = true;
+	if (seen && b != f->bytes_moved) {
+		f->bytes_moved = b;
+		f->t_moved = now;
 	}
 	/* gone (closed): the last figure stands */
 	if (!seen || b < f->bytes)

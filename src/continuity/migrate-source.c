@@ -388,6 +388,23 @@ static int wait_lazy_dump(source *s, tern_mig_fetch *f, tern_error **err)
 		 * its restore needed pages) */
 		if (!uncorked)
 			uncorked = tern_criu_uncork(s->dump_pid, s->page_port) > 0;
+		/* A target that stopped fetching but holds the connection open
+		 * (its lazy-pages daemon hung) would hold this wait forever:
+		 * the pages still flow in the background while it lives, so a
+		 * silence as long as --criu-timeout is a hang. */
+		int64_t idle = tern_mig_fetch_idle_ms(f);
+		if (idle > s->o->criu_timeout_ms) {
+			tern_error *ignored = NULL;
+			kill(-s->dump_pid, SIGKILL);
+			kill(s->dump_pid, SIGKILL);
+			tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, &ignored);
+			tern_error_free(ignored);
+			return tern_error_make_quiet(
+			    err, ETIMEDOUT,
+			    "the target fetched no page for %d s (--criu-timeout): killed "
+			    "criu's lazy dump",
+			    s->o->criu_timeout_ms / 1000);
+		}
 	} while ((ret = tern_mig_child_wait(s->dump_pid, s->dump_errfd, TERN_MIG_PROGRESS_MS,
 					    err)) == -ETIMEDOUT);
 	return ret;

@@ -165,11 +165,19 @@ typedef struct {
 	uint64_t bytes;	     /* the last figure seen */
 	uint64_t t_last;
 	bool sampled;
+	/* when the counters last moved (or the wait began); only once they
+	 * could be read (`counted`) does a silence mean anything */
+	uint64_t bytes_moved;
+	uint64_t t_moved;
+	bool counted;
 } tern_mig_fetch;
 
 void tern_mig_fetch_init(tern_mig_fetch *f, const char *ip, int port, bool server,
 			 uint64_t lazy_bytes);
 void tern_mig_fetch_sample(tern_mig_fetch *f, tern_mig_progress *p);
+/* How long the fetch has not moved a byte, in ms; -1 when its counters
+ * could never be read (then nobody can tell a stall from a transfer). */
+int64_t tern_mig_fetch_idle_ms(const tern_mig_fetch *f);
 /* The end of post-copy: the "pages" event, `what` its text. The pages are
  * those the dump left behind (`known`: its pagemaps could be read); the
  * lazy dump ends only once the target's daemon has fetched them all (less

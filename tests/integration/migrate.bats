@@ -261,6 +261,39 @@ load migrate-helpers
 	[ ! -e "$ROOT/$ID" ]
 }
 
+@test "migrate: post-copy whose target stops fetching but keeps the connection: the source gives up after --criu-timeout of silence, stays frozen and says so" {
+	PIPE_MAX_WAS=$(cat /proc/sys/fs/pipe-max-size)
+	[ "$PIPE_MAX_WAS" -ge 4194304 ] || echo 4194304 >/proc/sys/fs/pipe-max-size
+	set_cmd "/bin/memhash 256 /tmp/hash & $(counter_cmd /tmp/count)"
+	start_source
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	receive --token-file "$TOKEN"
+	# as above, the transfer takes some 20 s; the target's lazy-pages
+	# daemon is stopped (not killed) at RUNNING: its connection stays up
+	# and nothing more crosses it
+	tc -n "$NA" qdisc add dev "${VETH}a" root tbf rate 100mbit burst 64kb latency 50ms
+	(
+		wait_until 60 grep -q '"phase":"running"' "$BATS_TEST_TMPDIR/recv.out" &&
+			pkill -STOP -f "[l]azy-pages --page-server.*$BUNDLE_B"
+	) 3>&- &
+	local t0=$SECONDS
+	migrate --token-file "$TOKEN" --mode post-copy --criu-timeout 5
+	# a source without the bound waits for as long as the target holds on
+	# (its own --criu-timeout, 300 s): the helper's 150 s would end it
+	[ $((SECONDS - t0)) -lt 100 ]
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"the target fetched no page for 5 s (--criu-timeout)"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"left frozen"*"tern resume $ID"* ]] || { echo "$output"; false; }
+	pkill -9 -f "[l]azy-pages --page-server.*$BUNDLE_B" || true
+	! receive_status || false
+	target_clean
+	[ "$(state_field "$ID" status)" = paused ]
+	tern resume "$ID"
+	still_runs
+	tern delete --force "$ID"
+	[ ! -e "$ROOT/$ID" ]
+}
+
 @test "migrate: tern migrate killed while the container is frozen: its watchdog thaws it, the target leaves nothing" {
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
