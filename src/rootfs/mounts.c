@@ -61,7 +61,6 @@ static bool str_eq(const char *a, const char *b)
 	return a != NULL && b != NULL && strcmp(a, b) == 0;
 }
 
-
 /* Under /proc only a handful of files may be mounted over (the ones LXCFS
  * and friends emulate): anything else there would let a config shadow
  * /proc/self/attr or /proc/sys knobs that the runtime itself relies on. */
@@ -83,7 +82,6 @@ static int check_proc_dest(const char *clean, const char *type)
 			return 0;
 	return -EPERM;
 }
-
 
 /* /proc and /sys must not be symlinks in the image: mounting through one
  * would put the kernel's view somewhere the image chose. */
