@@ -2,23 +2,16 @@
  * hierarchy (the v1 cpuset and v2 threaded-subtree quirks), entering it,
  * the sub-cgroups of `exec --cgroup`, listing its pids. */
 #include "cgroup-internal.h"
-#include "cgroup-systemd.h"
-#include "cgroup-v1.h"
-#include "cgroup-v2.h"
 #include "log.h"
 #include "oci-state.h"
 #include "utils.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* v1 cpuset refuses tasks while cpuset.cpus or cpuset.mems is empty, and

@@ -4,24 +4,13 @@
  * The other parts of the module (cgroup-internal.h) look up the table
  * here and never read mountinfo themselves. */
 #include "cgroup-internal.h"
-#include "cgroup-systemd.h"
-#include "cgroup-v1.h"
 #include "cgroup-v2.h"
-#include "log.h"
-#include "oci-state.h"
 #include "utils.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 bool tern_cg_rootless_mode;
 

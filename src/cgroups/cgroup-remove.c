@@ -3,23 +3,17 @@
  * process, and removing the cgroup and everything below it. */
 #include "cgroup-internal.h"
 #include "cgroup-systemd.h"
-#include "cgroup-v1.h"
-#include "cgroup-v2.h"
-#include "log.h"
-#include "oci-state.h"
 #include "utils.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 static void thaw(const hierarchy *h, const char *dir)
 {

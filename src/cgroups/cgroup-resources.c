@@ -2,23 +2,13 @@
  * the v1 or v2 code (cgroup-v1.c, cgroup-v2.c), freeze and thaw, the usage
  * counters and the OOM watch. */
 #include "cgroup-internal.h"
-#include "cgroup-systemd.h"
 #include "cgroup-v1.h"
 #include "cgroup-v2.h"
 #include "log.h"
-#include "oci-state.h"
 #include "utils.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* ---- resources ---- */

@@ -3,7 +3,6 @@
  * (cgroup.event_control). */
 #include "cgroup-v1.h"
 #include "cgroup-v1-internal.h"
-#include "log.h"
 #include "utils.h"
 
 #include <ctype.h>
@@ -11,13 +10,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* ---- stats ---- */

@@ -3,16 +3,12 @@
  * OOM kills counted in memory.events. */
 #include "cgroup-v2.h"
 #include "cgroup-v2-internal.h"
-#include "log.h"
 #include "utils.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <stddef.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>

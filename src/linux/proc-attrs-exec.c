@@ -1,30 +1,14 @@
 /* The last step of the child: find process.args[0] as execve will, check
  * it in the parent first, HOME from the container's passwd, and exec. */
 #include "proc-attrs.h"
-#include "log.h"
-#include "procfs.h"
 #include "utils.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <inttypes.h>
-#include <linux/ioprio.h>
-#include <linux/openat2.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
-#include <sys/personality.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* ---- exec ---- */

@@ -9,16 +9,12 @@
 #include "utils.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/magic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
-#include <unistd.h>
 
 #ifndef MS_NOSYMFOLLOW
 #define MS_NOSYMFOLLOW 256
