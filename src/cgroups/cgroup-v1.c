@@ -1,9 +1,11 @@
-/* cgroup v1: linux.resources into controller files, freezer, stats, OOM.
+/* cgroup v1: linux.resources into controller files, freezer (stats and OOM
+ * notification: cgroup-v1-stats.c).
  *
  * Each function works on one hierarchy's directory; which controllers it
  * carries comes from the mount's super options. Field names in messages are
  * the config.json names, so a user can find what to change. */
 #include "cgroup-v1.h"
+#include "cgroup-v1-internal.h"
 #include "log.h"
 #include "utils.h"
 
@@ -27,7 +29,7 @@
 
 /* Is `name` one of the comma-separated words of the super options? (A
  * substring test would take "cpu" from "cpuset" or "cpuacct".) */
-static bool has_ctrl(const char *controllers, const char *name)
+bool tern_cgv1_has_ctrl(const char *controllers, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -41,7 +43,7 @@ static bool has_ctrl(const char *controllers, const char *name)
 	return false;
 }
 
-static bool file_exists(const char *dir, const char *file)
+bool tern_cgv1_file_exists(const char *dir, const char *file)
 {
 	cleanup_free char *path = tern_strdup_printf("%s/%s", dir, file);
 	struct stat st;
@@ -52,8 +54,8 @@ static bool file_exists(const char *dir, const char *file)
 /* One value into one control file, in one write(2): the kernel parses each
  * write on its own, so a value must never be split. A missing file means
  * the kernel (or this hierarchy) lacks the feature: say so, with the field. */
-static int write_value(const char *dir, const char *file, const char *value, const char *field,
-		       tern_error **err)
+int tern_cgv1_write_value(const char *dir, const char *file, const char *value, const char *field,
+			  tern_error **err)
 {
 	cleanup_free char *path = tern_strdup_printf("%s/%s", dir, file);
 	cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -81,7 +83,7 @@ static int write_i64(const char *dir, const char *file, int64_t v, const char *f
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%" PRId64, v);
-	return write_value(dir, file, buf, field, err);
+	return tern_cgv1_write_value(dir, file, buf, field, err);
 }
 
 static int write_u64(const char *dir, const char *file, uint64_t v, const char *field,
@@ -90,11 +92,11 @@ static int write_u64(const char *dir, const char *file, uint64_t v, const char *
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	return write_value(dir, file, buf, field, err);
+	return tern_cgv1_write_value(dir, file, buf, field, err);
 }
 
 /* A single number from a control file; "max" reads as UINT64_MAX. */
-static int read_u64(const char *dir, const char *file, uint64_t *out)
+int tern_cgv1_read_u64(const char *dir, const char *file, uint64_t *out)
 {
 	cleanup_free char *path = tern_strdup_printf("%s/%s", dir, file);
 	cleanup_free char *data = NULL;
@@ -311,7 +313,7 @@ static int write_limit_and_swap(const char *dir, int64_t limit, int64_t swap, te
 	int ret;
 
 	if (limit != 0 && swap != 0) {
-		if (read_u64(dir, "memory.limit_in_bytes", &cur) < 0)
+		if (tern_cgv1_read_u64(dir, "memory.limit_in_bytes", &cur) < 0)
 			cur = UINT64_MAX;
 		bool swap_first = swap == -1 || (uint64_t)swap >= cur;
 		if (swap_first) {
@@ -343,7 +345,7 @@ static int apply_memory(const char *dir, const oci_memory *m, bool update, tern_
 	 * the container at once, and the JSON of some clients carries zeros */
 	int64_t limit = m->limit.set ? m->limit.value : 0;
 	int64_t swap = m->swap.set ? m->swap.value : 0;
-	bool has_memsw = file_exists(dir, "memory.memsw.limit_in_bytes");
+	bool has_memsw = tern_cgv1_file_exists(dir, "memory.memsw.limit_in_bytes");
 	int ret;
 
 	/* Lifting the limit must lift memsw too, or the kernel refuses the
@@ -357,7 +359,8 @@ static int apply_memory(const char *dir, const oci_memory *m, bool update, tern_
 					     dir);
 	if (update && m->check_before_update.set && m->check_before_update.value && limit > 0) {
 		uint64_t usage;
-		if (read_u64(dir, "memory.usage_in_bytes", &usage) == 0 && (uint64_t)limit < usage)
+		if (tern_cgv1_read_u64(dir, "memory.usage_in_bytes", &usage) == 0 &&
+		    (uint64_t)limit < usage)
 			return tern_error_make_quiet(err, EBUSY,
 						     F "memory.limit %" PRId64
 						       " is below the current usage %" PRIu64
@@ -382,13 +385,15 @@ static int apply_memory(const char *dir, const oci_memory *m, bool update, tern_
 						  F "memory.swappiness", err)) < 0)
 		return ret;
 	if (m->disable_oom_killer.set &&
-	    (ret = write_value(dir, "memory.oom_control", m->disable_oom_killer.value ? "1" : "0",
-			       F "memory.disableOOMKiller", err)) < 0)
+	    (ret = tern_cgv1_write_value(dir, "memory.oom_control",
+					 m->disable_oom_killer.value ? "1" : "0",
+					 F "memory.disableOOMKiller", err)) < 0)
 		return ret;
 	if (m->use_hierarchy.set) {
 		cleanup_error tern_error *tmp = NULL;
-		ret = write_value(dir, "memory.use_hierarchy", m->use_hierarchy.value ? "1" : "0",
-				  F "memory.useHierarchy", &tmp);
+		ret = tern_cgv1_write_value(dir, "memory.use_hierarchy",
+					    m->use_hierarchy.value ? "1" : "0",
+					    F "memory.useHierarchy", &tmp);
 		/* Since Linux 6.1 v1 memory is always hierarchical and refuses 0. */
 		if (ret == -EINVAL && !m->use_hierarchy.value)
 			tern_warn("%s (the kernel is always hierarchical)", tmp->msg);
@@ -432,7 +437,8 @@ static int apply_cpu(const char *dir, const oci_cpu *c, tern_error **err)
 		return ret;
 	/* burst and idle are newer than most v1 hosts: 0 on a kernel without
 	 * the file asks for nothing, anything else is an error */
-	if (c->burst.set && (c->burst.value != 0 || file_exists(dir, "cpu.cfs_burst_us")) &&
+	if (c->burst.set &&
+	    (c->burst.value != 0 || tern_cgv1_file_exists(dir, "cpu.cfs_burst_us")) &&
 	    (ret = write_u64(dir, "cpu.cfs_burst_us", c->burst.value, F "cpu.burst", err)) < 0)
 		return ret;
 	/* the realtime period bounds the runtime: period first */
@@ -444,7 +450,7 @@ static int apply_cpu(const char *dir, const oci_cpu *c, tern_error **err)
 	    (ret = write_i64(dir, "cpu.rt_runtime_us", c->realtime_runtime.value,
 			     F "cpu.realtimeRuntime", err)) < 0)
 		return ret;
-	if (c->idle.set && (c->idle.value != 0 || file_exists(dir, "cpu.idle")) &&
+	if (c->idle.set && (c->idle.value != 0 || tern_cgv1_file_exists(dir, "cpu.idle")) &&
 	    (ret = write_i64(dir, "cpu.idle", c->idle.value, F "cpu.idle", err)) < 0)
 		return ret;
 	return 0;
@@ -455,10 +461,10 @@ static int apply_cpuset(const char *dir, const oci_cpu *c, tern_error **err)
 	int ret;
 
 	if (c->cpus && *c->cpus &&
-	    (ret = write_value(dir, "cpuset.cpus", c->cpus, F "cpu.cpus", err)) < 0)
+	    (ret = tern_cgv1_write_value(dir, "cpuset.cpus", c->cpus, F "cpu.cpus", err)) < 0)
 		return ret;
 	if (c->mems && *c->mems &&
-	    (ret = write_value(dir, "cpuset.mems", c->mems, F "cpu.mems", err)) < 0)
+	    (ret = tern_cgv1_write_value(dir, "cpuset.mems", c->mems, F "cpu.mems", err)) < 0)
 		return ret;
 	return 0;
 }
@@ -501,22 +507,22 @@ static int apply_devices(const char *dir, const oci_resources *r, tern_error **e
 	char field[64], rule[96];
 	int ret;
 
-	ret = write_value(dir, "devices.deny", "a", F "devices", err);
+	ret = tern_cgv1_write_value(dir, "devices.deny", "a", F "devices", err);
 	if (ret < 0)
 		return ret;
 	for (size_t i = 0; i < r->devices_len; i++) {
 		const oci_device_cgroup_rule *d = &r->devices[i];
 		format_rule(d, rule, sizeof(rule));
 		snprintf(field, sizeof(field), F "devices[%zu]", i);
-		ret =
-		    write_value(dir, d->allow ? "devices.allow" : "devices.deny", rule, field, err);
+		ret = tern_cgv1_write_value(dir, d->allow ? "devices.allow" : "devices.deny", rule,
+					    field, err);
 		if (ret < 0)
 			return ret;
 	}
 	for (size_t i = 0; i < sizeof(default_device_rules) / sizeof(default_device_rules[0]);
 	     i++) {
-		ret = write_value(dir, "devices.allow", default_device_rules[i],
-				  "the default device rules", err);
+		ret = tern_cgv1_write_value(dir, "devices.allow", default_device_rules[i],
+					    "the default device rules", err);
 		if (ret < 0)
 			return ret;
 	}
@@ -529,7 +535,7 @@ static int apply_devices(const char *dir, const oci_resources *r, tern_error **e
  * (runc does the same lookup). With neither, the error names blkio.weight. */
 static const char *weight_file(const char *dir, const char *cfq, const char *bfq)
 {
-	if (!file_exists(dir, cfq) && file_exists(dir, bfq))
+	if (!tern_cgv1_file_exists(dir, cfq) && tern_cgv1_file_exists(dir, bfq))
 		return bfq;
 	return cfq;
 }
@@ -543,7 +549,7 @@ static int write_throttle(const char *dir, const char *file, const oci_blkio_thr
 		snprintf(buf, sizeof(buf), "%" PRId64 ":%" PRId64 " %" PRIu64, d[i].major,
 			 d[i].minor, d[i].rate);
 		snprintf(field, sizeof(field), F "blockIO.%s[%zu]", name, i);
-		int ret = write_value(dir, file, buf, field, err);
+		int ret = tern_cgv1_write_value(dir, file, buf, field, err);
 		if (ret < 0)
 			return ret;
 	}
@@ -569,7 +575,7 @@ static int apply_blkio(const char *dir, const oci_blkio *b, tern_error **err)
 			snprintf(buf, sizeof(buf), "%" PRId64 ":%" PRId64 " %" PRIu64, wd->major,
 				 wd->minor, wd->weight.value);
 			snprintf(field, sizeof(field), F "blockIO.weightDevice[%zu].weight", i);
-			ret = write_value(
+			ret = tern_cgv1_write_value(
 			    dir, weight_file(dir, "blkio.weight_device", "blkio.bfq.weight_device"),
 			    buf, field, err);
 			if (ret < 0)
@@ -579,7 +585,8 @@ static int apply_blkio(const char *dir, const oci_blkio *b, tern_error **err)
 			snprintf(buf, sizeof(buf), "%" PRId64 ":%" PRId64 " %" PRIu64, wd->major,
 				 wd->minor, wd->leaf_weight.value);
 			snprintf(field, sizeof(field), F "blockIO.weightDevice[%zu].leafWeight", i);
-			ret = write_value(dir, "blkio.leaf_weight_device", buf, field, err);
+			ret =
+			    tern_cgv1_write_value(dir, "blkio.leaf_weight_device", buf, field, err);
 			if (ret < 0)
 				return ret;
 		}
@@ -617,7 +624,7 @@ static int apply_hugetlb(const char *dir, const oci_resources *r, tern_error **e
 		int ret = write_u64(dir, file, h->limit, field, err);
 		/* reservations count too where the kernel has them (5.7+), so a
 		 * mapping cannot reserve past the limit and fault later */
-		if (ret == 0 && file_exists(dir, rsvd))
+		if (ret == 0 && tern_cgv1_file_exists(dir, rsvd))
 			ret = write_u64(dir, rsvd, h->limit, field, err);
 		if (ret < 0)
 			return ret;
@@ -633,7 +640,7 @@ static int apply_net_prio(const char *dir, const oci_network *n, tern_error **er
 		snprintf(buf, sizeof(buf), "%s %" PRIu32, n->priorities[i].name,
 			 n->priorities[i].priority);
 		snprintf(field, sizeof(field), F "network.priorities[%zu]", i);
-		int ret = write_value(dir, "net_prio.ifpriomap", buf, field, err);
+		int ret = tern_cgv1_write_value(dir, "net_prio.ifpriomap", buf, field, err);
 		if (ret < 0)
 			return ret;
 	}
@@ -657,7 +664,7 @@ static int apply_rdma(const char *dir, const oci_resources *r, tern_error **err)
 				 d->hca_objects.value);
 		line = tern_strdup_printf("%s%s%s", d->name, handles, objects);
 		cleanup_free char *field = tern_strdup_printf(F "rdma.%s", d->name);
-		int ret = write_value(dir, "rdma.max", line, field, err);
+		int ret = tern_cgv1_write_value(dir, "rdma.max", line, field, err);
 		if (ret < 0)
 			return ret;
 	}
@@ -678,31 +685,33 @@ int tern_cgroup_v1_apply(const char *dir, const char *controllers, const oci_res
 		return tern_error_make_quiet(err, EOPNOTSUPP,
 					     F "unified (`%s`) needs cgroup v2, this host uses v1",
 					     r->unified.items[0].key);
-	if (has_ctrl(controllers, "memory") && r->memory)
+	if (tern_cgv1_has_ctrl(controllers, "memory") && r->memory)
 		ret = apply_memory(dir, r->memory, update, err);
-	if (ret == 0 && has_ctrl(controllers, "cpu") && r->cpu)
+	if (ret == 0 && tern_cgv1_has_ctrl(controllers, "cpu") && r->cpu)
 		ret = apply_cpu(dir, r->cpu, err);
-	if (ret == 0 && has_ctrl(controllers, "cpuset") && r->cpu)
+	if (ret == 0 && tern_cgv1_has_ctrl(controllers, "cpuset") && r->cpu)
 		ret = apply_cpuset(dir, r->cpu, err);
-	if (ret == 0 && has_ctrl(controllers, "pids") && r->pids_limit.set)
+	if (ret == 0 && tern_cgv1_has_ctrl(controllers, "pids") && r->pids_limit.set)
 		/* runtime-spec: 0 or -1 (any value <= 0) is "no limit" */
 		ret = r->pids_limit.value > 0
 			  ? write_i64(dir, "pids.max", r->pids_limit.value, F "pids.limit", err)
-			  : write_value(dir, "pids.max", "max", F "pids.limit", err);
-	if (ret == 0 && has_ctrl(controllers, "blkio") && r->block_io)
+			  : tern_cgv1_write_value(dir, "pids.max", "max", F "pids.limit", err);
+	if (ret == 0 && tern_cgv1_has_ctrl(controllers, "blkio") && r->block_io)
 		ret = apply_blkio(dir, r->block_io, err);
-	if (ret == 0 && has_ctrl(controllers, "hugetlb"))
+	if (ret == 0 && tern_cgv1_has_ctrl(controllers, "hugetlb"))
 		ret = apply_hugetlb(dir, r, err);
-	if (ret == 0 && has_ctrl(controllers, "net_cls") && r->network && r->network->class_id.set)
+	if (ret == 0 && tern_cgv1_has_ctrl(controllers, "net_cls") && r->network &&
+	    r->network->class_id.set)
 		ret = write_u64(dir, "net_cls.classid", r->network->class_id.value,
 				F "network.classID", err);
-	if (ret == 0 && has_ctrl(controllers, "net_prio") && r->network)
+	if (ret == 0 && tern_cgv1_has_ctrl(controllers, "net_prio") && r->network)
 		ret = apply_net_prio(dir, r->network, err);
-	if (ret == 0 && has_ctrl(controllers, "rdma"))
+	if (ret == 0 && tern_cgv1_has_ctrl(controllers, "rdma"))
 		ret = apply_rdma(dir, r, err);
 	/* On update the rules are rewritten only when some are given: a
 	 * plain `tern update --memory` must not touch device access. */
-	if (ret == 0 && has_ctrl(controllers, "devices") && (!update || r->devices_len > 0))
+	if (ret == 0 && tern_cgv1_has_ctrl(controllers, "devices") &&
+	    (!update || r->devices_len > 0))
 		ret = apply_devices(dir, r, err);
 	return ret;
 }
@@ -736,7 +745,7 @@ int tern_cgroup_v1_freeze(const char *dir, bool freeze, tern_error **err)
 	 * FROZEN is written again each round: a task forked while the
 	 * cgroup was FREEZING can leave it stuck there until asked again. */
 	for (int i = 0; i < 1010; i++) {
-		ret = write_value(dir, "freezer.state", want, field, err);
+		ret = tern_cgv1_write_value(dir, "freezer.state", want, field, err);
 		if (ret < 0)
 			return ret;
 		ret = read_state(path, state, sizeof(state));
@@ -749,304 +758,8 @@ int tern_cgroup_v1_freeze(const char *dir, bool freeze, tern_error **err)
 	}
 	if (freeze) {
 		/* do not leave it half frozen */
-		write_value(dir, "freezer.state", "THAWED", field, NULL);
+		tern_cgv1_write_value(dir, "freezer.state", "THAWED", field, NULL);
 	}
 	return tern_error_make_quiet(err, EBUSY, "%s: `%s` still reads %s after 5 s", field, path,
 				     state);
-}
-
-/* ---- stats ---- */
-
-static void read_memory_entry(const char *dir, const char *prefix, tern_cgroup_memory_entry *e)
-{
-	static const struct {
-		const char *suffix;
-		size_t off;
-	} files[] = {
-	    {"limit_in_bytes", offsetof(tern_cgroup_memory_entry, limit)},
-	    {"usage_in_bytes", offsetof(tern_cgroup_memory_entry, usage)},
-	    {"max_usage_in_bytes", offsetof(tern_cgroup_memory_entry, max)},
-	    {"failcnt", offsetof(tern_cgroup_memory_entry, failcnt)},
-	};
-
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		cleanup_free char *f = tern_strdup_printf("%s.%s", prefix, files[i].suffix);
-		uint64_t v;
-		if (read_u64(dir, f, &v) == 0)
-			*(uint64_t *)((char *)e + files[i].off) = v;
-	}
-}
-
-static void push_kv(tern_cgroup_stats *s, const char *key, uint64_t value)
-{
-	s->memory_raw = realloc(s->memory_raw, (s->memory_raw_len + 1) * sizeof(*s->memory_raw));
-	if (s->memory_raw == NULL)
-		abort();
-	s->memory_raw[s->memory_raw_len].key = tern_xstrdup(key);
-	s->memory_raw[s->memory_raw_len].value = value;
-	s->memory_raw_len++;
-}
-
-static int stats_memory(const char *dir, tern_cgroup_stats *s, tern_error **err)
-{
-	cleanup_free char *path = tern_strdup_printf("%s/memory.stat", dir);
-	cleanup_free char *data = NULL;
-	char *save = NULL;
-	int ret = tern_read_file(path, &data, NULL, 0, err);
-
-	if (ret < 0)
-		return ret;
-	for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char key[128];
-		uint64_t v;
-		if (sscanf(line, "%127s %" SCNu64, key, &v) != 2)
-			continue;
-		push_kv(s, key, v);
-		if (strcmp(key, "cache") == 0)
-			s->memory_cache = v;
-	}
-	read_memory_entry(dir, "memory", &s->memory_usage);
-	read_memory_entry(dir, "memory.memsw", &s->memory_swap);
-	read_memory_entry(dir, "memory.kmem", &s->memory_kernel);
-	read_memory_entry(dir, "memory.kmem.tcp", &s->memory_kernel_tcp);
-	s->has_memory = true;
-	return 0;
-}
-
-/* Numbers separated by blanks, e.g. cpuacct.usage_percpu. */
-static size_t parse_numbers(const char *data, uint64_t **out)
-{
-	size_t n = 0;
-	const char *p = data;
-	char *end;
-
-	*out = NULL;
-	for (;;) {
-		while (*p == ' ' || *p == '\n')
-			p++;
-		if (!isdigit((unsigned char)*p))
-			break;
-		uint64_t v = strtoull(p, &end, 10);
-		p = end;
-		*out = realloc(*out, (n + 1) * sizeof(uint64_t));
-		if (*out == NULL)
-			abort();
-		(*out)[n++] = v;
-	}
-	return n;
-}
-
-static void stats_cpuacct(const char *dir, tern_cgroup_stats *s)
-{
-	tern_cgroup_cpu_usage *u = &s->cpu_usage;
-	cleanup_free char *percpu_path = tern_strdup_printf("%s/cpuacct.usage_percpu", dir);
-	cleanup_free char *all_path = tern_strdup_printf("%s/cpuacct.usage_all", dir);
-	cleanup_free char *stat_path = tern_strdup_printf("%s/cpuacct.stat", dir);
-	cleanup_free char *data = NULL;
-	char *save = NULL;
-
-	read_u64(dir, "cpuacct.usage", &u->total);
-	if (tern_read_file(percpu_path, &data, NULL, 0, NULL) == 0) {
-		free(u->percpu);
-		u->n_cpus = parse_numbers(data, &u->percpu);
-	}
-	free(data);
-	data = NULL;
-	/* "cpu user system" then one line per cpu, in ns */
-	if (tern_read_file(all_path, &data, NULL, 0, NULL) == 0 && u->n_cpus > 0) {
-		free(u->percpu_user);
-		free(u->percpu_kernel);
-		u->percpu_user = tern_xmalloc0(u->n_cpus * sizeof(uint64_t));
-		u->percpu_kernel = tern_xmalloc0(u->n_cpus * sizeof(uint64_t));
-		for (char *l = strtok_r(data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-			unsigned long cpu;
-			uint64_t user, sys;
-			if (sscanf(l, "%lu %" SCNu64 " %" SCNu64, &cpu, &user, &sys) == 3 &&
-			    cpu < u->n_cpus) {
-				u->percpu_user[cpu] = user;
-				u->percpu_kernel[cpu] = sys;
-			}
-		}
-	}
-	free(data);
-	data = NULL;
-	/* cpuacct.stat counts clock ticks; runc reports ns */
-	if (tern_read_file(stat_path, &data, NULL, 0, NULL) == 0) {
-		long hz = sysconf(_SC_CLK_TCK);
-		uint64_t per_tick = hz > 0 ? 1000000000ULL / (uint64_t)hz : 10000000ULL;
-		for (char *l = strtok_r(data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-			uint64_t v;
-			if (sscanf(l, "user %" SCNu64, &v) == 1)
-				u->user = v * per_tick;
-			else if (sscanf(l, "system %" SCNu64, &v) == 1)
-				u->kernel = v * per_tick;
-		}
-	}
-	s->has_cpu = true;
-}
-
-static void stats_cpu(const char *dir, tern_cgroup_stats *s)
-{
-	cleanup_free char *path = tern_strdup_printf("%s/cpu.stat", dir);
-	cleanup_free char *data = NULL;
-	char *save = NULL;
-
-	if (tern_read_file(path, &data, NULL, 0, NULL) < 0)
-		return;
-	for (char *l = strtok_r(data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		uint64_t v;
-		if (sscanf(l, "nr_periods %" SCNu64, &v) == 1)
-			s->cpu_throttling.periods = v;
-		else if (sscanf(l, "nr_throttled %" SCNu64, &v) == 1)
-			s->cpu_throttling.throttled_periods = v;
-		else if (sscanf(l, "throttled_time %" SCNu64, &v) == 1)
-			s->cpu_throttling.throttled_time = v;
-	}
-	s->has_cpu = true;
-}
-
-static void stats_pids(const char *dir, tern_cgroup_stats *s)
-{
-	uint64_t max = 0;
-
-	read_u64(dir, "pids.current", &s->pids_current);
-	if (read_u64(dir, "pids.max", &max) == 0)
-		s->pids_limit = max == UINT64_MAX ? 0 : max;
-	s->has_pids = true;
-}
-
-/* Lines "MAJ:MIN Op value", "MAJ:MIN value" (no op) or "Total value". A
- * missing file leaves the list empty. */
-static void read_blkio_list(const char *dir, const char *file, tern_cgroup_blkio_list *l)
-{
-	cleanup_free char *path = tern_strdup_printf("%s/%s", dir, file);
-	cleanup_free char *data = NULL;
-	char *save = NULL;
-
-	if (tern_read_file(path, &data, NULL, 0, NULL) < 0)
-		return;
-	for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		uint64_t maj, min, v;
-		char op[32] = "";
-		if (sscanf(line, "%" SCNu64 ":%" SCNu64 " %31s %" SCNu64, &maj, &min, op, &v) !=
-		    4) {
-			op[0] = '\0';
-			if (sscanf(line, "%" SCNu64 ":%" SCNu64 " %" SCNu64, &maj, &min, &v) != 3)
-				continue; /* "Total N" and anything unknown */
-		}
-		l->items = realloc(l->items, (l->len + 1) * sizeof(*l->items));
-		if (l->items == NULL)
-			abort();
-		l->items[l->len++] = (tern_cgroup_blkio_entry){maj, min, tern_xstrdup(op), v};
-	}
-}
-
-static void stats_blkio(const char *dir, tern_cgroup_stats *s)
-{
-	/* CFQ files when the kernel has them, else BFQ's, else what the
-	 * throttle layer counts (always there), as runc does */
-	if (file_exists(dir, "blkio.io_serviced_recursive")) {
-		read_blkio_list(dir, "blkio.io_service_bytes_recursive",
-				&s->io_service_bytes_recursive);
-		read_blkio_list(dir, "blkio.io_serviced_recursive", &s->io_serviced_recursive);
-		read_blkio_list(dir, "blkio.io_queued_recursive", &s->io_queued_recursive);
-		read_blkio_list(dir, "blkio.io_service_time_recursive",
-				&s->io_service_time_recursive);
-		read_blkio_list(dir, "blkio.io_wait_time_recursive", &s->io_wait_time_recursive);
-		read_blkio_list(dir, "blkio.io_merged_recursive", &s->io_merged_recursive);
-		read_blkio_list(dir, "blkio.time_recursive", &s->io_time_recursive);
-		read_blkio_list(dir, "blkio.sectors_recursive", &s->sectors_recursive);
-	} else if (file_exists(dir, "blkio.bfq.io_serviced_recursive")) {
-		read_blkio_list(dir, "blkio.bfq.io_service_bytes_recursive",
-				&s->io_service_bytes_recursive);
-		read_blkio_list(dir, "blkio.bfq.io_serviced_recursive", &s->io_serviced_recursive);
-	} else {
-		read_blkio_list(dir, "blkio.throttle.io_service_bytes_recursive",
-				&s->io_service_bytes_recursive);
-		read_blkio_list(dir, "blkio.throttle.io_serviced_recursive",
-				&s->io_serviced_recursive);
-	}
-	s->has_blkio = true;
-}
-
-static int stats_hugetlb(const char *dir, tern_cgroup_stats *s, tern_error **err)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (d == NULL)
-		return tern_error_make(err, errno, "open `%s`", dir);
-	while ((e = readdir(d)) != NULL) {
-		/* hugetlb.<size>.limit_in_bytes, not the .rsvd. variant */
-		const char *name = e->d_name, *suffix = ".limit_in_bytes";
-		size_t len = strlen(name), sl = strlen(suffix);
-		if (strncmp(name, "hugetlb.", 8) != 0 || len <= 8 + sl ||
-		    strcmp(name + len - sl, suffix) != 0 || strstr(name, ".rsvd.") != NULL)
-			continue;
-		cleanup_free char *size = strndup(name + 8, len - 8 - sl);
-		if (size == NULL)
-			abort();
-		cleanup_free char *usage = tern_strdup_printf("hugetlb.%s.usage_in_bytes", size);
-		cleanup_free char *max = tern_strdup_printf("hugetlb.%s.max_usage_in_bytes", size);
-		cleanup_free char *failcnt = tern_strdup_printf("hugetlb.%s.failcnt", size);
-		tern_cgroup_hugetlb_entry h = {.pagesize = NULL};
-		read_u64(dir, usage, &h.usage);
-		read_u64(dir, max, &h.max);
-		read_u64(dir, failcnt, &h.failcnt);
-		h.pagesize = steal_pointer(&size);
-		s->hugetlb = realloc(s->hugetlb, (s->hugetlb_len + 1) * sizeof(*s->hugetlb));
-		if (s->hugetlb == NULL)
-			abort();
-		s->hugetlb[s->hugetlb_len++] = h;
-	}
-	closedir(d);
-	s->has_hugetlb = true;
-	return 0;
-}
-
-int tern_cgroup_v1_stats(const char *dir, const char *controllers, tern_cgroup_stats *s,
-			 tern_error **err)
-{
-	int ret = 0;
-
-	if (has_ctrl(controllers, "cpuacct"))
-		stats_cpuacct(dir, s);
-	if (has_ctrl(controllers, "cpu"))
-		stats_cpu(dir, s);
-	if (has_ctrl(controllers, "pids"))
-		stats_pids(dir, s);
-	if (has_ctrl(controllers, "blkio"))
-		stats_blkio(dir, s);
-	if (has_ctrl(controllers, "memory"))
-		ret = stats_memory(dir, s, err);
-	if (ret == 0 && has_ctrl(controllers, "hugetlb"))
-		ret = stats_hugetlb(dir, s, err);
-	if (ret < 0)
-		return tern_error_wrap(err, "stats of cgroup `%s`", dir);
-	return 0;
-}
-
-/* ---- OOM notification ---- */
-
-int tern_cgroup_v1_oom_eventfd(const char *dir, tern_error **err)
-{
-	cleanup_free char *oc_path = tern_strdup_printf("%s/memory.oom_control", dir);
-	cleanup_close int efd = eventfd(0, EFD_CLOEXEC);
-	cleanup_close int ocfd = -1;
-	char line[64];
-	int ret;
-
-	if (efd < 0)
-		return tern_error_make(err, errno, "eventfd");
-	ocfd = open(oc_path, O_RDONLY | O_CLOEXEC);
-	if (ocfd < 0)
-		return tern_error_make(err, errno, "open `%s`", oc_path);
-	/* "<eventfd> <fd of the file to watch>": the kernel looks both up in
-	 * our fd table during the write and keeps its own references, so
-	 * memory.oom_control can be closed afterwards. */
-	snprintf(line, sizeof(line), "%d %d", efd, ocfd);
-	ret = write_value(dir, "cgroup.event_control", line, "oom notification", err);
-	if (ret < 0)
-		return ret;
-	return steal_fd(&efd);
 }

@@ -1,10 +1,11 @@
 /* cgroup v1: linux.resources written into one controller hierarchy at a
  * time, the freezer, usage statistics and the OOM notification.
  *
- * cgroup.c knows the hierarchies; it calls these once per v1 hierarchy with
- * the container's directory in it and the mount's super options (e.g.
- * "rw,relatime,cpu,cpuacct", "rw,memory", "rw,name=systemd"), from which
- * this module learns which controllers that directory carries. A field of
+ * The cgroup module (cgroup.h, cgroup-hierarchy.c) knows the hierarchies;
+ * it calls these once per v1 hierarchy with the container's directory in it
+ * and the mount's super options (e.g. "rw,relatime,cpu,cpuacct",
+ * "rw,memory", "rw,name=systemd"), from which this module learns which
+ * controllers that directory carries. A field of
  * linux.resources whose controller is not in `controllers` is left to the
  * call for the hierarchy that has it; a field whose controller is mounted
  * nowhere is silently not applied (as runc does). */

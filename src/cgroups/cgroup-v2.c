@@ -12,6 +12,7 @@
  *  - a value of 0 for limit, shares, quota, pids.limit means "unset" (the
  *    Go zero value runc cannot tell from absence), -1 means "max". */
 #include "cgroup-v2.h"
+#include "cgroup-v2-internal.h"
 
 #include "log.h"
 #include "utils.h"
@@ -101,154 +102,11 @@ char *tern_cgroup_v2_cpu_max_value(int64_t quota, uint64_t period)
 }
 
 /* ---------------------------------------------------------------------- */
-/* validation                                                             */
-
-/* A file name of the cgroup directory, never a path out of it. */
-static bool valid_file_key(const char *key)
-{
-	return key[0] != '\0' && strchr(key, '/') == NULL && strstr(key, "..") == NULL &&
-	       strcmp(key, ".") != 0;
-}
-
-int tern_cgroup_v2_validate(const oci_resources *r, tern_error **err)
-{
-	if (r == NULL)
-		return 0;
-	if (r->memory) {
-		const oci_memory *m = r->memory;
-		int64_t out;
-		if (m->limit.set && m->limit.value < -1)
-			return tern_error_make_quiet(
-			    err, EINVAL, "linux.resources.memory.limit: invalid value %" PRId64,
-			    m->limit.value);
-		if (m->reservation.set && m->reservation.value < -1)
-			return tern_error_make_quiet(
-			    err, EINVAL,
-			    "linux.resources.memory.reservation: invalid value %" PRId64,
-			    m->reservation.value);
-		/* Without a limit in the same config, an update may still take
-		 * it from the cgroup: only check the pair when both are here. */
-		if (m->swap.set && m->limit.set &&
-		    tern_cgroup_v2_swap_max(true, m->limit.value, m->swap.value, &out) < 0)
-			return tern_error_make_quiet(
-			    err, EINVAL,
-			    "linux.resources.memory.swap: %" PRId64 " is not a valid memory+swap "
-			    "limit for memory.limit %" PRId64 " (it must be -1 or >= the limit)",
-			    m->swap.value, m->limit.value);
-		if (m->swap.set && m->swap.value < -1)
-			return tern_error_make_quiet(
-			    err, EINVAL, "linux.resources.memory.swap: invalid value %" PRId64,
-			    m->swap.value);
-	}
-	if (r->cpu) {
-		const oci_cpu *c = r->cpu;
-		if (c->shares.set && c->shares.value != 0 &&
-		    (c->shares.value < 2 || c->shares.value > 262144))
-			return tern_error_make_quiet(err, EINVAL,
-						     "linux.resources.cpu.shares: %" PRIu64
-						     " is outside 2..262144",
-						     c->shares.value);
-		if (c->period.set && c->period.value != 0 &&
-		    (c->period.value < 1000 || c->period.value > 1000000))
-			return tern_error_make_quiet(err, EINVAL,
-						     "linux.resources.cpu.period: %" PRIu64
-						     " is outside 1000..1000000",
-						     c->period.value);
-		if (c->cpus && !tern_valid_cpu_list(c->cpus))
-			return tern_error_make_quiet(
-			    err, EINVAL, "linux.resources.cpu.cpus: `%s` is not a cpu list",
-			    c->cpus);
-		if (c->mems && !tern_valid_cpu_list(c->mems))
-			return tern_error_make_quiet(
-			    err, EINVAL, "linux.resources.cpu.mems: `%s` is not a memory node list",
-			    c->mems);
-		if (c->idle.set && c->idle.value != 0 && c->idle.value != 1)
-			return tern_error_make_quiet(
-			    err, EINVAL, "linux.resources.cpu.idle: must be 0 or 1, not %" PRId64,
-			    c->idle.value);
-	}
-	if (r->block_io) {
-		const oci_blkio *b = r->block_io;
-		if (b->weight.set && b->weight.value != 0 &&
-		    (b->weight.value < 10 || b->weight.value > 1000))
-			return tern_error_make_quiet(err, EINVAL,
-						     "linux.resources.blockIO.weight: %" PRIu64
-						     " is outside 10..1000",
-						     b->weight.value);
-		for (size_t i = 0; i < b->weight_device_len; i++) {
-			const oci_blkio_weight_device *d = &b->weight_device[i];
-			if (d->weight.set && (d->weight.value < 10 || d->weight.value > 1000))
-				return tern_error_make_quiet(
-				    err, EINVAL,
-				    "linux.resources.blockIO.weightDevice[%zu].weight: %" PRIu64
-				    " is outside 10..1000",
-				    i, d->weight.value);
-		}
-	}
-	for (size_t i = 0; i < r->hugepage_limits_len; i++) {
-		const char *ps = r->hugepage_limits[i].page_size;
-		if (ps == NULL || !valid_file_key(ps))
-			return tern_error_make_quiet(
-			    err, EINVAL,
-			    "linux.resources.hugepageLimits[%zu].pageSize: `%s` is invalid", i,
-			    ps ? ps : "");
-	}
-	for (size_t i = 0; i < r->rdma_len; i++) {
-		const char *name = r->rdma[i].name;
-		if (name == NULL || name[0] == '\0' || strpbrk(name, " \n\t") != NULL)
-			return tern_error_make_quiet(
-			    err, EINVAL, "linux.resources.rdma: invalid device name `%s`",
-			    name ? name : "");
-	}
-	for (size_t i = 0; i < r->unified.len; i++) {
-		const char *key = r->unified.items[i].key;
-		if (!valid_file_key(key) || strchr(key, '.') == NULL)
-			return tern_error_make_quiet(
-			    err, EINVAL,
-			    "linux.resources.unified: `%s` is not a cgroup v2 file name "
-			    "(\"controller.file\", no \"/\" or \"..\")",
-			    key);
-		/* the files through which tern itself manages the cgroup: a raw
-		 * write would move processes or undo pause and delegation */
-		static const char *const reserved[] = {
-		    "cgroup.procs", "cgroup.threads", "cgroup.subtree_control", "cgroup.freeze",
-		    "cgroup.kill",  "cgroup.events",  "cgroup.controllers"};
-		for (size_t j = 0; j < sizeof(reserved) / sizeof(reserved[0]); j++)
-			if (strcmp(key, reserved[j]) == 0)
-				return tern_error_make_quiet(
-				    err, EINVAL,
-				    "linux.resources.unified: `%s` is managed by the runtime and "
-				    "cannot be set",
-				    key);
-	}
-	for (size_t i = 0; i < r->devices_len; i++) {
-		const oci_device_cgroup_rule *d = &r->devices[i];
-		if (d->type && strcmp(d->type, "a") != 0 && strcmp(d->type, "b") != 0 &&
-		    strcmp(d->type, "c") != 0)
-			return tern_error_make_quiet(
-			    err, EINVAL,
-			    "linux.resources.devices[%zu].type: `%s` is not "
-			    "a, b or c",
-			    i, d->type);
-		if ((d->major.set && (d->major.value < -1 || d->major.value > UINT32_MAX)) ||
-		    (d->minor.set && (d->minor.value < -1 || d->minor.value > UINT32_MAX)))
-			return tern_error_make_quiet(
-			    err, EINVAL, "linux.resources.devices[%zu]: invalid major or minor", i);
-		if (d->access && d->access[strspn(d->access, "rwm")] != '\0')
-			return tern_error_make_quiet(err, EINVAL,
-						     "linux.resources.devices[%zu].access: `%s` is "
-						     "not made of r, w and m",
-						     i, d->access);
-	}
-	return 0;
-}
-
-/* ---------------------------------------------------------------------- */
 /* file helpers                                                           */
 
 /* Write `value` to DIR/FILE; the error names the config field. */
-static int write_ctl(int dfd, const char *dir, const char *file, const char *value,
-		     const char *field, tern_error **err)
+int tern_cgv2_write_ctl(int dfd, const char *dir, const char *file, const char *value,
+			const char *field, tern_error **err)
 {
 	cleanup_close int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC);
 	int ret;
@@ -264,7 +122,7 @@ static int write_ctl(int dfd, const char *dir, const char *file, const char *val
 	return 0;
 }
 
-static int read_ctl(int dfd, const char *file, char **out)
+int tern_cgv2_read_ctl(int dfd, const char *file, char **out)
 {
 	cleanup_close int fd = openat(dfd, file, O_RDONLY | O_CLOEXEC);
 
@@ -273,7 +131,7 @@ static int read_ctl(int dfd, const char *file, char **out)
 	return tern_read_fd_all(fd, out, NULL, 0);
 }
 
-static bool has_file(int dfd, const char *file)
+bool tern_cgv2_has_file(int dfd, const char *file)
 {
 	return faccessat(dfd, file, F_OK, 0) == 0;
 }
@@ -300,7 +158,7 @@ static char *int_or_max(int64_t v)
 static int read_limit(int dfd, const char *file, int64_t *out)
 {
 	cleanup_free char *data = NULL;
-	int ret = read_ctl(dfd, file, &data);
+	int ret = tern_cgv2_read_ctl(dfd, file, &data);
 
 	if (ret < 0)
 		return ret;
@@ -337,17 +195,17 @@ static int enable_controllers(const char *dir, tern_error **err)
 
 	if (dfd < 0)
 		return tern_error_make(err, errno, "open cgroup `%s`", dir);
-	ret = read_ctl(dfd, "cgroup.controllers", &avail);
+	ret = tern_cgv2_read_ctl(dfd, "cgroup.controllers", &avail);
 	if (ret < 0)
 		return tern_error_make(err, -ret, "read `%s/cgroup.controllers`", dir);
-	ret = read_ctl(dfd, "cgroup.subtree_control", &enabled);
+	ret = tern_cgv2_read_ctl(dfd, "cgroup.subtree_control", &enabled);
 	if (ret < 0)
 		return tern_error_make(err, -ret, "read `%s/cgroup.subtree_control`", dir);
 	/* a threaded subtree (or its domain root) hands down only the
 	 * controllers that work per thread */
 	cleanup_free char *type = NULL;
 	bool threaded =
-	    read_ctl(dfd, "cgroup.type", &type) == 0 &&
+	    tern_cgv2_read_ctl(dfd, "cgroup.type", &type) == 0 &&
 	    (strncmp(type, "threaded", 8) == 0 || strncmp(type, "domain threaded", 15) == 0);
 
 	for (size_t i = 0; i < sizeof(wanted_controllers) / sizeof(wanted_controllers[0]); i++) {
@@ -461,7 +319,8 @@ static int apply_memory(int dfd, const char *dir, const oci_memory *m, bool upda
 				    m->limit.value, current);
 		}
 		cleanup_free char *v = int_or_max(m->limit.value);
-		ret = write_ctl(dfd, dir, "memory.max", v, "linux.resources.memory.limit", err);
+		ret = tern_cgv2_write_ctl(dfd, dir, "memory.max", v, "linux.resources.memory.limit",
+					  err);
 		if (ret < 0)
 			return ret;
 	}
@@ -482,17 +341,18 @@ static int apply_memory(int dfd, const char *dir, const oci_memory *m, bool upda
 			    m->swap.value, have_limit && limit >= 0 ? "below it" : "unlimited");
 		if (ret == 0) {
 			cleanup_free char *v = int_or_max(out);
-			if (!has_file(dfd, "memory.swap.max") && out < 0)
+			if (!tern_cgv2_has_file(dfd, "memory.swap.max") && out < 0)
 				tern_debug("cgroup v2: no memory.swap.max (no swap accounting)");
-			else if ((ret = write_ctl(dfd, dir, "memory.swap.max", v,
-						  "linux.resources.memory.swap", err)) < 0)
+			else if ((ret = tern_cgv2_write_ctl(dfd, dir, "memory.swap.max", v,
+							    "linux.resources.memory.swap", err)) <
+				 0)
 				return ret;
 		}
 	}
 	if (m->reservation.set) {
 		cleanup_free char *v = int_or_max(m->reservation.value);
-		ret =
-		    write_ctl(dfd, dir, "memory.low", v, "linux.resources.memory.reservation", err);
+		ret = tern_cgv2_write_ctl(dfd, dir, "memory.low", v,
+					  "linux.resources.memory.reservation", err);
 		if (ret < 0)
 			return ret;
 	}
@@ -515,7 +375,8 @@ static int apply_cpu(int dfd, const char *dir, const oci_cpu *c, tern_error **er
 	if (c->shares.set && c->shares.value != 0) {
 		cleanup_free char *v = tern_strdup_printf(
 		    "%" PRIu64, tern_cgroup_v2_shares_to_weight(c->shares.value));
-		ret = write_ctl(dfd, dir, "cpu.weight", v, "linux.resources.cpu.shares", err);
+		ret = tern_cgv2_write_ctl(dfd, dir, "cpu.weight", v, "linux.resources.cpu.shares",
+					  err);
 		if (ret < 0)
 			return ret;
 	}
@@ -526,7 +387,7 @@ static int apply_cpu(int dfd, const char *dir, const oci_cpu *c, tern_error **er
 		uint64_t period = 100000;
 		cleanup_free char *cur = NULL;
 		/* cpu.max holds both: keep the half that is not being set. */
-		if (read_ctl(dfd, "cpu.max", &cur) == 0) {
+		if (tern_cgv2_read_ctl(dfd, "cpu.max", &cur) == 0) {
 			char q[32] = "";
 			unsigned long long per = 0;
 			if (sscanf(cur, "%31s %llu", q, &per) == 2) {
@@ -539,7 +400,7 @@ static int apply_cpu(int dfd, const char *dir, const oci_cpu *c, tern_error **er
 		if (period_set)
 			period = c->period.value;
 		cleanup_free char *v = tern_cgroup_v2_cpu_max_value(quota, period);
-		ret = write_ctl(
+		ret = tern_cgv2_write_ctl(
 		    dfd, dir, "cpu.max", v,
 		    quota_set ? "linux.resources.cpu.quota" : "linux.resources.cpu.period", err);
 		if (ret < 0)
@@ -547,7 +408,8 @@ static int apply_cpu(int dfd, const char *dir, const oci_cpu *c, tern_error **er
 	}
 	if (c->burst.set) {
 		cleanup_free char *v = tern_strdup_printf("%" PRIu64, c->burst.value);
-		ret = write_ctl(dfd, dir, "cpu.max.burst", v, "linux.resources.cpu.burst", err);
+		ret = tern_cgv2_write_ctl(dfd, dir, "cpu.max.burst", v, "linux.resources.cpu.burst",
+					  err);
 		if (ret < 0)
 			return ret;
 	}
@@ -557,18 +419,20 @@ static int apply_cpu(int dfd, const char *dir, const oci_cpu *c, tern_error **er
 					     "linux.resources.cpu.realtimeRuntime/realtimePeriod: "
 					     "cgroup v2 has no realtime cpu controller");
 	if (c->cpus && *c->cpus) {
-		ret = write_ctl(dfd, dir, "cpuset.cpus", c->cpus, "linux.resources.cpu.cpus", err);
+		ret = tern_cgv2_write_ctl(dfd, dir, "cpuset.cpus", c->cpus,
+					  "linux.resources.cpu.cpus", err);
 		if (ret < 0)
 			return ret;
 	}
 	if (c->mems && *c->mems) {
-		ret = write_ctl(dfd, dir, "cpuset.mems", c->mems, "linux.resources.cpu.mems", err);
+		ret = tern_cgv2_write_ctl(dfd, dir, "cpuset.mems", c->mems,
+					  "linux.resources.cpu.mems", err);
 		if (ret < 0)
 			return ret;
 	}
 	if (c->idle.set) {
 		cleanup_free char *v = tern_strdup_printf("%" PRId64, c->idle.value);
-		ret = write_ctl(dfd, dir, "cpu.idle", v, "linux.resources.cpu.idle", err);
+		ret = tern_cgv2_write_ctl(dfd, dir, "cpu.idle", v, "linux.resources.cpu.idle", err);
 		if (ret < 0)
 			return ret;
 	}
@@ -605,7 +469,7 @@ static void io_max_add(io_max_entry **list, size_t *n, const oci_blkio_throttle_
 
 static int apply_blkio(int dfd, const char *dir, const oci_blkio *b, tern_error **err)
 {
-	bool bfq = has_file(dfd, "io.bfq.weight");
+	bool bfq = tern_cgv2_has_file(dfd, "io.bfq.weight");
 	int ret;
 
 	if (b->weight.set && b->weight.value != 0) {
@@ -613,8 +477,8 @@ static int apply_blkio(int dfd, const char *dir, const oci_blkio *b, tern_error 
 		cleanup_free char *v = tern_strdup_printf(
 		    "%" PRIu64,
 		    bfq ? b->weight.value : tern_cgroup_v2_blkio_to_io_weight(b->weight.value));
-		ret = write_ctl(dfd, dir, bfq ? "io.bfq.weight" : "io.weight", v,
-				"linux.resources.blockIO.weight", err);
+		ret = tern_cgv2_write_ctl(dfd, dir, bfq ? "io.bfq.weight" : "io.weight", v,
+					  "linux.resources.blockIO.weight", err);
 		if (ret < 0)
 			return ret;
 	}
@@ -632,8 +496,8 @@ static int apply_blkio(int dfd, const char *dir, const oci_blkio *b, tern_error 
 		cleanup_free char *v = tern_strdup_printf(
 		    "%" PRId64 ":%" PRId64 " %" PRIu64, d->major, d->minor,
 		    bfq ? d->weight.value : tern_cgroup_v2_blkio_to_io_weight(d->weight.value));
-		ret = write_ctl(dfd, dir, bfq ? "io.bfq.weight" : "io.weight", v,
-				"linux.resources.blockIO.weightDevice", err);
+		ret = tern_cgv2_write_ctl(dfd, dir, bfq ? "io.bfq.weight" : "io.weight", v,
+					  "linux.resources.blockIO.weightDevice", err);
 		if (ret < 0)
 			return ret;
 	}
@@ -647,7 +511,8 @@ static int apply_blkio(int dfd, const char *dir, const oci_blkio *b, tern_error 
 	for (size_t i = 0; i < n; i++) {
 		cleanup_free char *line = tern_cgroup_v2_io_max_line(list[i].major, list[i].minor,
 								     list[i].set, list[i].rate);
-		ret = write_ctl(dfd, dir, "io.max", line, "linux.resources.blockIO.throttle*", err);
+		ret = tern_cgv2_write_ctl(dfd, dir, "io.max", line,
+					  "linux.resources.blockIO.throttle*", err);
 		if (ret < 0)
 			return ret;
 	}
@@ -663,14 +528,15 @@ static int apply_hugetlb_rdma(int dfd, const char *dir, const oci_resources *r, 
 		cleanup_free char *file = tern_strdup_printf("hugetlb.%s.max", h->page_size);
 		cleanup_free char *rsvd = tern_strdup_printf("hugetlb.%s.rsvd.max", h->page_size);
 		cleanup_free char *v = tern_strdup_printf("%" PRIu64, h->limit);
-		ret = write_ctl(dfd, dir, file, v, "linux.resources.hugepageLimits", err);
+		ret = tern_cgv2_write_ctl(dfd, dir, file, v, "linux.resources.hugepageLimits", err);
 		if (ret < 0)
 			return ret;
 		/* Reservations count against .rsvd.max (kernel >= 5.7): limit
 		 * them alike, or a mmap(MAP_NORESERVE)-less program could
 		 * reserve more than the limit it may fault in. */
-		if (has_file(dfd, rsvd) &&
-		    (ret = write_ctl(dfd, dir, rsvd, v, "linux.resources.hugepageLimits", err)) < 0)
+		if (tern_cgv2_has_file(dfd, rsvd) &&
+		    (ret = tern_cgv2_write_ctl(dfd, dir, rsvd, v, "linux.resources.hugepageLimits",
+					       err)) < 0)
 			return ret;
 	}
 	for (size_t i = 0; i < r->rdma_len; i++) {
@@ -690,7 +556,7 @@ static int apply_hugetlb_rdma(int dfd, const char *dir, const oci_resources *r, 
 		}
 		if (!d->hca_handles.set && !d->hca_objects.set)
 			continue;
-		ret = write_ctl(dfd, dir, "rdma.max", v, "linux.resources.rdma", err);
+		ret = tern_cgv2_write_ctl(dfd, dir, "rdma.max", v, "linux.resources.rdma", err);
 		if (ret < 0)
 			return ret;
 	}
@@ -707,14 +573,14 @@ static int apply_unified(int dfd, const char *dir, const oci_map *u, tern_error 
 
 	if (u->len == 0)
 		return 0;
-	ret = read_ctl(dfd, "cgroup.controllers", &controllers);
+	ret = tern_cgv2_read_ctl(dfd, "cgroup.controllers", &controllers);
 	if (ret < 0)
 		return tern_error_make(err, -ret, "read `%s/cgroup.controllers`", dir);
 	controllers[strcspn(controllers, "\n")] = '\0';
 	for (size_t i = 0; i < u->len; i++) {
 		const char *key = u->items[i].key;
 		const char *dot = strchr(key, '.');
-		if (!valid_file_key(key) || dot == NULL)
+		if (!tern_cgv2_valid_file_key(key) || dot == NULL)
 			return tern_error_make_quiet(
 			    err, EINVAL,
 			    "linux.resources.unified: `%s` is not a cgroup v2 file name", key);
@@ -728,7 +594,7 @@ static int apply_unified(int dfd, const char *dir, const oci_map *u, tern_error 
 			    "for `%s` (its cgroup.controllers: %s)",
 			    key, ctrl, dir, *controllers ? controllers : "none");
 		cleanup_free char *field = tern_strdup_printf("linux.resources.unified.%s", key);
-		ret = write_ctl(dfd, dir, key, u->items[i].value, field, err);
+		ret = tern_cgv2_write_ctl(dfd, dir, key, u->items[i].value, field, err);
 		if (ret < 0)
 			return ret;
 	}
@@ -752,7 +618,8 @@ int tern_cgroup_v2_apply(const char *dir, const oci_resources *r, bool update, t
 		return ret;
 	if (r->pids_limit.set && r->pids_limit.value != 0) {
 		cleanup_free char *v = int_or_max(r->pids_limit.value);
-		ret = write_ctl(dfd, dir, "pids.max", v, "linux.resources.pids.limit", err);
+		ret =
+		    tern_cgv2_write_ctl(dfd, dir, "pids.max", v, "linux.resources.pids.limit", err);
 		if (ret < 0)
 			return ret;
 	}
@@ -761,314 +628,4 @@ int tern_cgroup_v2_apply(const char *dir, const oci_resources *r, bool update, t
 	if ((ret = apply_hugetlb_rdma(dfd, dir, r, err)) < 0)
 		return ret;
 	return apply_unified(dfd, dir, &r->unified, err);
-}
-
-/* ---------------------------------------------------------------------- */
-/* freezer                                                                */
-
-/* The value of `key` in a flat-keyed file ("key value\n" lines). */
-static bool keyed_value(const char *data, const char *key, uint64_t *out)
-{
-	size_t n = strlen(key);
-	for (const char *p = data; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		if (strncmp(p, key, n) == 0 && p[n] == ' ') {
-			*out = strncmp(p + n + 1, "max", 3) == 0 ? UINT64_MAX
-								 : strtoull(p + n + 1, NULL, 10);
-			return true;
-		}
-	}
-	return false;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int tern_cgroup_v2_freeze(const char *dir, bool freeze, tern_error **err)
-{
-	cleanup_close int dfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-	cleanup_close int efd = -1;
-	int ret;
-
-	if (dfd < 0)
-		return tern_error_make(err, errno, "open cgroup `%s`", dir);
-	/* Open cgroup.events first so no change between write and poll is
-	 * lost: kernfs flags the open file on every change. */
-	efd = openat(dfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
-	if (efd < 0)
-		return tern_error_make(err, errno, "open `%s/cgroup.events`", dir);
-	ret = write_ctl(dfd, dir, "cgroup.freeze", freeze ? "1" : "0", freeze ? "pause" : "resume",
-			err);
-	if (ret < 0)
-		return ret;
-
-	int64_t deadline = now_ms() + 10000;
-	for (;;) {
-		char buf[512];
-		ssize_t len = pread(efd, buf, sizeof(buf) - 1, 0);
-		uint64_t frozen = 0;
-		if (len < 0)
-			return tern_error_make(err, errno, "read `%s/cgroup.events`", dir);
-		buf[len] = '\0';
-		if (keyed_value(buf, "frozen", &frozen) && (frozen == 1) == freeze)
-			return 0;
-		int64_t left = deadline - now_ms();
-		if (left <= 0)
-			break;
-		/* kernfs signals POLLPRI|POLLERR on change; also wake every
-		 * 100 ms in case a notification was coalesced away. */
-		struct pollfd pfd = {.fd = efd, .events = POLLPRI};
-		if (poll(&pfd, 1, left < 100 ? (int)left : 100) < 0 && errno != EINTR)
-			return tern_error_make(err, errno, "poll `%s/cgroup.events`", dir);
-	}
-	/* Do not leave a half-frozen container behind a failed pause. */
-	if (freeze)
-		(void)write_ctl(dfd, dir, "cgroup.freeze", "0", "pause", NULL);
-	return tern_error_make_quiet(err, ETIMEDOUT, "%s: `%s` did not become %s within 10 s",
-				     freeze ? "pause" : "resume", dir,
-				     freeze ? "frozen" : "thawed");
-}
-
-/* ---------------------------------------------------------------------- */
-/* statistics                                                             */
-
-static void read_single(int dfd, const char *file, uint64_t *out)
-{
-	cleanup_free char *data = NULL;
-	if (read_ctl(dfd, file, &data) < 0)
-		return;
-	*out = strncmp(data, "max", 3) == 0 ? UINT64_MAX : strtoull(data, NULL, 10);
-}
-
-static void stats_cpu(int dfd, tern_cgroup_stats *s)
-{
-	cleanup_free char *data = NULL;
-	uint64_t v;
-
-	/* cpu.stat exists without the cpu controller too (usage only). v2
-	 * counts microseconds, runc's stats nanoseconds. */
-	if (read_ctl(dfd, "cpu.stat", &data) < 0)
-		return;
-	s->has_cpu = true;
-	if (keyed_value(data, "usage_usec", &v))
-		s->cpu_usage.total = v * 1000;
-	if (keyed_value(data, "user_usec", &v))
-		s->cpu_usage.user = v * 1000;
-	if (keyed_value(data, "system_usec", &v))
-		s->cpu_usage.kernel = v * 1000;
-	keyed_value(data, "nr_periods", &s->cpu_throttling.periods);
-	keyed_value(data, "nr_throttled", &s->cpu_throttling.throttled_periods);
-	if (keyed_value(data, "throttled_usec", &v))
-		s->cpu_throttling.throttled_time = v * 1000;
-}
-
-static void stats_memory(int dfd, tern_cgroup_stats *s)
-{
-	cleanup_free char *data = NULL;
-	cleanup_free char *events = NULL;
-	uint64_t swap_cur = 0, swap_max = 0;
-
-	if (!has_file(dfd, "memory.current"))
-		return;
-	s->has_memory = true;
-	read_single(dfd, "memory.current", &s->memory_usage.usage);
-	read_single(dfd, "memory.max", &s->memory_usage.limit);
-	read_single(dfd, "memory.peak", &s->memory_usage.max);
-	if (read_ctl(dfd, "memory.events", &events) == 0)
-		keyed_value(events, "max", &s->memory_usage.failcnt);
-	/* v1 reports memory+swap; so does runc on v2, for its clients. */
-	if (has_file(dfd, "memory.swap.current")) {
-		read_single(dfd, "memory.swap.current", &swap_cur);
-		read_single(dfd, "memory.swap.max", &swap_max);
-		s->memory_swap.usage = s->memory_usage.usage + swap_cur;
-		s->memory_swap.limit = swap_max == UINT64_MAX || s->memory_usage.limit == UINT64_MAX
-					   ? UINT64_MAX
-					   : swap_max + s->memory_usage.limit;
-	}
-	if (read_ctl(dfd, "memory.stat", &data) < 0)
-		return;
-	for (char *save = NULL, *line = strtok_r(data, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *sp = strchr(line, ' ');
-		if (sp == NULL)
-			continue;
-		*sp = '\0';
-		uint64_t v = strtoull(sp + 1, NULL, 10);
-		/* v1's "cache" is the page cache: v2 calls it "file". */
-		if (strcmp(line, "file") == 0)
-			s->memory_cache = v;
-		s->memory_raw =
-		    realloc(s->memory_raw, (s->memory_raw_len + 1) * sizeof(*s->memory_raw));
-		if (s->memory_raw == NULL)
-			abort();
-		s->memory_raw[s->memory_raw_len++] =
-		    (tern_cgroup_stat_kv){.key = tern_xstrdup(line), .value = v};
-	}
-}
-
-static void stats_pids(int dfd, tern_cgroup_stats *s)
-{
-	if (!has_file(dfd, "pids.current"))
-		return;
-	s->has_pids = true;
-	read_single(dfd, "pids.current", &s->pids_current);
-	read_single(dfd, "pids.max", &s->pids_limit);
-	if (s->pids_limit == UINT64_MAX)
-		s->pids_limit = 0; /* "max", printed as 0 like runc */
-}
-
-static void blkio_add(tern_cgroup_blkio_list *l, uint64_t major, uint64_t minor, const char *op,
-		      uint64_t value)
-{
-	l->items = realloc(l->items, (l->len + 1) * sizeof(*l->items));
-	if (l->items == NULL)
-		abort();
-	l->items[l->len++] = (tern_cgroup_blkio_entry){
-	    .major = major, .minor = minor, .op = tern_xstrdup(op), .value = value};
-}
-
-static void stats_io(int dfd, tern_cgroup_stats *s)
-{
-	cleanup_free char *data = NULL;
-
-	if (read_ctl(dfd, "io.stat", &data) < 0)
-		return;
-	s->has_blkio = true;
-	/* "8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=0 dios=0" per device,
-	 * mapped onto v1's lists as runc does: bytes -> io_service_bytes,
-	 * ios -> io_serviced. */
-	for (char *save = NULL, *line = strtok_r(data, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long major, minor;
-		if (sscanf(line, "%llu:%llu", &major, &minor) != 2)
-			continue;
-		for (char *s2 = NULL, *tok = strtok_r(line, " ", &s2); tok;
-		     tok = strtok_r(NULL, " ", &s2)) {
-			static const struct {
-				const char *key, *op;
-				bool bytes;
-			} map[] = {{"rbytes", "Read", true},	{"wbytes", "Write", true},
-				   {"dbytes", "Discard", true}, {"rios", "Read", false},
-				   {"wios", "Write", false},	{"dios", "Discard", false}};
-			char *eq = strchr(tok, '=');
-			if (eq == NULL)
-				continue;
-			*eq = '\0';
-			for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-				if (strcmp(tok, map[i].key) == 0)
-					blkio_add(map[i].bytes ? &s->io_service_bytes_recursive
-							       : &s->io_serviced_recursive,
-						  major, minor, map[i].op,
-						  strtoull(eq + 1, NULL, 10));
-		}
-	}
-}
-
-static void stats_hugetlb(int dfd, tern_cgroup_stats *s)
-{
-	DIR *d = opendir("/sys/kernel/mm/hugepages");
-	struct dirent *de;
-
-	if (d == NULL)
-		return;
-	/* The page sizes this kernel has, as "hugepages-2048kB" entries; the
-	 * cgroup files use the kernel's short form: 2MB, 1GB, 64KB. */
-	while ((de = readdir(d)) != NULL) {
-		unsigned long kb;
-		char name[32];
-		if (sscanf(de->d_name, "hugepages-%lukB", &kb) != 1)
-			continue;
-		if (kb >= 1024 * 1024)
-			snprintf(name, sizeof(name), "%luGB", kb / (1024 * 1024));
-		else if (kb >= 1024)
-			snprintf(name, sizeof(name), "%luMB", kb / 1024);
-		else
-			snprintf(name, sizeof(name), "%luKB", kb);
-		cleanup_free char *cur = tern_strdup_printf("hugetlb.%s.current", name);
-		if (!has_file(dfd, cur))
-			continue;
-		tern_cgroup_hugetlb_entry h = {.pagesize = tern_xstrdup(name)};
-		read_single(dfd, cur, &h.usage);
-		cleanup_free char *ev = tern_strdup_printf("hugetlb.%s.events", name);
-		cleanup_free char *data = NULL;
-		if (read_ctl(dfd, ev, &data) == 0)
-			keyed_value(data, "max", &h.failcnt);
-		s->hugetlb = realloc(s->hugetlb, (s->hugetlb_len + 1) * sizeof(*s->hugetlb));
-		if (s->hugetlb == NULL)
-			abort();
-		s->hugetlb[s->hugetlb_len++] = h;
-		s->has_hugetlb = true;
-	}
-	closedir(d);
-}
-
-int tern_cgroup_v2_hugetlb_stats(const char *dir, tern_cgroup_stats *s, tern_error **err)
-{
-	cleanup_close int dfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-
-	if (dfd < 0)
-		return tern_error_make(err, errno, "stats of cgroup `%s`", dir);
-	stats_hugetlb(dfd, s);
-	return 0;
-}
-
-int tern_cgroup_v2_stats(const char *dir, tern_cgroup_stats *s, tern_error **err)
-{
-	cleanup_close int dfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-
-	if (dfd < 0)
-		return tern_error_make(err, errno, "stats of cgroup `%s`", dir);
-	stats_cpu(dfd, s);
-	stats_memory(dfd, s);
-	stats_pids(dfd, s);
-	stats_io(dfd, s);
-	stats_hugetlb(dfd, s);
-	return 0;
-}
-
-int tern_cgroup_v2_oom_wait(const char *dir, uint64_t *oom_kill, int timeout_ms, tern_error **err)
-{
-	cleanup_free char *file = tern_strdup_printf("%s/memory.events", dir);
-	cleanup_close int ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	int64_t deadline = timeout_ms < 0 ? INT64_MAX : now_ms() + timeout_ms;
-
-	if (ifd < 0)
-		return tern_error_make(err, errno, "inotify_init1");
-	/* memory.events is a kernfs file that reports changes as IN_MODIFY;
-	 * the watch is set before the first read so no event falls between. */
-	if (inotify_add_watch(ifd, file, IN_MODIFY) < 0)
-		return tern_error_make(err, errno, "watch `%s`", file);
-	for (;;) {
-		cleanup_free char *data = NULL;
-		uint64_t n = 0;
-		int ret = tern_read_file(file, &data, NULL, 0, NULL);
-		if (ret == -ENOENT || ret == -ENODEV)
-			return 0;
-		if (ret < 0)
-			return tern_error_make(err, -ret, "read `%s`", file);
-		if (keyed_value(data, "oom_kill", &n) && n > *oom_kill) {
-			*oom_kill = n;
-			return 1;
-		}
-		int64_t left = deadline - now_ms();
-		if (left <= 0)
-			return 0;
-		struct pollfd pfd = {.fd = ifd, .events = POLLIN};
-		ret = poll(&pfd, 1, left > INT_MAX ? -1 : (int)left);
-		if (ret < 0 && errno != EINTR)
-			return tern_error_make(err, errno, "poll inotify for `%s`", file);
-		if (ret > 0) {
-			char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-			ssize_t len = read(ifd, buf, sizeof(buf));
-			for (char *p = buf; len > 0 && p < buf + len;) {
-				const struct inotify_event *ev = (const struct inotify_event *)p;
-				if (ev->mask & IN_IGNORED)
-					return 0; /* the cgroup was removed */
-				p += sizeof(*ev) + ev->len;
-			}
-		}
-	}
 }

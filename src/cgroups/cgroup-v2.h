@@ -4,7 +4,8 @@
  *
  * Every function takes the container's cgroup directory (hierarchy mount
  * point + cgroup path, e.g. "/sys/fs/cgroup/process_api/ID") and is
- * self-contained: cgroup.c decides which hierarchy is v2 and calls these. */
+ * self-contained: the cgroup module (cgroup.h) decides which hierarchy is
+ * v2 and calls these. */
 #pragma once
 
 #include "cgroup-stats.h"

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "error.h"
-#include "mounts.h"
+#include "mount-common.h"
 
 #include <stdbool.h>
 
