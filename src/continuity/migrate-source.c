@@ -5,6 +5,7 @@
  * `tern pause`), dumped with criu's leave-running (criu leaves a cgroup it
  * found frozen frozen), and any failure before RUNNING thaws it again.
  * After RUNNING it is never thawed: it is deleted. */
+#include "cgroup.h"
 #include "checkpoint.h"
 #include "criu-kdat.h"
 #include "tcp-sockets.h"
@@ -365,6 +366,25 @@ static int run(source *s, tern_error **err)
 	return wait_running(s, err);
 }
 
+/* Freeze the container's cgroup directly (its state says paused already,
+ * and the state lock is this side's): failures are logged, nothing more
+ * can be done about them here. */
+static void freeze_cgroup_of(source *s)
+{
+	tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+	tern_error *e = NULL;
+
+	if (tern_container_peek(s->env->rt, s->o->id, &dir, &st, &e) == 0)
+		tern_cgroup_freeze(&st->cgroup_paths, true, &e);
+	if (e) {
+		tern_log(TERN_LOG_ERROR, "freeze `%s` before killing criu: %s", s->o->id, e->msg);
+		tern_error_free(e);
+	}
+	oci_state_free(st);
+	tern_state_dir_free(dir);
+}
+
 /* Post-copy after RUNNING: wait for the lazy dump, which ends once the
  * target has fetched every page, showing what crosses its page server. */
 static int wait_lazy_dump(source *s, tern_mig_fetch *f, tern_error **err)
@@ -395,6 +415,11 @@ static int wait_lazy_dump(source *s, tern_mig_fetch *f, tern_error **err)
 		int64_t idle = tern_mig_fetch_idle_ms(f);
 		if (idle > s->o->criu_timeout_ms) {
 			tern_error *ignored = NULL;
+			/* criu holds the tasks stopped by ptrace, and with a v1
+			 * freezer their cgroup thawed (it freezes it again
+			 * only when it ends on its own): frozen first, so that
+			 * criu's death does not let them run */
+			freeze_cgroup_of(s);
 			kill(-s->dump_pid, SIGKILL);
 			kill(s->dump_pid, SIGKILL);
 			tern_mig_child_wait(s->dump_pid, s->dump_errfd, -1, &ignored);
