@@ -141,7 +141,7 @@ int source_start_dump(source *s, const char *images, const char *parent, bool pr
 		j.ck.status_fd = sp[1];
 	}
 	/* the child keeps the status pipe's write end across fork; criu
-	 * (exec'd) does not need it: checkpoint.c writes it */
+	 * (exec'd) does not need it: checkpoint-dump.c writes it */
 	if (sp[1] >= 0)
 		fcntl(sp[1], F_SETFD, 0);
 	int close_these[] = {sp[0], s->lock_fd, s->watch_fd};

@@ -470,7 +470,7 @@ int tern_criu_lazy_pipes_check(tern_error **err)
  * paused container, or tern snapshot's freeze: they stay as they were),
  * stays frozen (--leave-frozen), or the dump is lazy (criu holds the
  * tasks until the restore has every page; it freezes them itself). v2:
- * criu stops the tasks itself (see snapshot.c's take_frozen). */
+ * criu stops the tasks itself (see take_frozen in src/continuity/snapshot-take.c). */
 static int freeze_before_dump(const oci_state *st, const tern_ckpt_opts *o, bool *thaw,
 			      tern_error **err)
 {

@@ -61,5 +61,5 @@ void tern_netdev_set_free(tern_netdev_set *set);
 
 /* A config whose devices would go into a network namespace that is the
  * container's alone (not joined by path): CRIU cannot keep them across a
- * checkpoint, see checkpoint.c. */
+ * checkpoint, see src/criu/checkpoint-dump.c. */
 bool tern_netdev_in_own_netns(const oci_config *config);
