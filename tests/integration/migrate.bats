@@ -223,23 +223,30 @@ load migrate-helpers
 	wait_until 30 target_clean || target_clean
 }
 
-@test "migrate: post-copy broken after RUNNING (lazy-pages killed): the target kills its copy, the source stays frozen and says so" {
+# postcopy_break_at_running SIGNAL: a source of 256 MiB (memhash; its hash
+# in $HASH_BEFORE, again on SIGUSR1) and a receiver, ready for `migrate
+# --mode post-copy`; at RUNNING the target's lazy-pages daemon gets
+# SIGNAL. The memory is split between the nodes from RUNNING until the
+# last page: that breaks the page transfer right then. Node A's link
+# limited to 100 Mbit/s makes the 256 MiB take some 20 s to cross, so the
+# signal lands while pages are missing, also on a machine that stalls.
+postcopy_break_at_running() {
 	PIPE_MAX_WAS=$(cat /proc/sys/fs/pipe-max-size)
 	[ "$PIPE_MAX_WAS" -ge 4194304 ] || echo 4194304 >/proc/sys/fs/pipe-max-size
 	set_cmd "trap '' USR1; /bin/memhash 256 /tmp/hash & $(counter_cmd /tmp/count)"
 	start_source
 	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
-	read -r _ before <"$BUNDLE/rootfs/tmp/hash"
+	read -r _ HASH_BEFORE <"$BUNDLE/rootfs/tmp/hash"
 	receive --token-file "$TOKEN"
-	# the memory is split between the nodes from RUNNING until the last
-	# page: break the page transfer right then. Node A's link limited to
-	# 100 Mbit/s makes the 256 MiB take some 20 s to cross, so that the
-	# kill lands while pages are missing, also on a machine that stalls.
 	tc -n "$NA" qdisc add dev "${VETH}a" root tbf rate 100mbit burst 64kb latency 50ms
 	(
 		wait_until 60 grep -q '"phase":"running"' "$BATS_TEST_TMPDIR/recv.out" &&
-			pkill -9 -f "[l]azy-pages --page-server.*$BUNDLE_B"
+			pkill "-$1" -f "[l]azy-pages --page-server.*$BUNDLE_B"
 	) 3>&- &
+}
+
+@test "migrate: post-copy broken after RUNNING (lazy-pages killed): the target kills its copy, the source stays frozen and says so" {
+	postcopy_break_at_running KILL
 	migrate --token-file "$TOKEN" --mode post-copy
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"left frozen"*"tern resume $ID"* ]] || { echo "$output"; false; }
@@ -255,27 +262,16 @@ load migrate-helpers
 	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
 	read -r what after <"$BUNDLE/rootfs/tmp/hash"
 	[ "$what" = again ]
-	[ "$after" = "$before" ]
+	[ "$after" = "$HASH_BEFORE" ]
 	# and it deletes cleanly: nothing of the migration is left in its state
 	tern delete --force "$ID"
 	[ ! -e "$ROOT/$ID" ]
 }
 
 @test "migrate: post-copy whose target stops fetching but keeps the connection: the source gives up after --criu-timeout of silence, stays frozen and says so" {
-	PIPE_MAX_WAS=$(cat /proc/sys/fs/pipe-max-size)
-	[ "$PIPE_MAX_WAS" -ge 4194304 ] || echo 4194304 >/proc/sys/fs/pipe-max-size
-	set_cmd "/bin/memhash 256 /tmp/hash & $(counter_cmd /tmp/count)"
-	start_source
-	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
-	receive --token-file "$TOKEN"
-	# as above, the transfer takes some 20 s; the target's lazy-pages
-	# daemon is stopped (not killed) at RUNNING: its connection stays up
-	# and nothing more crosses it
-	tc -n "$NA" qdisc add dev "${VETH}a" root tbf rate 100mbit burst 64kb latency 50ms
-	(
-		wait_until 60 grep -q '"phase":"running"' "$BATS_TEST_TMPDIR/recv.out" &&
-			pkill -STOP -f "[l]azy-pages --page-server.*$BUNDLE_B"
-	) 3>&- &
+	# stopped, not killed: its connection stays up and nothing more
+	# crosses it
+	postcopy_break_at_running STOP
 	local t0=$SECONDS
 	migrate --token-file "$TOKEN" --mode post-copy --criu-timeout 5
 	# a source without the bound waits for as long as the target holds on
