@@ -42,6 +42,7 @@ for h in libocispec/*.h; do
 	HOME[${h##*/}]=libocispec
 done
 
+INCLUDE_RE='^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]*)"'
 pairs=$(mktemp)
 trap 'rm -f "$pairs"' EXIT
 for f in src/*/*.[ch]; do
@@ -50,8 +51,8 @@ for f in src/*/*.[ch]; do
 	base=${f##*/}
 	mod=${base%.[ch]}
 	while IFS=: read -r line inc; do
-		hdr=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' <<<"$inc")
-		[ -n "$hdr" ] || continue
+		[[ "$inc" =~ $INCLUDE_RE ]] || continue
+		hdr=${BASH_REMATCH[1]}
 		[ "$hdr" = config.h ] && continue # configure's, in the build tree
 		home=${HOME[$hdr]:-}
 		if [ -z "$home" ]; then
