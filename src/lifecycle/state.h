@@ -15,6 +15,8 @@
 #define TERN_STATE_FILE	  "state.json"
 #define TERN_CONFIG_COPY  "config.json"
 #define TERN_PARTIAL_IMAGES "checkpoint-images.partial"
+/* the last failed criu run's logs (criu/failure-logs.h); delete removes it */
+#define TERN_LAST_FAILURE_DIR "last-failure"
 
 typedef struct {
 	char *root; /* --root */
