@@ -620,8 +620,8 @@ static int run_criu_restore(restore_ctx *r, const char *images, const tern_ckpt_
 	 * side could wait in: wait here, after tern's own preparations */
 	if (o->lazy_pages && o->lazy_ready_wait && !lazy_daemon_ready(o->lazy_ready_fd)) {
 		/* (its log is in the work directory, where it met criu) */
-		cleanup_free char *log = tern_failure_logs_keep(keep_logs(r, o), r->s.work_dir,
-								"lazy-pages.log");
+		cleanup_free char *log =
+		    tern_failure_logs_keep(keep_logs(r, o), r->s.work_dir, "lazy-pages.log");
 		cleanup_free char *at = tern_strdup_printf("%s/lazy-pages.log", r->s.work_dir);
 		return tern_error_make_quiet(
 		    err, EIO,
