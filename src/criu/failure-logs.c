@@ -1,6 +1,8 @@
 /* The last failure's criu logs in ROOT/ID/last-failure/ (failure-logs.h
  * says why). Copies, never moves: a log in a directory the user gave
- * (--work-path) stays where the user looks for it too. */
+ * (--work-path) stays where the user looks for it too; and a copy, not a
+ * link, since the next criu run in the same work directory (a rollback's,
+ * in the state directory) rewrites its log. */
 #include "failure-logs.h"
 #include "log.h"
 #include "state.h"
@@ -96,6 +98,13 @@ char *tern_failure_logs_keep(const char *state_dir, const char *work, const char
 		if (!is_log(e->d_name))
 			continue;
 		int r = copy_log(from, to, e->d_name);
+		/* a full file system (the very failure, often): a hard link
+		 * takes no space, and outlives the work directory's removal */
+		if (r < 0) {
+			unlinkat(to, e->d_name, 0);
+			if (linkat(from, e->d_name, to, e->d_name, 0) == 0)
+				r = 0;
+		}
 		if (r < 0)
 			tern_debug("keep `%s/%s` in `%s`: %s", work, e->d_name, kept, strerror(-r));
 		else if (strcmp(e->d_name, name) == 0)
