@@ -250,6 +250,10 @@ postcopy_break_at_running() {
 	migrate --token-file "$TOKEN" --mode post-copy
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"left frozen"*"tern resume $ID"* ]] || { echo "$output"; false; }
+	# the log it cites is kept (the migration's work directory is gone)
+	[[ "$output" == *"(log: $ROOT/$ID/last-failure/dump.log)"* ]] || { echo "$output"; false; }
+	grep -q 'Version: ' "$ROOT/$ID/last-failure/dump.log"
+	! ls -d "$ROOT/$ID"/migrate-* 2>/dev/null || false
 	! receive_status || false
 	grep -q "the container was killed here" recv.err
 	target_clean
