@@ -480,6 +480,9 @@ a_filler() {
 	run tern clone "$ID" base "$ID-x"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"clone \`$ID-x\`"*"criu restore failed"* ]] || { echo "$output"; false; }
+	# criu's log, which was in the clone's bundle, kept with the source
+	[[ "$output" == *"(log: $ROOT/$ID/last-failure/restore.log)"* ]] || { echo "$output"; false; }
+	grep -q 'Version: ' "$ROOT/$ID/last-failure/restore.log"
 	run tern state "$ID-x"
 	[ "$status" -ne 0 ]
 	[ ! -e "$ROOT/$ID-x" ]
@@ -497,6 +500,19 @@ a_filler() {
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	tern delete --force "$ID-x"
 	check_nothing_left "$ID-x"
+}
+
+@test "rollback: a restore that fails (damaged images) cites criu's log kept in ROOT/ID/last-failure; delete removes it" {
+	start_counter
+	tern snapshot "$ID" base
+	rm "$STORE/base/images/core-1.img"
+	head -c 4096 /dev/urandom >"$STORE/base/images/core-1.img"
+	run tern rollback "$ID" base
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"criu restore failed"*"(log: $ROOT/$ID/last-failure/restore.log)"* ]] || { echo "$output"; false; }
+	grep -q 'Version: ' "$ROOT/$ID/last-failure/restore.log"
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
 }
 
 
