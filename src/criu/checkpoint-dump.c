@@ -633,7 +633,7 @@ static int run_dump(criu_session *s, const oci_state *st, const char *id, const 
 		/* the image or work directory may go (a snapshot's, a
 		 * migration's, the one tern made): the logs stay in the
 		 * container's state directory (delete removes them) */
-		cleanup_free char *why = tern_ckpt_log_tail(s, dir_used->dir);
+		cleanup_free char *why = tern_ckpt_log_tail(s, dir_used->dir, false);
 		return tern_error_make_quiet(err, ECANCELED,
 					     "checkpoint of `%s`: criu %s failed: %s", id,
 					     o->pre_dump ? "pre-dump" : "dump", why);

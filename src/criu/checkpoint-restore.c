@@ -623,12 +623,14 @@ static int run_criu_restore(restore_ctx *r, const char *images, const tern_ckpt_
 		cleanup_free char *log =
 		    tern_failure_logs_keep(keep_logs(r, o), r->s.work_dir, "lazy-pages.log");
 		cleanup_free char *at = tern_strdup_printf("%s/lazy-pages.log", r->s.work_dir);
-		return tern_error_make_quiet(
-		    err, EIO,
-		    "restore of `%s`: criu lazy-pages did not get ready (it "
-		    "exited, or not within 10 s; %s %s)",
-		    r->c.id, log || access(at, F_OK) == 0 ? "log:" : "it left no log at",
-		    log ? log : at);
+		const char *say = log			  ? "log:"
+				  : o->work_goes	  ? "its log is not kept: it was"
+				  : access(at, F_OK) == 0 ? "log:"
+							  : "it left no log at";
+		return tern_error_make_quiet(err, EIO,
+					     "restore of `%s`: criu lazy-pages did not get ready (it "
+					     "exited, or not within 10 s; %s %s)",
+					     r->c.id, say, log ? log : at);
 	}
 	/* criu forks the restored processes from its own: they inherit */
 	if (o->merge_memory && tern_memory_merge_mark_self(true, err) < 0)
@@ -669,7 +671,7 @@ static int run_criu_restore(restore_ctx *r, const char *images, const tern_ckpt_
 			*err = steal_pointer(&notify_ctx.hook_err);
 			return tern_error_wrap(err, "restore of `%s`", r->c.id);
 		}
-		cleanup_free char *why = tern_ckpt_log_tail(&r->s, keep_logs(r, o));
+		cleanup_free char *why = tern_ckpt_log_tail(&r->s, keep_logs(r, o), o->work_goes);
 		return tern_error_make_quiet(
 		    err, ECANCELED, "restore of `%s`: criu restore failed: %s", r->c.id, why);
 	}

@@ -90,7 +90,7 @@ void tern_ckpt_session_clear(criu_session *s)
  * opening it. With `state_dir`, the logs are copied into its
  * last-failure/ first (the work directory may be about to go: a
  * snapshot's, a migration's) and the copy is the one named. */
-char *tern_ckpt_log_tail(const criu_session *s, const char *state_dir)
+char *tern_ckpt_log_tail(const criu_session *s, const char *state_dir, bool work_goes)
 {
 	cleanup_free char *path = tern_strdup_printf("%s/%s", s->work_dir, s->log_name);
 	cleanup_free char *data = NULL;
@@ -104,6 +104,11 @@ char *tern_ckpt_log_tail(const criu_session *s, const char *state_dir)
 	if (kept) {
 		free(path);
 		path = kept;
+	} else if (work_goes) {
+		/* no name of a file about to be removed */
+		free(path);
+		path = tern_strdup_printf("not kept: it was in %s, which goes with the failure",
+					  s->work_dir);
 	}
 	const char *lines[2] = {0};
 	for (char *save = NULL, *l = strtok_r(data, "\n", &save); l && n < 2;

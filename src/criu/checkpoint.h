@@ -107,6 +107,10 @@ typedef struct {
 	 * last-failure/ keeps criu's logs when it fails (failure-logs.h); a
 	 * dump and a restore into_dir keep them in the container's own */
 	const char *failure_logs_in;
+	/* restore: no failure_logs_in, and the work directory is removed
+	 * after a failure (migrate-receive without --debug): the error says
+	 * that criu's log is not kept rather than name a file soon gone */
+	bool work_goes;
 	const char *config_path; /* the config to restore with (default: the bundle's) */
 	const char *created;	 /* the state's "created" (default: now) */
 	/* with join_netns: restore into this network namespace, whatever the
