@@ -627,10 +627,11 @@ static int run_criu_restore(restore_ctx *r, const char *images, const tern_ckpt_
 				  : o->work_goes	  ? "its log is not kept: it was"
 				  : access(at, F_OK) == 0 ? "log:"
 							  : "it left no log at";
-		return tern_error_make_quiet(err, EIO,
-					     "restore of `%s`: criu lazy-pages did not get ready (it "
-					     "exited, or not within 10 s; %s %s)",
-					     r->c.id, say, log ? log : at);
+		return tern_error_make_quiet(
+		    err, EIO,
+		    "restore of `%s`: criu lazy-pages did not get ready (it "
+		    "exited, or not within 10 s; %s %s)",
+		    r->c.id, say, log ? log : at);
 	}
 	/* criu forks the restored processes from its own: they inherit */
 	if (o->merge_memory && tern_memory_merge_mark_self(true, err) < 0)
