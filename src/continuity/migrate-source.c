@@ -128,7 +128,7 @@ static void watchdog(source *s, int fd)
 	 * container: the work directory goes once the dump's group is gone
 	 * (never killed: a dump that lets go leaves the container whole) */
 	tern_mig_groups_gone(groups, ngroups, false, 60000);
-	/* (in the state directory, whose removal goes one level deep only) */
+	/* (the container runs on here: nothing else removes it until its delete) */
 	if (s->work)
 		tern_remove_tree(s->work);
 	tern_log(TERN_LOG_WARNING, "tern migrate of `%s` ended before the target ran it: thawed",
