@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <yajl/yajl_gen.h>
 
 static const char usage[] =
@@ -237,6 +238,10 @@ int tern_cmd_snapshot(tern_global_opts *g, int argc, char **argv)
 		return 1;
 	}
 	bool json = strcmp(format, "json") == 0;
+	/* the dump's progress: JSON lines before the result, or text on a
+	 * terminal (a script's stderr gets nothing) */
+	o.progress_json = json;
+	o.progress = json || isatty(STDERR_FILENO);
 	if (do_list && do_delete) {
 		fprintf(stderr, "tern snapshot: --list and --delete exclude each other\n");
 		return 1;

@@ -62,14 +62,25 @@ static void event(tern_dump_progress *d, tern_mig_progress *p, bool last)
 	if (b < d->bytes)
 		b = d->bytes;
 	uint64_t rate = now > d->t_last ? (b - d->bytes) * 1000000000ULL / (now - d->t_last) : 0;
+	uint64_t ms = (now - d->t_start) / 1000000ULL;
 	tern_jw w;
 
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "phase", "dump");
 	tern_jw_u64(&w, "bytes", b);
 	tern_jw_u64(&w, "rate", rate);
-	tern_mig_event(p, "progress", &w, "dump: %.1f MiB of pages written %s (%.1f MiB/s)",
-		       (double)b / 1048576.0, last ? "in all" : "so far", (double)rate / 1048576.0);
+	tern_jw_u64(&w, "dump_ms", ms);
+	tern_jw_bool(&w, "last", last);
+	if (last)
+		tern_mig_event(
+		    p, "progress", &w,
+		    "dump: %.1f MiB of pages written in all, in %llu.%03llu s (%.1f MiB/s)",
+		    (double)b / 1048576.0, (unsigned long long)(ms / 1000),
+		    (unsigned long long)(ms % 1000), (double)rate / 1048576.0);
+	else
+		tern_mig_event(p, "progress", &w,
+			       "dump: %.1f MiB of pages written so far (%.1f MiB/s)",
+			       (double)b / 1048576.0, (double)rate / 1048576.0);
 	d->bytes = b;
 	d->t_last = now;
 	d->shown = true;
@@ -89,7 +100,9 @@ void tern_dump_progress_tick(tern_dump_progress *d, tern_mig_progress *p)
 
 void tern_dump_progress_end(tern_dump_progress *d, tern_mig_progress *p)
 {
-	if (d->shown)
+	/* by the clock, not by whether a tick came through: a dump as long
+	 * as a tick always ends with its total */
+	if (d->shown || tern_mig_now_ns() - d->t_start >= TICK_NS)
 		event(d, p, true);
 }
 
@@ -100,18 +113,22 @@ static void watcher_main(int fd, const char *dir, tern_mig_progress *p, uint64_t
 	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	tern_dump_progress d;
 	pid_t parent = getppid();
+	char ok = 0;
 
 	tern_dump_progress_init(&d, dir, t_start);
 	for (;;) {
 		int r = poll(&pfd, 1, tern_dump_progress_wait_ms(&d));
 		if (r < 0 && errno == EINTR)
 			continue;
-		/* end of file: the dump returned (or the caller died) */
+		/* a byte then end of file: the dump succeeded; end of file
+		 * alone: it failed (or the caller died) */
 		if (r != 0 || getppid() != parent)
 			break;
 		tern_dump_progress_tick(&d, p);
 	}
-	if (getppid() == parent)
+	while (read(fd, &ok, 1) < 0 && errno == EINTR)
+		;
+	if (ok == 1 && getppid() == parent)
 		tern_dump_progress_end(&d, p);
 	fflush(stdout);
 	fflush(stderr);
@@ -151,10 +168,14 @@ int tern_dump_watcher_start(tern_dump_watcher *w, const char *dir, tern_mig_prog
 	return 0;
 }
 
-void tern_dump_watcher_stop(tern_dump_watcher *w)
+void tern_dump_watcher_stop(tern_dump_watcher *w, bool ok)
 {
+	char one = 1;
+
 	if (w->pid <= 0)
 		return;
+	if (ok && write(w->fd, &one, 1) < 0)
+		tern_debug("the dump's progress: %s", strerror(errno));
 	close(w->fd);
 	w->fd = -1;
 	while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)

@@ -4,9 +4,9 @@
  * (progress-event.h's tern_mig_event: a text line on stderr, or a JSON line on
  * stdout) with the bytes of the page images (pages-*.img) criu has written
  * so far into its image directory, and the rate since the event before
- * (since the dump began, for the first). Once the dump has ended, a last
- * event gives the total, if any event was printed (a dump too short for
- * one stays silent). */
+ * (since the dump began, for the first), and how long it has run. Once
+ * the dump has succeeded, a last event (`last` true) gives the total, if
+ * the dump took a tick or longer (a shorter dump stays silent). */
 #pragma once
 
 #include "error.h"
@@ -47,4 +47,5 @@ typedef struct {
 
 int tern_dump_watcher_start(tern_dump_watcher *w, const char *dir, tern_mig_progress *p,
 			    tern_error **err);
-void tern_dump_watcher_stop(tern_dump_watcher *w);
+/* `ok`: the dump succeeded (its total is said) */
+void tern_dump_watcher_stop(tern_dump_watcher *w, bool ok);
