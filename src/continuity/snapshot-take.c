@@ -153,9 +153,9 @@ static int dump(snap_ctx *c, const tern_snapshot_opts *o, bool leave_frozen,
 	    .file_locks = o->file_locks,
 	    .link_remap = o->link_remap,
 	};
-	uint64_t t = tern_now_ns();
 	/* libcriu holds this process until the dump is over: a child says
-	 * how far it got meanwhile (a snapshot without it is no failure) */
+	 * how far it got meanwhile (a snapshot without it is no failure);
+	 * it runs from before the dump until after it */
 	tern_dump_watcher watcher = {0};
 	if (o->progress) {
 		tern_error *e = NULL;
@@ -164,10 +164,13 @@ static int dump(snap_ctx *c, const tern_snapshot_opts *o, bool leave_frozen,
 			tern_error_free(e);
 		}
 	}
+	uint64_t t = tern_now_ns();
 	int ret = tern_container_checkpoint(c->rt, c->criu, c->id, &co, err);
 
-	tern_dump_watcher_stop(&watcher, ret == 0);
 	stats->criu_ns = tern_now_ns() - t;
+	tern_dump_watcher_stop(&watcher, ret == 0);
+	tern_debug("criu dumped `%s` in %llu ms", c->id,
+		   (unsigned long long)(stats->criu_ns / 1000000));
 	if (ret == 0 && c->mem_parent)
 		ret = own_parent_images(c, err);
 	return ret;
