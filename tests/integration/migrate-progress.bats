@@ -197,6 +197,7 @@ dump_lines_ok() {
 	images=$(phase_event src.out images)
 	pb=$(echo "$images" | jq .pages_bytes)
 	dms=$(echo "$images" | jq .dump_ms)
+	[[ "$dms" =~ ^[0-9]+$ ]]
 	[ "$pb" -ge $((256 << 20)) ]
 	dump_progress_ok src.out "$pb" "$dms"
 	# every one of them while frozen: after the freeze, before dumped
@@ -247,6 +248,7 @@ dump_lines_ok() {
 	local pb dms
 	pb=$(stat -c %s "$ROOT/@snapshots/$ID/s1/images"/pages-*.img | awk '{ s += $1 } END { print s }')
 	dms=$(tail -n 1 snap.out | jq '.criu_ms | floor')
+	[[ "$dms" =~ ^[0-9]+$ ]]
 	[ "$pb" -ge $((256 << 20)) ]
 	dump_progress_ok snap.out "$pb" "$dms"
 	[ "$dms" -ge 1000 ] || echo "# the dump took only $dms ms" >&3
