@@ -29,6 +29,9 @@ static const ojson_field state_fields[] = {
     OJF_STR("rdt_group", oci_state, rdt_group),
     OJF_BOOL("rdt_own_group", oci_state, rdt_own_group),
     OJF_STR("rdt_mon_group", oci_state, rdt_mon_group),
+    /* (never written to disk: see oci-state.h) */
+    OJF_STR("migratedTo", oci_state, migrated_to),
+    OJF_STR("migratedAs", oci_state, migrated_as),
     OJF_END,
 };
 
@@ -69,6 +72,11 @@ static void gen_cli(yajl_gen g, const oci_state *state)
 	if (state->annotations.len > 0)
 		ojson_gen_map(g, "annotations", &state->annotations);
 	ojson_gen_kv_string(g, "owner", state->owner);
+	/* tern's own, after runc's fields: only for a migrated container */
+	if (state->migrated_to)
+		ojson_gen_kv_string(g, "migratedTo", state->migrated_to);
+	if (state->migrated_to && state->migrated_as)
+		ojson_gen_kv_string(g, "migratedAs", state->migrated_as);
 }
 
 /* Absent strings are left out, so they read back as NULL. */

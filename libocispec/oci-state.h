@@ -25,7 +25,8 @@ typedef struct {
 	/* runtime-spec state */
 	char *oci_version;
 	char *id;
-	char *status; /* "creating", "created", "running", "stopped", "paused" */
+	char *status; /* "creating", "created", "running", "stopped", "paused";
+		       * tern's own "migrated" (below) */
 	int pid;      /* 0 when there is no process */
 	char *bundle; /* absolute */
 	oci_map annotations;
@@ -48,6 +49,14 @@ typedef struct {
 	char *rdt_group;	 /* linux.intelRdt: the resctrl group's directory */
 	bool rdt_own_group;	 /* named after the container: delete removes it */
 	char *rdt_mon_group;	 /* the MON group of enableMonitoring (always removed) */
+
+	/* A container that `tern migrate` handed over (the target said
+	 * RUNNING): where it went, HOST:PORT, and its id there. Not kept in
+	 * state.json: read from the state directory's mark with the status
+	 * (tern_state_refresh_status), and shown by `tern state` as
+	 * "migratedTo" and "migratedAs", after owner, only then. */
+	char *migrated_to;
+	char *migrated_as;
 } oci_state;
 
 /* Serialize. `*out` is malloc'd and NUL-terminated; `*len` (optional)

@@ -118,6 +118,15 @@ static void print_json(row *rows, size_t n)
 			}
 			yajl_gen_map_close(g);
 		}
+		/* tern's own, only for a migrated container (as `tern state`) */
+		if (s->migrated_to) {
+			gen_str(g, "migratedTo");
+			gen_str(g, s->migrated_to);
+		}
+		if (s->migrated_to && s->migrated_as) {
+			gen_str(g, "migratedAs");
+			gen_str(g, s->migrated_as);
+		}
 		yajl_gen_map_close(g);
 	}
 	yajl_gen_array_close(g);

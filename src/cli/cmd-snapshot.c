@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <yajl/yajl_gen.h>
 
 static const char usage[] =
@@ -25,8 +26,9 @@ static const char usage[] =
     "Options:\n"
     "  --list                  list the snapshots of CONTAINER-ID\n"
     "  --delete                remove snapshot NAME\n"
-    "  -f, --format FORMAT     text (default: snapshot prints nothing; list a\n"
-    "                          table) or json (what it took, or the list)\n"
+    "  -f, --format FORMAT     text (default: snapshot prints the dump's progress\n"
+    "                          on a terminal, else nothing; list a table) or\n"
+    "                          json (the progress, then what it took; or the list)\n"
     "  --tcp-established       keep established TCP connections\n"
     "  --ext-unix-sk           allow unix sockets connected to the outside\n"
     "  --shell-job             allow a process attached to a shell/terminal\n"
@@ -237,6 +239,10 @@ int tern_cmd_snapshot(tern_global_opts *g, int argc, char **argv)
 		return 1;
 	}
 	bool json = strcmp(format, "json") == 0;
+	/* the dump's progress: JSON lines before the result, or text on a
+	 * terminal (a script's stderr gets nothing) */
+	o.progress_json = json;
+	o.progress = json || isatty(STDERR_FILENO);
 	if (do_list && do_delete) {
 		fprintf(stderr, "tern snapshot: --list and --delete exclude each other\n");
 		return 1;

@@ -2,6 +2,7 @@
  * pages of criu's dump (its pagemap and page images) and, in
  * post-copy, the bytes of criu's page-server connection, which criu moves
  * without tern (read from the kernel's TCP counters over sock_diag). */
+#include "dump-progress.h"
 #include "log.h"
 #include "migrate.h"
 #include "utils.h"
@@ -156,21 +157,7 @@ int tern_mig_lazy_pages(const char *dir, uint64_t *pages, tern_error **err)
 
 uint64_t tern_mig_pages_bytes(const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	uint64_t total = 0;
-
-	if (d == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL) {
-		struct stat st;
-		if (strncmp(e->d_name, "pages-", 6) == 0 &&
-		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode))
-			total += (uint64_t)st.st_size;
-	}
-	closedir(d);
-	return total;
+	return tern_dump_pages_bytes(dir);
 }
 
 uint64_t tern_mig_page_size(void)

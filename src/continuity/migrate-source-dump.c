@@ -124,6 +124,12 @@ int source_start_dump(source *s, const char *images, const char *parent, bool pr
 	int ret;
 
 	s->t_dump = tern_mig_now_ns();
+	/* the frozen dump, whose pages are written while the container
+	 * waits: said as it goes (a lazy dump writes no pages, a pre-dump
+	 * runs beside the container) */
+	s->dump_progress = !pre_dump && s->mode != TERN_MIG_POST_COPY;
+	if (s->dump_progress)
+		tern_dump_progress_init(&s->dprog, images, s->t_dump);
 	if (s->mode == TERN_MIG_POST_COPY) {
 		if (pipe2(sp, O_CLOEXEC) < 0)
 			return tern_error_make(err, errno, "pipe");
@@ -173,10 +179,25 @@ static int dump_left_ms(source *s)
 int source_wait_dump(source *s, tern_error **err)
 {
 	cleanup_free char *what = tern_strdup_printf("criu dump of `%s`", s->o->id);
+	struct pollfd pfd = {.fd = s->dump_errfd, .events = POLLIN};
+
+	/* the frozen dump's progress until the child ends (its pipe is
+	 * readable then) or the bound has passed (then it is killed below) */
+	while (s->dump_progress && dump_left_ms(s) > 0) {
+		int wait = tern_dump_progress_wait_ms(&s->dprog);
+		int r = poll(&pfd, 1, wait < dump_left_ms(s) ? wait : dump_left_ms(s));
+		if (r > 0 || (r < 0 && errno != EINTR))
+			break;
+		tern_dump_progress_tick(&s->dprog, &s->p);
+	}
 	int ret = tern_mig_child_wait_or_kill(s->dump_pid, s->dump_errfd, dump_left_ms(s),
 					      s->o->criu_timeout_ms, what, err);
 
 	s->dump_pid = 0;
+	s->dump_ns = tern_mig_now_ns() - s->t_dump;
+	if (ret == 0 && s->dump_progress)
+		tern_dump_progress_end(&s->dprog, &s->p);
+	s->dump_progress = false;
 	if (ret == -ETIMEDOUT)
 		s->criu_killed = true;
 	return ret;
@@ -286,7 +307,7 @@ void source_memory_event(source *s, int round, uint64_t pages_bytes, uint64_t se
 			 uint64_t since_ns)
 {
 	uint64_t pages = pages_bytes / tern_mig_page_size();
-	char rate_text[64] = "", during_text[64] = "";
+	char rate_text[64] = "", during_text[96] = "";
 	tern_jw w;
 
 	tern_jw_begin(&w);
@@ -297,9 +318,11 @@ void source_memory_event(source *s, int round, uint64_t pages_bytes, uint64_t se
 	tern_jw_u64(&w, "pages_bytes", pages_bytes);
 	tern_jw_u64(&w, "bytes", sent);
 	if (round == 0 && s->mode != TERN_MIG_POST_COPY) {
+		tern_jw_u64(&w, "dump_ms", s->dump_ns / 1000000);
 		tern_jw_u64(&w, "sent_during_dump", s->sent_during_dump);
-		snprintf(during_text, sizeof(during_text), "; %llu while criu dumped",
-			 (unsigned long long)s->sent_during_dump);
+		snprintf(during_text, sizeof(during_text), "; %llu while criu dumped (for %llu ms)",
+			 (unsigned long long)s->sent_during_dump,
+			 (unsigned long long)(s->dump_ns / 1000000));
 	}
 	if (since_ns > 0) {
 		uint64_t rate = pages_bytes * 1000000000ULL / since_ns;
@@ -457,6 +480,10 @@ int source_dump_streaming(source *s, page_stream *ps, uint64_t *bytes, tern_erro
 		ret = page_stream_send(s, ps, false, bytes, err);
 		if (ret < 0)
 			return ret; /* (roll_back waits for the dump) */
+		/* (after the send, which may have taken long: said even if the
+		 * dump ended meanwhile) */
+		if (s->dump_progress)
+			tern_dump_progress_tick(&s->dprog, &s->p);
 	}
 	s->sent_during_dump = *bytes;
 	ret = source_wait_dump(s, err);

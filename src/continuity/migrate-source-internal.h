@@ -8,6 +8,7 @@
  * while criu writes them. */
 #pragma once
 
+#include "dump-progress.h"
 #include "migrate.h"
 #include "rootfs-sync.h"
 
@@ -27,6 +28,9 @@ typedef struct {
 	pid_t pid; /* the container's init */
 	uint64_t memory_bytes;
 	tern_mig_mode mode;
+	/* --mode auto: why this side cannot serve post-copy, said when the
+	 * target then chose stop-and-copy ("" when it can) */
+	char no_post_copy[512];
 	char *target_id;
 	char *target_cert;
 	/* root/id/migrate-XXXXXX: images/, work/, tls/ */
@@ -53,6 +57,11 @@ typedef struct {
 	 * resets the dirty bits there), for the dirty rate of the next */
 	uint64_t t_dump, t_last_round;
 	int last_round;
+	/* the frozen dump (stop-and-copy, pre-copy): its progress while
+	 * criu writes it (dump-progress.h), and how long it took */
+	bool dump_progress;
+	tern_dump_progress dprog;
+	uint64_t dump_ns;
 	/* post-copy: the pages the dump left for the target to fetch */
 	bool lazy_known;
 	uint64_t lazy_pages;

@@ -196,6 +196,8 @@ int source_choose_features(source *s, bool *post_copy, bool *pre_copy, tern_erro
 		*err = why;
 		return tern_error_wrap(err, "--mode post-copy");
 	}
+	if (why)
+		snprintf(s->no_post_copy, sizeof(s->no_post_copy), "%s", why->msg);
 	tern_error_free(why);
 	return 0;
 }
@@ -242,11 +244,20 @@ int source_offer(source *s, bool post_copy, bool pre_copy, tern_error **err)
 	s->target_id = tern_xstrdup(id);
 	s->target_cert = cert ? tern_xstrdup(cert) : NULL;
 	yajl_tree_free(v);
+	/* --mode auto that could not have post-copy: say why (the reason
+	 * --mode post-copy fails with) */
+	bool fell_back =
+	    s->o->mode == TERN_MIG_AUTO && s->mode == TERN_MIG_STOP_AND_COPY && s->no_post_copy[0];
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "mode", tern_mig_mode_name(s->mode));
 	tern_jw_str(&w, "target_id", s->target_id);
-	tern_mig_event(&s->p, "accepted", &w, "target accepted `%s` as `%s`, mode %s", s->o->id,
-		       s->target_id, tern_mig_mode_name(s->mode));
+	if (fell_back)
+		tern_jw_str(&w, "not_post_copy", s->no_post_copy);
+	else
+		tern_jw_null(&w, "not_post_copy");
+	tern_mig_event(&s->p, "accepted", &w, "target accepted `%s` as `%s`, mode %s%s%s", s->o->id,
+		       s->target_id, tern_mig_mode_name(s->mode),
+		       fell_back ? ", not post-copy: " : "", fell_back ? s->no_post_copy : "");
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "migrate-source-internal.h"
 #include "rootfs-sync.h"
 #include "snapshot.h"
+#include "state.h"
 #include "utils.h"
 
 #include <arpa/inet.h>
@@ -74,6 +75,24 @@ static void unlock_net(source *s)
 	}
 }
 
+static bool has_status(source *s, const char *status)
+{
+	cleanup_state_dir tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+	bool same;
+
+	if (tern_container_peek(s->env->rt, s->o->id, &dir, &st, NULL) < 0)
+		return false;
+	same = strcmp(st->status, status) == 0;
+	oci_state_free(st);
+	return same;
+}
+
+static bool is_migrated(source *s)
+{
+	return has_status(s, "migrated");
+}
+
 /* ---- the dead man's switch ----
  *
  * If tern migrate itself dies (SIGKILL, the OOM killer) while the container
@@ -97,6 +116,10 @@ static void watchdog(source *s, int fd)
 	setsid();
 	if (tern_mig_watchdog_read(fd, groups, &ngroups))
 		_exit(0);
+	/* marked migrated (wait_running) before tern migrate could say "C":
+	 * the target owns it, nothing here to undo */
+	if (is_migrated(s))
+		_exit(0);
 	source_hang_up_page_server(s->page_ip, s->page_port);
 	unlock_net(s);
 	if (tern_container_resume(s->env->rt, s->o->id, &e) < 0)
@@ -105,7 +128,7 @@ static void watchdog(source *s, int fd)
 	 * container: the work directory goes once the dump's group is gone
 	 * (never killed: a dump that lets go leaves the container whole) */
 	tern_mig_groups_gone(groups, ngroups, false, 60000);
-	/* (in the state directory, whose removal goes one level deep only) */
+	/* (the container runs on here: nothing else removes it until its delete) */
 	if (s->work)
 		tern_remove_tree(s->work);
 	tern_log(TERN_LOG_WARNING, "tern migrate of `%s` ended before the target ran it: thawed",
@@ -152,7 +175,15 @@ static int wait_running(source *s, tern_error **err)
 
 	if (ret < 0)
 		return ret;
-	/* the commit point: the target owns the container from here */
+	/* the commit point: the target owns the container from here. Marked
+	 * first, before anything that could be killed: a tern migrate killed
+	 * from here on leaves a source that says "migrated", which resume
+	 * refuses (the watchdog's too), never one that looks paused. */
+	tern_error *me = NULL;
+	if (tern_state_mark_migrated(s->env->rt->root, s->o->id, s->o->to, s->target_id, &me) < 0) {
+		tern_log(TERN_LOG_ERROR, "the target runs `%s`: %s", s->target_id, me->msg);
+		tern_error_free(me);
+	}
 	s->committed = true;
 	stop_watchdog(s, 'C');
 	s->t_running = tern_mig_now_ns();
@@ -452,9 +483,9 @@ static int finish(source *s, tern_error **err)
 			    err,
 			    "post-copy: the memory transfer to the target failed after the target "
 			    "had started `%s`, so its copy lacks pages; the source container "
-			    "`%s` is left frozen with the memory as it was at the freeze: check "
-			    "the target, then `tern resume %s` (if the target's copy is gone) or "
-			    "`tern delete --force %s`",
+			    "`%s` is left frozen (migrated) with the memory as it was at the "
+			    "freeze: check the target, then `tern resume --force %s` (if the "
+			    "target's copy is gone) or `tern delete %s`",
 			    s->target_id, s->o->id, s->o->id, s->o->id);
 		tern_mig_pages_event(&s->p, s->lazy_known, s->lazy_pages, &f,
 				     "every page fetched by the target");
@@ -488,15 +519,7 @@ static int finish(source *s, tern_error **err)
 
 static bool is_paused(source *s)
 {
-	cleanup_state_dir tern_container_dir *dir = NULL;
-	oci_state *st = NULL;
-	bool paused;
-
-	if (tern_container_peek(s->env->rt, s->o->id, &dir, &st, NULL) < 0)
-		return false;
-	paused = strcmp(st->status, "paused") == 0;
-	oci_state_free(st);
-	return paused;
+	return has_status(s, "paused");
 }
 
 /* Before RUNNING: the source keeps the container, running. */

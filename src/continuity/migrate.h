@@ -31,6 +31,7 @@
 
 #include "container.h"
 #include "migrate-channel.h"
+#include "progress-event.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -101,38 +102,8 @@ typedef struct {
 int tern_migrate_source(const tern_mig_env *env, const tern_migrate_opts *o, tern_error **err);
 int tern_migrate_target(const tern_mig_env *env, const tern_receive_opts *o, tern_error **err);
 
-/* ---- progress: text on stderr, or one JSON object per line on stdout ---- */
-
-typedef struct {
-	bool json;
-	const char *side; /* "source", "target" */
-	uint64_t t0_ns;
-} tern_mig_progress;
-
-uint64_t tern_mig_now_ns(void);
-void tern_mig_progress_init(tern_mig_progress *p, const char *side, bool json);
-
-/* A small JSON object writer (messages and events). */
-typedef struct {
-	char *buf;
-	size_t len;
-	FILE *f;
-	bool first;
-} tern_jw;
-
-void tern_jw_begin(tern_jw *w);
-void tern_jw_str(tern_jw *w, const char *key, const char *value);
-void tern_jw_u64(tern_jw *w, const char *key, uint64_t value);
-void tern_jw_bool(tern_jw *w, const char *key, bool value);
-/* `key: null`: a figure that cannot be known (said, rather than left out) */
-void tern_jw_null(tern_jw *w, const char *key);
-/* Ends the object; returns the malloc'd text (the caller frees it). */
-char *tern_jw_end(tern_jw *w);
-
-/* Print an event: `w` holds its fields after "event"; `text` is the
- * line for the terminal. Frees w's buffer. */
-void tern_mig_event(tern_mig_progress *p, const char *event, tern_jw *w, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* ---- progress: text on stderr, or one JSON object per line on stdout
+ * (progress-event.h: tern_mig_progress, tern_jw, tern_mig_event) ---- */
 
 /* ---- figures from criu and the kernel (migrate-progress.c) ---- */
 
@@ -156,7 +127,7 @@ int tern_mig_page_conn_bytes(const char *ip, int port, bool server, uint64_t *by
 
 /* Post-copy progress: each sample prints a "progress" event when the
  * connection's bytes moved (or every 5 s when they did not). */
-#define TERN_MIG_PROGRESS_MS 250
+#define TERN_MIG_PROGRESS_MS TERN_PROGRESS_MS
 typedef struct {
 	const char *ip;
 	int port;

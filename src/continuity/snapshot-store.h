@@ -52,6 +52,11 @@ typedef struct {
 	/* afterwards, a warm spare of this snapshot is made in the background
 	 * (snapshot-warm.c): a rollback to it is then a swap */
 	bool keep_warm;
+	/* while criu dumps: a progress event every 250 ms
+	 * (dump-progress.h), as text on stderr or (progress_json) a JSON
+	 * line on stdout */
+	bool progress;
+	bool progress_json;
 } tern_snapshot_opts;
 
 typedef struct {

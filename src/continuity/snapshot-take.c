@@ -10,6 +10,7 @@
 #include "snapshot.h"
 #include "cgroup.h"
 #include "checkpoint.h"
+#include "dump-progress.h"
 #include "log.h"
 #include "snapshot-container.h"
 #include "snapshot-fs.h"
@@ -58,6 +59,7 @@ typedef struct {
 	bool criu_checked;	/* tern_criu_features_cached() knows this criu works */
 	const char *mem_parent; /* the snapshot whose images hold our unchanged pages */
 	int mem_depth;
+	tern_mig_progress progress; /* (o->progress) */
 } snap_ctx;
 
 /* Hard links of every file in `src` (and of its own parent/, the same
@@ -152,10 +154,24 @@ static int dump(snap_ctx *c, const tern_snapshot_opts *o, bool leave_frozen,
 	    .file_locks = o->file_locks,
 	    .link_remap = o->link_remap,
 	};
+	/* libcriu holds this process until the dump is over: a child says
+	 * how far it got meanwhile (a snapshot without it is no failure);
+	 * it runs from before the dump until after it */
+	tern_dump_watcher watcher = {0};
+	if (o->progress) {
+		tern_error *e = NULL;
+		if (tern_dump_watcher_start(&watcher, images, &c->progress, &e) < 0) {
+			tern_debug("no progress of the dump of `%s`: %s", c->id, e->msg);
+			tern_error_free(e);
+		}
+	}
 	uint64_t t = tern_now_ns();
 	int ret = tern_container_checkpoint(c->rt, c->criu, c->id, &co, err);
 
 	stats->criu_ns = tern_now_ns() - t;
+	tern_dump_watcher_stop(&watcher, ret == 0);
+	tern_debug("criu dumped `%s` in %llu ms", c->id,
+		   (unsigned long long)(stats->criu_ns / 1000000));
 	if (ret == 0 && c->mem_parent)
 		ret = own_parent_images(c, err);
 	return ret;
@@ -278,6 +294,7 @@ int tern_snapshot_take(const tern_runtime *rt, const char *criu, const char *id,
 	int ret;
 
 	memset(stats, 0, sizeof(*stats));
+	tern_mig_progress_init(&c.progress, "snapshot", o->progress_json);
 	ret = tern_snap_check_name(name, err);
 	if (ret < 0)
 		return ret;

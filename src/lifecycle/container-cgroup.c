@@ -297,7 +297,37 @@ static int load(const tern_runtime *rt, const char *id, tern_container_dir **dir
 	return tern_container_load(rt, id, dir, st, NULL, err);
 }
 
-static int set_frozen(const tern_runtime *rt, const char *id, bool freeze, tern_error **err)
+/* A migrated container (see tern_state_mark_migrated) is not resumed by
+ * accident: only with `force`, which takes the mark away first, and only
+ * while its process lives. */
+static int check_migrated(tern_container_dir *dir, oci_state *st, bool freeze, bool force,
+			  tern_error **err)
+{
+	const char *as = st->migrated_as ? st->migrated_as : st->id;
+
+	if (freeze || !force)
+		return tern_error_make_quiet(
+		    err, EINVAL,
+		    "cannot %s container `%s`: it is migrated: it was handed over to %s (as "
+		    "`%s`), which runs it; resumed here it would be a second live copy. `tern "
+		    "delete %s` removes what is left here; `tern resume --force %s` only if the "
+		    "copy on %s is gone",
+		    freeze ? "pause" : "resume", st->id, st->migrated_to, as, st->id, st->id,
+		    st->migrated_to);
+	if (st->pid <= 0)
+		return tern_error_make_quiet(
+		    err, EINVAL,
+		    "cannot resume container `%s`: it was migrated to %s and its process here "
+		    "is gone: `tern delete %s`",
+		    st->id, st->migrated_to, st->id);
+	tern_warn("resuming `%s`, which was migrated to %s (as `%s`): make sure the copy "
+		  "there is gone",
+		  st->id, st->migrated_to, as);
+	return tern_state_unmark_migrated(dir, err);
+}
+
+static int set_frozen(const tern_runtime *rt, const char *id, bool freeze, bool force,
+		      tern_error **err)
 {
 	cleanup_state_dir tern_container_dir *dir = NULL;
 	oci_state *st = NULL;
@@ -306,7 +336,13 @@ static int set_frozen(const tern_runtime *rt, const char *id, bool freeze, tern_
 	if (ret < 0)
 		return ret;
 	const char *want = freeze ? "running" : "paused";
-	if (tern_cgroup_require_mounts(&st->cgroup_paths, err) < 0)
+	if (strcmp(st->status, "migrated") == 0) {
+		ret = check_migrated(dir, st, freeze, force, err);
+		if (ret == 0 && tern_cgroup_require_mounts(&st->cgroup_paths, err) < 0)
+			ret = tern_error_wrap(err, "cannot resume container `%s`", id);
+		if (ret == 0)
+			ret = tern_cgroup_freeze(&st->cgroup_paths, false, err);
+	} else if (tern_cgroup_require_mounts(&st->cgroup_paths, err) < 0)
 		ret = tern_error_wrap(err, "cannot %s container `%s`", freeze ? "pause" : "resume",
 				      id);
 	else if (strcmp(st->status, want) != 0)
@@ -320,12 +356,17 @@ static int set_frozen(const tern_runtime *rt, const char *id, bool freeze, tern_
 
 int tern_container_pause(const tern_runtime *rt, const char *id, tern_error **err)
 {
-	return set_frozen(rt, id, true, err);
+	return set_frozen(rt, id, true, false, err);
 }
 
 int tern_container_resume(const tern_runtime *rt, const char *id, tern_error **err)
 {
-	return set_frozen(rt, id, false, err);
+	return set_frozen(rt, id, false, false, err);
+}
+
+int tern_container_resume_forced(const tern_runtime *rt, const char *id, tern_error **err)
+{
+	return set_frozen(rt, id, false, true, err);
 }
 
 int tern_container_update(const tern_runtime *rt, const char *id, const oci_resources *r,

@@ -27,7 +27,12 @@ bool tern_container_cgroup_make_after_clone(const tern_container *c);
 int tern_container_cgroup_join(tern_container *c, pid_t pid, tern_error **err);
 
 int tern_container_pause(const tern_runtime *rt, const char *id, tern_error **err);
+/* A migrated container (status "migrated": tern migrate handed it over)
+ * is refused, naming where it went; tern_container_resume_forced
+ * (`resume --force`) takes its mark away and thaws it, while its process
+ * lives. */
 int tern_container_resume(const tern_runtime *rt, const char *id, tern_error **err);
+int tern_container_resume_forced(const tern_runtime *rt, const char *id, tern_error **err);
 
 /* Apply `r` to a created, running or paused container. */
 int tern_container_update(const tern_runtime *rt, const char *id, const oci_resources *r,

@@ -515,6 +515,15 @@ int tern_container_start(const tern_runtime *rt, const char *id, tern_error **er
 	ret = tern_container_load(rt, id, &dir, &st, &config, err);
 	if (ret < 0)
 		return ret;
+	if (st->migrated_to) {
+		/* (never created: nothing to start; no --force either) */
+		ret = tern_error_make_quiet(
+		    err, EINVAL,
+		    "cannot start container `%s`: it is migrated: it was handed over to %s (as "
+		    "`%s`), which runs it; `tern delete %s` removes what is left here",
+		    id, st->migrated_to, st->migrated_as ? st->migrated_as : id, id);
+		goto out;
+	}
 	if (strcmp(st->status, "created") != 0) {
 		ret = tern_error_make_quiet(err, EINVAL, "cannot start container `%s`: it is %s",
 					    id, st->status);
@@ -746,7 +755,8 @@ int tern_container_delete(const tern_runtime *rt, const char *id, bool force, te
 		goto out;
 	}
 	/* A created container never ran user code: deleting it is allowed,
-	 * as with runc. A running or paused one needs --force. */
+	 * as with runc. A running or paused one needs --force; a migrated one
+	 * (frozen, its copy runs elsewhere) does not. */
 	if (strcmp(st->status, "running") == 0 || strcmp(st->status, "paused") == 0) {
 		if (!force) {
 			ret = tern_error_make_quiet(

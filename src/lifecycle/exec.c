@@ -837,6 +837,12 @@ int tern_container_exec(const tern_runtime *rt, const char *id, const tern_exec_
 					    "cannot exec in container `%s`: it is stopped", id);
 		goto out;
 	}
+	if (strcmp(st->status, "migrated") == 0) {
+		ret = tern_error_make_quiet(err, EINVAL,
+					    "cannot exec in container `%s`: it is migrated (to %s)",
+					    id, st->migrated_to);
+		goto out;
+	}
 	if (strcmp(st->status, "paused") == 0 && !o->ignore_paused) {
 		ret = tern_error_make(err, EINVAL,
 				      "cannot exec in container `%s`: it is paused "

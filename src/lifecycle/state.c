@@ -190,7 +190,33 @@ static int lock_creates(const char *root, tern_error **err)
 }
 
 /* Delete every entry of a flat directory, then the directory. */
-static int remove_dir_contents(int dirfd, const char *path, tern_error **err)
+static int remove_dir_contents_at(int dirfd, const char *path, int depth, tern_error **err);
+
+/* A directory in the state directory that is not empty (a migration's
+ * work directory, migrate-XXXXXX/{images,tls,work}): emptied through
+ * descriptors opened without following symlinks, on this file system only
+ * (a mount is never emptied), a few levels deep. */
+static int remove_subdir(int dirfd, const char *path, const char *name, int depth)
+{
+	struct stat parent, sub;
+	cleanup_close int fd = -1;
+	int ret;
+
+	if (depth > 8 || fstat(dirfd, &parent) < 0)
+		return -ENOTEMPTY;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sub) < 0)
+		return -errno;
+	if (sub.st_dev != parent.st_dev)
+		return -EBUSY;
+	cleanup_free char *subpath = tern_strdup_printf("%s/%s", path, name);
+	ret = remove_dir_contents_at(fd, subpath, depth, NULL);
+	if (ret < 0)
+		return ret;
+	return unlinkat(dirfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
+static int remove_dir_contents_at(int dirfd, const char *path, int depth, tern_error **err)
 {
 	int fd = dup(dirfd);
 	DIR *dir;
@@ -210,6 +236,12 @@ static int remove_dir_contents(int dirfd, const char *path, tern_error **err)
 		if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT) {
 			if (errno == EISDIR && unlinkat(dirfd, de->d_name, AT_REMOVEDIR) == 0)
 				continue;
+			if (errno == ENOTEMPTY || errno == EEXIST) {
+				int r = remove_subdir(dirfd, path, de->d_name, depth + 1);
+				if (r == 0)
+					continue;
+				errno = r == -ENOTEMPTY || r == -EBUSY ? ENOTEMPTY : -r;
+			}
 			/* before closedir: de lives in dir's buffer */
 			int ret = tern_error_make(err, errno, "remove `%s/%s`", path, de->d_name);
 			closedir(dir);
@@ -218,6 +250,11 @@ static int remove_dir_contents(int dirfd, const char *path, tern_error **err)
 	}
 	closedir(dir);
 	return 0;
+}
+
+static int remove_dir_contents(int dirfd, const char *path, tern_error **err)
+{
+	return remove_dir_contents_at(dirfd, path, 0, err);
 }
 
 static bool reclaim_stale(tern_container_dir *d)
@@ -506,6 +543,64 @@ bool tern_state_init_started(const oci_state *state)
 	       (dev != state->init_exe_dev || ino != state->init_exe_ino);
 }
 
+/* ---- the mark of a migrated container ----
+ *
+ * TERN_MIGRATED_FILE: two lines, HOST:PORT and the id on the target. A
+ * file of its own rather than a field of state.json: the source writes it
+ * while criu's lazy dump holds the state directory's lock (post-copy), and
+ * a file renamed into place is there whole or not at all. */
+
+int tern_state_mark_migrated(const char *root, const char *id, const char *to, const char *as,
+			     tern_error **err)
+{
+	cleanup_free char *dir = tern_strdup_printf("%s/%s", root, id);
+	cleanup_free char *text = tern_strdup_printf("%s\n%s\n", to, as ? as : id);
+	cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	cleanup_close int fd = -1;
+
+	if (strchr(to, '\n') || (as && strchr(as, '\n')))
+		return tern_error_make(err, EINVAL, "mark `%s` migrated: bad target `%s`", id, to);
+	if (dfd < 0)
+		return tern_error_make(err, errno, "mark `%s` migrated: `%s`", id, dir);
+	fd = openat(dfd, TERN_MIGRATED_FILE ".tmp",
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || tern_write_all(fd, text, strlen(text)) < 0 || fsync(fd) < 0 ||
+	    renameat(dfd, TERN_MIGRATED_FILE ".tmp", dfd, TERN_MIGRATED_FILE) < 0)
+		return tern_error_make(err, errno, "mark `%s` migrated: `%s/%s`", id, dir,
+				       TERN_MIGRATED_FILE);
+	return 0;
+}
+
+int tern_state_unmark_migrated(tern_container_dir *d, tern_error **err)
+{
+	if (unlinkat(d->dirfd, TERN_MIGRATED_FILE, 0) < 0 && errno != ENOENT)
+		return tern_error_make(err, errno, "remove `%s/%s`", d->dir, TERN_MIGRATED_FILE);
+	return 0;
+}
+
+static bool read_migrated(int dirfd, char **to, char **as)
+{
+	cleanup_close int fd = openat(dirfd, TERN_MIGRATED_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char buf[1024];
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	char *nl = strchr(buf, '\n');
+	if (nl)
+		*nl++ = '\0';
+	char *end = nl ? strchr(nl, '\n') : NULL;
+	if (end)
+		*end = '\0';
+	/* (an unreadable mark still says migrated: better refused than
+	 * resumed) */
+	*to = tern_xstrdup(buf[0] ? buf : "unknown");
+	*as = nl && *nl ? tern_xstrdup(nl) : NULL;
+	return true;
+}
+
 void tern_state_refresh_status(tern_container_dir *d, oci_state *state)
 {
 	const char *status;
@@ -526,6 +621,13 @@ void tern_state_refresh_status(tern_container_dir *d, oci_state *state)
 	} else {
 		status = "running";
 	}
+	/* a migrated container stays so whatever its process does, until
+	 * deleted (or resumed --force) */
+	free(state->migrated_to);
+	free(state->migrated_as);
+	state->migrated_to = state->migrated_as = NULL;
+	if (read_migrated(d->dirfd, &state->migrated_to, &state->migrated_as))
+		status = "migrated";
 	free(state->status);
 	state->status = tern_xstrdup(status);
 }

@@ -15,6 +15,7 @@
 #define TERN_STATE_FILE	  "state.json"
 #define TERN_CONFIG_COPY  "config.json"
 #define TERN_PARTIAL_IMAGES "checkpoint-images.partial"
+#define TERN_MIGRATED_FILE  "migrated"
 /* the last failed criu run's logs (criu/failure-logs.h); delete removes it */
 #define TERN_LAST_FAILURE_DIR "last-failure"
 
@@ -85,9 +86,21 @@ bool tern_state_init_started(const oci_state *state);
 
 /* The live status: "stopped" when the process is gone (or its pid was
  * recycled: start time differs), "created" while exec.fifo exists,
- * "paused" when frozen, else "running". Updates state->status and sets
- * state->pid to 0 when stopped (as runc prints it). */
+ * "paused" when frozen, else "running"; and "migrated", whatever the
+ * process does, once tern_state_mark_migrated marked it (with
+ * state->migrated_to and migrated_as filled in). Updates state->status
+ * and sets state->pid to 0 when stopped (as runc prints it). */
 void tern_state_refresh_status(tern_container_dir *dir, oci_state *state);
+
+/* tern migrate's source, the moment the target said RUNNING: the
+ * container at root/id runs on `to` (HOST:PORT) as `as` now. Its status is
+ * "migrated" from then on, which resume and start refuse (a second live
+ * copy) and delete removes. Takes no lock: the migration holds its own,
+ * and its criu may hold the directory's. */
+int tern_state_mark_migrated(const char *root, const char *id, const char *to, const char *as,
+			     tern_error **err);
+/* `tern resume --force`: the mark goes (the directory is locked). */
+int tern_state_unmark_migrated(tern_container_dir *d, tern_error **err);
 
 /* The ids under root, sorted. */
 int tern_state_list_ids(const char *root, char ***ids, tern_error **err);

@@ -245,22 +245,27 @@ postcopy_break_at_running() {
 	) 3>&- &
 }
 
-@test "migrate: post-copy broken after RUNNING (lazy-pages killed): the target kills its copy, the source stays frozen and says so" {
+@test "migrate: post-copy broken after RUNNING (lazy-pages killed): the target kills its copy, the source stays frozen, migrated, and says so" {
 	postcopy_break_at_running KILL
 	migrate --token-file "$TOKEN" --mode post-copy
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"left frozen"*"tern resume $ID"* ]] || { echo "$output"; false; }
-	# the log it cites is kept (the migration's work directory is gone)
+	[[ "$output" == *"left frozen (migrated)"*"tern resume --force $ID"* ]] || { echo "$output"; false; }
+	# the log it cites is kept (the migration's work directory may go)
 	[[ "$output" == *"(log: $ROOT/$ID/last-failure/dump.log)"* ]] || { echo "$output"; false; }
 	grep -q 'Version: ' "$ROOT/$ID/last-failure/dump.log"
-	! ls -d "$ROOT/$ID"/migrate-* 2>/dev/null || false
 	! receive_status || false
 	grep -q "the container was killed here" recv.err
 	target_clean
-	# the source kept the whole container, as it was at the freeze
-	[ "$(state_field "$ID" status)" = paused ]
-	tern resume "$ID"
+	# the source kept the whole container, as it was at the freeze; it was
+	# handed over, so only a forced resume takes it back
+	[ "$(state_field "$ID" status)" = migrated ]
+	run tern resume "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"it is migrated"*"10.231.0.2:$PORT"* ]] || { echo "$output"; false; }
+	[ "$(state_field "$ID" status)" = migrated ]
+	tern resume --force "$ID"
 	still_runs
+	tern state "$ID" | jq -e 'has("migratedTo") | not'
 	rm "$BUNDLE/rootfs/tmp/hash"
 	tern kill --all "$ID" USR1
 	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
@@ -283,15 +288,14 @@ postcopy_break_at_running() {
 	[ $((SECONDS - t0)) -lt 100 ]
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"the target fetched no page for 5 s (--criu-timeout)"* ]] || { echo "$output"; false; }
-	[[ "$output" == *"left frozen"*"tern resume $ID"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"left frozen (migrated)"*"tern resume --force $ID"* ]] || { echo "$output"; false; }
 	pkill -9 -f "[l]azy-pages --page-server.*$BUNDLE_B" || true
 	! receive_status || false
 	target_clean
-	[ "$(state_field "$ID" status)" = paused ]
-	tern resume "$ID"
-	still_runs
+	[ "$(state_field "$ID" status)" = migrated ]
+	# deleted as it is, frozen: in one go, the migration's directory too
 	tern delete --force "$ID"
-	[ ! -e "$ROOT/$ID" ]
+	source_gone
 }
 
 @test "migrate: tern migrate killed while the container is frozen: its watchdog thaws it, the target leaves nothing" {

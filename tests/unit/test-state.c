@@ -90,6 +90,31 @@ static void test_cli(void)
 	free(out);
 }
 
+/* A migrated container: tern's two fields after runc's, only then; never
+ * on disk (the mark in the state directory is what counts). */
+static void test_migrated(void)
+{
+	oci_state s = runc_like(6801, "migrated", false);
+	char *out = NULL;
+
+	s.migrated_to = "10.0.0.2:4000";
+	s.migrated_as = "t1-b";
+	is_int(oci_state_to_json(&s, OCI_STATE_CLI, &out, NULL), 0, "CLI migrated state");
+	ok(out && strstr(out, "\"status\": \"migrated\"") &&
+	       strstr(out, "\"owner\": \"\",\n  \"migratedTo\": \"10.0.0.2:4000\",\n  "
+			   "\"migratedAs\": \"t1-b\"\n}"),
+	   "migratedTo and migratedAs follow owner");
+	free(out);
+	is_int(oci_state_to_json(&s, OCI_STATE_DISK, &out, NULL), 0, "disk migrated state");
+	ok(out && !strstr(out, "migrated_to") && !strstr(out, "migratedTo"),
+	   "the disk state does not keep where it went");
+	free(out);
+	s = runc_like(6801, "running", false);
+	is_int(oci_state_to_json(&s, OCI_STATE_CLI, &out, NULL), 0, "CLI running state");
+	ok(out && !strstr(out, "migrated"), "no migrated fields for any other container");
+	free(out);
+}
+
 static void test_hook(void)
 {
 	oci_kv ann[] = {{"k", "v"}};
@@ -261,6 +286,7 @@ static void test_map(void)
 int main(void)
 {
 	test_cli();
+	test_migrated();
 	test_hook();
 	test_disk();
 	test_parse_errors();
