@@ -70,6 +70,9 @@ static size_t list_names(int dirfd, char ***out)
 	if (d == NULL)
 		return 0;
 	fd = -1;
+	/* (the offset is shared with `dirfd`, which another walk may have
+	 * left at the end) */
+	rewinddir(d);
 	for (struct dirent *e; (e = readdir(d)) != NULL;) {
 		cleanup_free char *meta = tern_strdup_printf("%s/" TERN_SNAP_META_FILE, e->d_name);
 		if (tern_snap_check_name(e->d_name, NULL) < 0 ||
@@ -206,8 +209,12 @@ int source_snapshots_send(source *s, bool target_takes, tern_error **err)
 		    "version): upgrade it, or migrate with --drop-snapshots");
 	ret = tern_mchan_recv(s->c, TERN_MSG_ROOTFS_MANIFEST, NULL, &manifest, &mlen,
 			      TERN_MIG_STEP_TIMEOUT_MS, err);
+	/* (a descriptor of its own: a walk of its own offset) */
+	cleanup_close int fd = openat(sn->store.fd, ".", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (ret == 0 && fd < 0)
+		ret = tern_error_make(err, errno, "`%s`", sn->store.path);
 	if (ret == 0)
-		ret = tern_rootfs_sender_new(sn->store.fd, manifest, mlen, &rs, err);
+		ret = tern_rootfs_sender_new(fd, manifest, mlen, &rs, err);
 	if (ret == 0)
 		ret = tern_rootfs_sender_round(rs, snaps_write, s->c, &st, err);
 	tern_rootfs_sender_free(rs);
@@ -281,6 +288,7 @@ static void tidy_store(int dirfd, const char *path)
 	if (d == NULL)
 		return;
 	fd = -1;
+	rewinddir(d);
 	for (struct dirent *e; (e = readdir(d)) != NULL;) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
