@@ -173,11 +173,11 @@ int source_snapshots_check(source *s, tern_error **err)
 	}
 	if (s->o->with_snapshots)
 		snaps_event(&s->p, "send", sn->names, sn->n, NULL,
-			    say(sn->n, s->o->id, "--with-snapshots: the", "go to the target"));
+			    say(sn->n, s->o->id, "--with-snapshots: sending", "to the target"));
 	else
-		snaps_event(&s->p, "drop", sn->names, sn->n, NULL,
-			    say(sn->n, s->o->id, "--drop-snapshots: the",
-				"are deleted once the target runs it"));
+		snaps_event(
+		    &s->p, "drop", sn->names, sn->n, NULL,
+		    say(sn->n, s->o->id, "--drop-snapshots: deleting", "once the target runs it"));
 	return 0;
 }
 
@@ -222,7 +222,7 @@ int source_snapshots_send(source *s, bool target_takes, tern_error **err)
 		ret = tern_mchan_send(s->c, TERN_MSG_ROOTFS_DONE, NULL, 0, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "sending the snapshots `%s`", sn->store.path);
-	snaps_event(&s->p, "sent", sn->names, sn->n, &st, say(sn->n, s->o->id, "sent the", ""));
+	snaps_event(&s->p, "sent", sn->names, sn->n, &st, say(sn->n, s->o->id, "sent", ""));
 	return 0;
 }
 
@@ -236,7 +236,7 @@ void source_snapshots_finish(source *s)
 	tern_snap_store_close(&sn->store);
 	if (s->o->drop_snapshots)
 		snaps_event(&s->p, "dropped", sn->names, sn->n, NULL,
-			    say(sn->n, s->o->id, "--drop-snapshots: deleted the", ""));
+			    say(sn->n, s->o->id, "--drop-snapshots: deleted", ""));
 }
 
 void source_snapshots_free(source *s)
@@ -385,7 +385,7 @@ int target_snapshots_receive(target *t, tern_error **err)
 					    "the source offered %llu snapshots and sent %zu",
 					    (unsigned long long)t->snapshots, n);
 	else
-		snaps_event(&t->p, "received", names, n, NULL, say(n, t->id, "received the", ""));
+		snaps_event(&t->p, "received", names, n, NULL, say(n, t->id, "received", ""));
 	free_names(names, n);
 	return ret;
 }

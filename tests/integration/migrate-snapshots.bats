@@ -79,9 +79,9 @@ snapshot_names() {
 	migrate --token-file "$TOKEN" --mode stop-and-copy --drop-snapshots
 	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
 	receive_status
-	[[ "$output" == *"--drop-snapshots: the 2 snapshots of \`$ID\` are deleted once the target runs it: s1, s2"* ]] ||
+	[[ "$output" == *"--drop-snapshots: deleting 2 snapshots of \`$ID\` once the target runs it: s1, s2"* ]] ||
 		{ echo "$output"; false; }
-	[[ "$output" == *"--drop-snapshots: deleted the 2 snapshots of \`$ID\`: s1, s2"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"--drop-snapshots: deleted 2 snapshots of \`$ID\`: s1, s2"* ]] || { echo "$output"; false; }
 	[ ! -e "$ROOT/@snapshots/$ID" ]
 }
 
