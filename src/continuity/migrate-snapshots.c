@@ -144,20 +144,25 @@ static void snaps_event(tern_mig_progress *p, const char *action, char *const *n
 
 /* ---- the source ---- */
 
-int source_snapshots_check(source *s, tern_error **err)
+/* (Re)read the store: s->snaps holds its snapshots, or is NULL when it
+ * has none. With `hold`, what a killed snapshot left is swept (so not
+ * sent) and the lock is kept. A container with snapshots but no choice of
+ * the operator's is refused. */
+static int snaps_read(source *s, bool hold, tern_error **err)
 {
 	struct source_snaps *sn = tern_xmalloc0(sizeof(*sn));
 	int ret;
 
+	source_snapshots_free(s);
 	sn->store.fd = -1;
 	ret = tern_snap_store_open(s->env->rt->root, s->o->id, false, &sn->store, err);
-	if (ret == 0) {
-		/* (what a killed snapshot left is not sent) */
+	if (ret == 0 && hold)
 		tern_snap_store_sweep(&sn->store);
+	if (ret == 0)
 		sn->n = list_names(sn->store.fd, &sn->names);
-	}
-	if (ret < 0 || sn->n == 0) {
+	if (ret < 0 || sn->n == 0 || !hold)
 		tern_snap_store_close(&sn->store);
+	if (ret < 0 || sn->n == 0) {
 		free(sn);
 		return ret == -ENOENT ? 0 : ret;
 	}
@@ -171,6 +176,18 @@ int source_snapshots_check(source *s, tern_error **err)
 		    "names) or --drop-snapshots to delete them with the container here",
 		    s->o->id, sn->n, sn->n == 1 ? "" : "s", list);
 	}
+	return 0;
+}
+
+int source_snapshots_check(source *s, tern_error **err)
+{
+	struct source_snaps *sn;
+	/* (the lock only while it reads: a second migration of the
+	 * container must reach the migration lock and be refused there) */
+	int ret = snaps_read(s, false, err);
+
+	if (ret < 0 || (sn = s->snaps) == NULL)
+		return ret;
 	if (s->o->with_snapshots)
 		snaps_event(&s->p, "send", sn->names, sn->n, NULL,
 			    say(sn->n, s->o->id, "--with-snapshots: sending", "to the target"));
@@ -179,6 +196,11 @@ int source_snapshots_check(source *s, tern_error **err)
 		    &s->p, "drop", sn->names, sn->n, NULL,
 		    say(sn->n, s->o->id, "--drop-snapshots: deleting", "once the target runs it"));
 	return 0;
+}
+
+int source_snapshots_lock(source *s, tern_error **err)
+{
+	return snaps_read(s, true, err);
 }
 
 size_t source_snapshots_count(const source *s)

@@ -129,9 +129,11 @@ int source_dump_streaming(source *s, page_stream *ps, uint64_t *bytes, tern_erro
 /* ---- migrate-snapshots.c: the container's snapshots ---- */
 
 /* Before anything changes: a container with snapshots is refused without
- * --with-snapshots or --drop-snapshots; with one, its store stays locked
- * until source_snapshots_finish. */
+ * --with-snapshots or --drop-snapshots; with one, it is said. */
 int source_snapshots_check(source *s, tern_error **err);
+/* Once the migration lock is held, before OFFER: the store is locked
+ * (until source_snapshots_finish) and read again. */
+int source_snapshots_lock(source *s, tern_error **err);
 /* How many snapshots go to the target (OFFER's "snapshots"). */
 size_t source_snapshots_count(const source *s);
 /* After ACCEPT (`target_takes`: it said "snapshots": true): the store, as

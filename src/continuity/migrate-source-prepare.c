@@ -214,6 +214,9 @@ int source_offer(source *s, bool post_copy, bool pre_copy, tern_error **err)
 	tern_jw w;
 	int ret;
 
+	ret = source_snapshots_lock(s, err);
+	if (ret < 0)
+		return ret;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "id", s->o->id);
 	tern_jw_str(&w, "mode", tern_mig_mode_name(s->o->mode));

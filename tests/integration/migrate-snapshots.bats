@@ -8,6 +8,14 @@
 load helpers
 load migrate-helpers
 
+teardown() {
+	migrate_teardown
+	# (the small state root of the no-space test)
+	if mountpoint -q "${RB:-/nonexistent}"; then
+		umount "$RB"
+	fi
+}
+
 # snap NAME: a snapshot of $ID on node A.
 snap() {
 	on A "$TERN_BIN" --root "$ROOT" snapshot "$ID" "$1" </dev/null >/dev/null
@@ -153,4 +161,51 @@ snapshot_names() {
 	wait_until 60 no_process_like "migrate-receive --listen 10.231.0.2:$PORT "
 	wait_until 60 test ! -e "$RB/@snapshots/$ID"
 	target_clean
+}
+
+@test "migrate-snapshots: a second migration while the first holds the snapshot store is refused at once, not kept waiting" {
+	start_with_snapshots
+	# the first holds at the start of its dump: its snapshots sent, their
+	# store locked
+	hold_dump pre-dump
+	receive --token-file "$TOKEN"
+	(
+		rc=0
+		CRIU_CONFIG_FILE=$HOLD.conf on A timeout -s KILL 150 "$TERN_BIN" --root "$ROOT" migrate \
+			--to "10.231.0.2:$PORT" --token-file "$TOKEN" --mode stop-and-copy --with-snapshots \
+			"$ID" </dev/null >"$BATS_TEST_TMPDIR/first.out" 2>&1 || rc=$?
+		echo "$rc" >"$BATS_TEST_TMPDIR/first.rc"
+	) 3>&- &
+	wait_until 60 test -e "$HOLD.in"
+	grep -q "sent 2 snapshots" first.out
+	migrate --token-file "$TOKEN" --mode stop-and-copy --drop-snapshots
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"container \`$ID\` is already being migrated"* ]] || { echo "$output"; false; }
+	touch "$HOLD.go"
+	wait_until 150 test -s first.rc
+	cat first.out
+	[ "$(cat first.rc)" = 0 ]
+	receive_status
+	[ "$(snapshot_names "$RB")" = "s1 s2 " ]
+	source_gone
+}
+
+@test "migrate-snapshots: --with-snapshots to a state root without room for them fails before the freeze and says why; the target keeps nothing" {
+	# node B's state root on a 4 MiB file system: its bundle has room for
+	# the images, its root not for the snapshots' copy of the rootfs
+	mkdir -p "$RB"
+	mount -t tmpfs -o size=4m tmpfs "$RB"
+	start_with_snapshots
+	receive --token-file "$TOKEN"
+	migrate --token-file "$TOKEN" --mode stop-and-copy --with-snapshots --format json
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"receiving the snapshots into \`$RB/@snapshots/$ID\`"*"No space left on device"* ]] ||
+		{ echo "$output"; false; }
+	! echo "$output" | grep -q '"phase":"freeze"' || false
+	! receive_status || false
+	still_runs
+	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]
+	[ "$(snapshot_names "$ROOT")" = "s1 s2 " ]
+	target_clean
+	[ ! -e "$RB/@snapshots/$ID" ]
 }
