@@ -7,6 +7,9 @@
  *   HELLO                  <---->         HELLO       (versions, in the channel)
  *   OFFER {id, mode, config, sizes} --->
  *                          <---           ACCEPT {id, mode, cert}  or ERROR
+ *   --with-snapshots: <--- ROOTFS_MANIFEST; ROOTFS_DATA..., ROOTFS_DONE --->
+ *                                         (the snapshot store, one round:
+ *                                         migrate-snapshots.c)
  *                          <---           ROOTFS_MANIFEST
  *   ROOTFS_DATA..., ROOTFS_DONE  --->                 (round 1, container runs)
  *   -- freeze (cgroup freezer): downtime starts --
