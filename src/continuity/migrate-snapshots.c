@@ -58,8 +58,22 @@ static int compare_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The snapshots in the store at `dirfd`: directories with a valid name and
- * a snapshot.txt, sorted. */
+/* `name` in the store at `dirfd` is a snapshot: a directory itself (not a
+ * symlink: the target's store came from the network) with a valid name
+ * and a regular snapshot.txt. */
+static bool is_snapshot(int dirfd, const char *name)
+{
+	struct stat st;
+
+	if (tern_snap_check_name(name, NULL) < 0 ||
+	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	cleanup_close int fd = openat(dirfd, name, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 && fstatat(fd, TERN_SNAP_META_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+/* The snapshots in the store at `dirfd` (is_snapshot), sorted. */
 static size_t list_names(int dirfd, char ***out)
 {
 	cleanup_close int fd = dup(dirfd);
@@ -74,9 +88,7 @@ static size_t list_names(int dirfd, char ***out)
 	 * left at the end) */
 	rewinddir(d);
 	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		cleanup_free char *meta = tern_strdup_printf("%s/" TERN_SNAP_META_FILE, e->d_name);
-		if (tern_snap_check_name(e->d_name, NULL) < 0 ||
-		    faccessat(dirfd, meta, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		if (!is_snapshot(dirfd, e->d_name))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 8;
@@ -315,9 +327,7 @@ static void tidy_store(int dirfd, const char *path)
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		cleanup_free char *sub = tern_strdup_printf("%s/%s", path, e->d_name);
-		cleanup_free char *meta = tern_strdup_printf("%s/" TERN_SNAP_META_FILE, e->d_name);
-		if (tern_snap_check_name(e->d_name, NULL) == 0 &&
-		    faccessat(dirfd, meta, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (is_snapshot(dirfd, e->d_name)) {
 			cleanup_free char *clones = tern_strdup_printf("%s/clones", sub);
 			tern_remove_tree(clones);
 			continue;
