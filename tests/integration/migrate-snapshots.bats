@@ -206,3 +206,35 @@ snapshot_names() {
 	target_clean
 	[ ! -e "$RB/@snapshots/$ID" ]
 }
+
+@test "migrate-snapshots: the receiver and its watchdog killed after the snapshots arrived: the next receiver removes them, and its migration brings them again" {
+	start_with_snapshots
+	# as in migrate.bats: the source's dump holds at its start, and there
+	# the receiver dies with its watchdog (the newest) first
+	hold_dump pre-dump
+	receive --token-file "$TOKEN"
+	(
+		wait_until 60 test -e "$HOLD.in" &&
+			pkill -9 -n -f -- "tern-migrate --root $RB migrate-receive" &&
+			pkill -9 -f -- "--listen 10.231.0.2:$PORT --bundle $BUNDLE_B" &&
+			wait_until 60 no_process_like "migrate-receive --listen 10.231.0.2:$PORT "
+		touch "$HOLD.go"
+	) 3>&- &
+	CRIU_CONFIG_FILE=$HOLD.conf migrate --token-file "$TOKEN" --with-snapshots --format json
+	[ -e "$HOLD.in" ]
+	[ "$status" -ne 0 ]
+	still_runs
+	[ "$(snapshot_names "$ROOT")" = "s1 s2 " ]
+	# what the killed receiver received is still there, its work
+	# directory saying so
+	[ -d "$RB/@snapshots/$ID/s1" ]
+	grep -qx "$RB/@snapshots/$ID" "$BUNDLE_B"/.tern-migrate-*/snapshots
+	receive --token-file "$TOKEN"
+	migrate --token-file "$TOKEN" --mode stop-and-copy --with-snapshots
+	[ "$status" -eq 0 ] || { echo "$output"; cat recv.err; false; }
+	receive_status
+	# (a store left there would have been refused: the sweep removed it)
+	[ "$(snapshot_names "$RB")" = "s1 s2 " ]
+	! ls -d "$BUNDLE_B"/.tern-migrate-* 2>/dev/null || false
+	source_gone
+}
