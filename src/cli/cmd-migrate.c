@@ -29,6 +29,11 @@ static const char migrate_usage[] =
     "                               dirty pages, else post-copy where it can, else\n"
     "                               stop-and-copy), pre-copy, post-copy, stop-and-copy\n"
     "  --tcp-established            move established TCP connections too\n"
+    "  --with-snapshots             send the container's snapshots along: the\n"
+    "                               target keeps them under the same names\n"
+    "  --drop-snapshots             delete the container's snapshots with it\n"
+    "                               (a container that has snapshots is refused\n"
+    "                               without one of these two)\n"
     "  --max-rounds N               pre-copy: at most N memory rounds while it runs\n"
     "                               (default 5)\n"
     "  --criu-timeout SECONDS       kill a criu dump that takes longer and keep the\n"
@@ -128,10 +133,14 @@ int tern_cmd_migrate(tern_global_opts *g, int argc, char **argv)
 		OPT_TCP,
 		OPT_ROUNDS,
 		OPT_FORMAT,
-		OPT_CRIU_TIMEOUT
+		OPT_CRIU_TIMEOUT,
+		OPT_WITH_SNAPS,
+		OPT_DROP_SNAPS
 	};
 	static const struct option longopts[] = {
 	    {"to", required_argument, NULL, OPT_TO},
+	    {"with-snapshots", no_argument, NULL, OPT_WITH_SNAPS},
+	    {"drop-snapshots", no_argument, NULL, OPT_DROP_SNAPS},
 	    {"token-file", required_argument, NULL, OPT_TOKEN},
 	    {"mode", required_argument, NULL, OPT_MODE},
 	    {"tcp-established", no_argument, NULL, OPT_TCP},
@@ -166,6 +175,12 @@ int tern_cmd_migrate(tern_global_opts *g, int argc, char **argv)
 		case OPT_TCP:
 			o.tcp_established = true;
 			break;
+		case OPT_WITH_SNAPS:
+			o.with_snapshots = true;
+			break;
+		case OPT_DROP_SNAPS:
+			o.drop_snapshots = true;
+			break;
 		case OPT_ROUNDS:
 			o.max_rounds = tern_cli_parse_int("max-rounds", optarg);
 			break;
@@ -180,6 +195,11 @@ int tern_cmd_migrate(tern_global_opts *g, int argc, char **argv)
 	tern_cli_require_args(argc, argv, 1, true, "migrate", migrate_usage);
 	require(o.to, "--to IP:PORT", "migrate", migrate_usage);
 	require(o.token_file, "--token-file FILE", "migrate", migrate_usage);
+	if (o.with_snapshots && o.drop_snapshots) {
+		fprintf(stderr, "tern: migrate: --with-snapshots and --drop-snapshots exclude each "
+				"other\n");
+		return 1;
+	}
 	o.id = argv[optind];
 	tern_mig_env env = mig_env(g);
 	if (tern_migrate_source(&env, &o, &err) < 0)

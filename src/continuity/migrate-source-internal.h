@@ -65,6 +65,7 @@ typedef struct {
 	/* post-copy: the pages the dump left for the target to fetch */
 	bool lazy_known;
 	uint64_t lazy_pages;
+	struct source_snaps *snaps; /* migrate-snapshots.c; NULL: none */
 } source;
 
 /* criu writes each page image (pages-N.img) front to back, and a reader
@@ -133,3 +134,20 @@ int source_precopy_rounds(source *s, int *rounds, tern_error **err);
 void source_page_stream_free(page_stream *ps);
 /* Wait for the frozen dump, sending its pages meanwhile. */
 int source_dump_streaming(source *s, page_stream *ps, uint64_t *bytes, tern_error **err);
+
+/* ---- migrate-snapshots.c: the container's snapshots ---- */
+
+/* Before anything changes: a container with snapshots is refused without
+ * --with-snapshots or --drop-snapshots; with one, it is said. */
+int source_snapshots_check(source *s, tern_error **err);
+/* Once the migration lock is held, before OFFER: the store is locked
+ * (until source_snapshots_finish) and read again. */
+int source_snapshots_lock(source *s, tern_error **err);
+/* How many snapshots go to the target (OFFER's "snapshots"). */
+size_t source_snapshots_count(const source *s);
+/* After ACCEPT (`target_takes`: it said "snapshots": true): the store, as
+ * one rootfs-sync round. */
+int source_snapshots_send(source *s, bool target_takes, tern_error **err);
+/* After RUNNING, before the store is deleted: unlock it, say so. */
+void source_snapshots_finish(source *s);
+void source_snapshots_free(source *s);

@@ -156,6 +156,10 @@ int source_load(source *s, tern_error **err)
 					    s->o->id, st->status);
 		goto out;
 	}
+	/* (before the lock and the connection: a refusal changes nothing) */
+	ret = source_snapshots_check(s, err);
+	if (ret < 0)
+		goto out;
 	s->pid = st->pid;
 	for (size_t i = 0; i < st->cgroup_paths.len; i++) {
 		const char *k = strrchr(st->cgroup_paths.items[i].key, '/');
@@ -212,6 +216,9 @@ int source_offer(source *s, bool post_copy, bool pre_copy, tern_error **err)
 	tern_jw w;
 	int ret;
 
+	ret = source_snapshots_lock(s, err);
+	if (ret < 0)
+		return ret;
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "id", s->o->id);
 	tern_jw_str(&w, "mode", tern_mig_mode_name(s->o->mode));
@@ -220,6 +227,7 @@ int source_offer(source *s, bool post_copy, bool pre_copy, tern_error **err)
 	tern_jw_bool(&w, "tcp_established", s->o->tcp_established);
 	tern_jw_bool(&w, "post_copy", post_copy);
 	tern_jw_bool(&w, "pre_copy", pre_copy);
+	tern_jw_u64(&w, "snapshots", source_snapshots_count(s));
 	msg = tern_jw_end(&w);
 	ret = tern_mchan_send(s->c, TERN_MSG_OFFER, msg, strlen(msg), err);
 	if (ret < 0)
@@ -243,6 +251,7 @@ int source_offer(source *s, bool post_copy, bool pre_copy, tern_error **err)
 	}
 	s->target_id = tern_xstrdup(id);
 	s->target_cert = cert ? tern_xstrdup(cert) : NULL;
+	bool takes_snapshots = tern_mig_json_bool(v, "snapshots");
 	yajl_tree_free(v);
 	/* --mode auto that could not have post-copy: say why (the reason
 	 * --mode post-copy fails with) */
@@ -258,7 +267,7 @@ int source_offer(source *s, bool post_copy, bool pre_copy, tern_error **err)
 	tern_mig_event(&s->p, "accepted", &w, "target accepted `%s` as `%s`, mode %s%s%s", s->o->id,
 		       s->target_id, tern_mig_mode_name(s->mode),
 		       fell_back ? ", not post-copy: " : "", fell_back ? s->no_post_copy : "");
-	return 0;
+	return source_snapshots_send(s, takes_snapshots, err);
 }
 
 static int rootfs_write(void *data, const void *buf, size_t len, tern_error **err)

@@ -503,6 +503,7 @@ static int finish(source *s, tern_error **err)
 	/* as `tern delete` does: its snapshots stay behind on this node no more
 	 * than its state, and a clone's overlay and record go */
 	tern_error *ignored = NULL;
+	source_snapshots_finish(s);
 	if (tern_snapshot_warm_cleanup(s->env->rt, s->o->id, &ignored) < 0 ||
 	    tern_snapshot_delete_all(s->env->rt->root, s->o->id, &ignored) < 0 ||
 	    tern_snapshot_clone_cleanup(s->env->rt->root, s->o->id, &ignored) < 0) {
@@ -608,5 +609,6 @@ int tern_migrate_source(const tern_mig_env *env, const tern_migrate_opts *o, ter
 	free(s.crit_work);
 	free(s.tls_dir);
 	free(s.page_ip);
+	source_snapshots_free(&s);
 	return ret;
 }

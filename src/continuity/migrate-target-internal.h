@@ -22,6 +22,8 @@
 #define WORK_WROTE_CONFIG "wrote-config"
 /* the state directory of the container it restores */
 #define WORK_CONTAINER "container"
+/* the snapshot store it received (--with-snapshots): undone with the rest */
+#define WORK_SNAPSHOTS "snapshots"
 
 typedef struct {
 	const tern_mig_env *env;
@@ -59,6 +61,8 @@ typedef struct {
 	uint64_t lazy_pages;
 	char *page_ip; /* post-copy: the source's page server */
 	int page_port;
+	uint64_t snapshots; /* OFFER: how many snapshots come */
+	char *snap_store;   /* ROOT/@snapshots/ID while it is the migration's */
 } target;
 
 /* ---- migrate-target-offer.c ---- */
@@ -88,3 +92,14 @@ int target_start_fill_from_images(target *t, tern_error **err);
 int target_wait_fill_from_images(target *t, tern_error **err);
 /* criu restore of the container, detached. */
 int target_restore(target *t, tern_error **err);
+
+/* ---- migrate-snapshots.c ---- */
+
+/* OFFER with snapshots: the store they go to must be free. */
+int target_snapshots_check(target *t, tern_error **err);
+/* After ACCEPT: the snapshot store, into ROOT/@snapshots/ID. */
+int target_snapshots_receive(target *t, tern_error **err);
+/* Remove the store a work directory names (roll back, watchdog, sweep). */
+void target_snapshots_undo(const char *work);
+/* The commit: the store is the container's. */
+void target_snapshots_commit(target *t);

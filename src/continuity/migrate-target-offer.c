@@ -228,7 +228,10 @@ int target_handle_offer(target *t, tern_error **err)
 	t->id = tern_xstrdup(t->o->new_id ? t->o->new_id : id);
 	t->tcp_established = tern_mig_json_bool(v, "tcp_established");
 	tern_mig_json_u64(v, "memory_bytes", &t->memory_bytes);
+	tern_mig_json_u64(v, "snapshots", &t->snapshots);
 	ret = check_id(t, err);
+	if (ret == 0)
+		ret = target_snapshots_check(t, err);
 	if (ret == 0)
 		ret =
 		    choose_mode(t, tern_mig_json_str(v, "mode"), tern_mig_json_bool(v, "post_copy"),
@@ -261,6 +264,8 @@ int target_accept_offer(target *t, tern_error **err)
 	tern_jw_str(&w, "mode", tern_mig_mode_name(t->mode));
 	if (t->cert)
 		tern_jw_str(&w, "cert", t->cert);
+	/* it keeps snapshots sent along (migrate-snapshots.c) */
+	tern_jw_bool(&w, "snapshots", true);
 	msg = tern_jw_end(&w);
 	ret = tern_mchan_send(t->c, TERN_MSG_ACCEPT, msg, strlen(msg), err);
 	if (ret < 0)
@@ -270,5 +275,5 @@ int target_accept_offer(target *t, tern_error **err)
 	tern_jw_str(&w, "mode", tern_mig_mode_name(t->mode));
 	tern_mig_event(&t->p, "accepted", &w, "accepted `%s` as `%s`, mode %s", t->src_id, t->id,
 		       tern_mig_mode_name(t->mode));
-	return 0;
+	return target_snapshots_receive(t, err);
 }

@@ -61,6 +61,7 @@ static int undo_bundle(const char *bundle, const char *work, tern_error **err)
 		cleanup_free char *config = tern_strdup_printf("%s/config.json", bundle);
 		unlink(config);
 	}
+	target_snapshots_undo(work);
 	undofd = open(undo, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (undofd < 0)
 		return errno == ENOENT ? 0 : tern_error_make(err, errno, "`%s`", undo);
@@ -218,6 +219,7 @@ static void stop_watchdog(target *t, char what)
 static void commit(target *t)
 {
 	stop_watchdog(t, 'C');
+	target_snapshots_commit(t);
 	if (t->env->debug) {
 		/* the images and logs stay for --debug, never the undo log:
 		 * the rootfs is the container's now */
@@ -444,6 +446,11 @@ int tern_migrate_target(const tern_mig_env *env, const tern_receive_opts *o, ter
 	if (t.work_lock >= 0)
 		close(t.work_lock);
 	tern_lazy_daemon_stop(&t.lazy);
+	/* not committed (a post-copy that failed after RUNNING): the
+	 * snapshots go with the container */
+	if (ret < 0 && t.snap_store && !t.keep_work)
+		tern_remove_tree(t.snap_store);
+	free(t.snap_store);
 	tern_mchan_free(t.c);
 	free(t.criu);
 	free(t.bundle);

@@ -7,6 +7,9 @@
  *   HELLO                  <---->         HELLO       (versions, in the channel)
  *   OFFER {id, mode, config, sizes} --->
  *                          <---           ACCEPT {id, mode, cert}  or ERROR
+ *   --with-snapshots: <--- ROOTFS_MANIFEST; ROOTFS_DATA..., ROOTFS_DONE --->
+ *                                         (the snapshot store, one round:
+ *                                         migrate-snapshots.c)
  *                          <---           ROOTFS_MANIFEST
  *   ROOTFS_DATA..., ROOTFS_DONE  --->                 (round 1, container runs)
  *   -- freeze (cgroup freezer): downtime starts --
@@ -72,6 +75,10 @@ typedef struct {
 	bool json;
 	int criu_timeout_ms; /* each criu dump (see TERN_MIG_CRIU_TIMEOUT_S) */
 	const char *id;
+	/* the container's snapshots (migrate-snapshots.c): without either
+	 * flag, a container that has some is refused */
+	bool with_snapshots; /* --with-snapshots: sent, kept on the target */
+	bool drop_snapshots; /* --drop-snapshots: deleted with the source */
 } tern_migrate_opts;
 
 typedef struct {

@@ -80,6 +80,18 @@ void tern_jw_bool(tern_jw *w, const char *k, bool value)
 	fputs(value ? "true" : "false", w->f);
 }
 
+void tern_jw_strv(tern_jw *w, const char *k, char *const *values, size_t n)
+{
+	key(w, k);
+	fputc('[', w->f);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', w->f);
+		put_string(w->f, values[i]);
+	}
+	fputc(']', w->f);
+}
+
 void tern_jw_null(tern_jw *w, const char *k)
 {
 	key(w, k);

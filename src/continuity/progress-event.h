@@ -35,6 +35,8 @@ void tern_jw_begin(tern_jw *w);
 void tern_jw_str(tern_jw *w, const char *key, const char *value);
 void tern_jw_u64(tern_jw *w, const char *key, uint64_t value);
 void tern_jw_bool(tern_jw *w, const char *key, bool value);
+/* `key: [values...]`: a list of strings */
+void tern_jw_strv(tern_jw *w, const char *key, char *const *values, size_t n);
 /* `key: null`: a figure that cannot be known (said, rather than left out) */
 void tern_jw_null(tern_jw *w, const char *key);
 /* Ends the object; returns the malloc'd text (the caller frees it). */
