@@ -347,6 +347,7 @@ static int restore_child(void *arg, tern_error **err)
 			     .criu_checked = true,
 			     .lazy_ready_wait = t->lazy.ready_fd >= 0,
 			     .lazy_ready_fd = t->lazy.ready_fd,
+			     .work_goes = !t->env->debug,
 			     .status_fd = -1};
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int status;

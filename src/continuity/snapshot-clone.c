@@ -231,9 +231,13 @@ int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id
 	if (ret == 0) {
 		tern_create_opts copts = {
 		    .bundle = c.bundle, .console_socket = o->console_socket, .detach = true};
+		/* the clone is gone after a failure: criu's logs are kept
+		 * with the container it is cloned from, while it exists */
+		cleanup_free char *logs_in = tern_strdup_printf("%s/%s", rt->root, id);
 		tern_ckpt_opts co = {
 		    .image_path = images,
 		    .status_fd = -1,
+		    .failure_logs_in = logs_in,
 		    .merge_memory = o->share_memory,
 		};
 		struct gone_ctx gc = {

@@ -205,9 +205,12 @@ static int build_one(builder *b, tern_error **err)
 	if (ret < 0)
 		return ret;
 	tern_create_opts copts = {.bundle = bundle, .detach = true};
+	/* criu's logs of a spare that fails: with its container's */
+	cleanup_free char *logs_in = tern_strdup_printf("%s/%s", b->main_rt->root, b->id);
 	tern_ckpt_opts co = {
 	    .image_path = images,
 	    .status_fd = -1,
+	    .failure_logs_in = logs_in,
 	    .stdio_given = true,
 	    .stdio_fds = {fd0, fd1, fd2},
 	    .freeze_at_resume = true,

@@ -63,16 +63,30 @@ int tern_snap_store_open(const char *root, const char *id, bool create, tern_sna
 	if (ret < 0)
 		return ret;
 	s->path = tern_strdup_printf("%s/" TERN_SNAPSHOT_DIR "/%s", root, id);
-	if (create && tern_mkdir_p(s->path, 0700, err) < 0)
-		return tern_error_wrap(err, "snapshot store");
-	s->fd = open(s->path, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (s->fd < 0)
-		return errno == ENOENT
-			   ? -ENOENT
-			   : tern_error_make(err, errno, "snapshot store `%s`", s->path);
-	if (flock(s->fd, LOCK_EX) < 0)
-		return tern_error_make(err, errno, "lock the snapshot store `%s`", s->path);
-	return 0;
+	/* a store its holder removed as empty while we waited for the lock
+	 * (tern_snap_store_remove_empty): open it anew */
+	for (int attempt = 0;; attempt++) {
+		struct stat st;
+		if (create && tern_mkdir_p(s->path, 0700, err) < 0)
+			return tern_error_wrap(err, "snapshot store");
+		s->fd = open(s->path, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (s->fd < 0)
+			return errno == ENOENT
+				   ? -ENOENT
+				   : tern_error_make(err, errno, "snapshot store `%s`", s->path);
+		if (flock(s->fd, LOCK_EX) < 0)
+			return tern_error_make(err, errno, "lock the snapshot store `%s`", s->path);
+		if (fstat(s->fd, &st) < 0 || st.st_nlink > 0 || attempt >= 10)
+			return 0;
+		tern_closep(&s->fd);
+	}
+}
+
+void tern_snap_store_remove_empty(tern_snap_store *s)
+{
+	/* (only an empty one goes: rmdir says so; the lock is still ours) */
+	if (s->fd >= 0 && rmdir(s->path) < 0 && errno != ENOTEMPTY && errno != EEXIST)
+		tern_debug("remove the empty snapshot store `%s`: %s", s->path, strerror(errno));
 }
 
 /* What a tern killed half-way left: .tmp-* directories. The store is

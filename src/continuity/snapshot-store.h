@@ -70,6 +70,10 @@ int tern_snap_store_open(const char *root, const char *id, bool create, tern_sna
 			 tern_error **err);
 void tern_snap_store_close(tern_snap_store *s);
 
+/* Remove the store, locked, if it holds nothing (a first snapshot that
+ * failed); tern_snap_store_open opens a removed one anew. */
+void tern_snap_store_remove_empty(tern_snap_store *s);
+
 /* What a tern killed half-way left: .tmp-* directories, removed. The
  * store is locked, so none is in use. */
 void tern_snap_store_sweep(tern_snap_store *s);

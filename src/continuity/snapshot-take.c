@@ -14,6 +14,7 @@
 #include "log.h"
 #include "snapshot-container.h"
 #include "snapshot-fs.h"
+#include "snapshot-space.h"
 #include "snapshot-store.h"
 #include "snapshot-warm.h"
 #include "state.h"
@@ -338,7 +339,10 @@ int tern_snapshot_take(const tern_runtime *rt, const char *criu, const char *id,
 			c.mem_depth = pi.mem_depth + 1;
 		}
 		tern_snapshot_info_clear(&pi);
-		ret = take_frozen(&c, o, stats, err);
+		tern_snap_space space;
+		ret = tern_snap_space_check(c.st, c.s.path, c.prevfd, &space, err);
+		if (ret == 0)
+			ret = take_frozen(&c, o, stats, err);
 	}
 	if (ret == 0)
 		ret = finish_snapshot(&c, name, parent, o, stats, err);
@@ -346,6 +350,8 @@ int tern_snapshot_take(const tern_runtime *rt, const char *criu, const char *id,
 		keep_warm(rt, criu, c.s.path, id, name);
 	if (ret < 0 && c.tmp)
 		tern_remove_tree(c.tmp);
+	if (ret < 0)
+		tern_snap_store_remove_empty(&c.s);
 	if (ret < 0)
 		tern_error_wrap(err, "snapshot `%s` of `%s`", name, id);
 	stats->total_ns = tern_now_ns() - t0;

@@ -498,9 +498,12 @@ static int build(build_ctx *b, tern_error **err)
 	tern_runtime r2 = tern_snap_spare_runtime(b->main_rt, b->spare);
 	ret = tern_mkdir_p(r2.root, 0700, err);
 	tern_create_opts copts = {.bundle = bundle, .detach = true};
+	/* criu's logs of a spare that fails: with its container's */
+	cleanup_free char *logs_in = tern_strdup_printf("%s/%s", b->main_rt->root, b->id);
 	tern_ckpt_opts co = {
 	    .image_path = images,
 	    .status_fd = -1,
+	    .failure_logs_in = logs_in,
 	    .join_netns = b->netns_fd >= 0,
 	    .netns_fd = b->netns_fd,
 	    .stdio_given = true,

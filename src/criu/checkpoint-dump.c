@@ -630,10 +630,10 @@ static int run_dump(criu_session *s, const oci_state *st, const char *id, const 
 		    id, o->pre_dump ? "pre-dump" : "dump", bound / 1000, id,
 		    thaw_after ? "runs on" : "is left as it was");
 	if (ret < 0) {
-		/* the image directory tern made goes; the log stays with the
-		 * container's state (delete removes it) */
-		cleanup_free char *why =
-		    tern_ckpt_log_tail(s, created_images && !o->work_path ? dir_used->dir : NULL);
+		/* the image or work directory may go (a snapshot's, a
+		 * migration's, the one tern made): the logs stay in the
+		 * container's state directory (delete removes them) */
+		cleanup_free char *why = tern_ckpt_log_tail(s, dir_used->dir, false);
 		return tern_error_make_quiet(err, ECANCELED,
 					     "checkpoint of `%s`: criu %s failed: %s", id,
 					     o->pre_dump ? "pre-dump" : "dump", why);

@@ -58,9 +58,11 @@ typedef struct {
 int tern_ckpt_session_open(criu_session *s, const char *criu, const char *images, const char *work,
 			   const char *log_name, bool criu_checked, tern_error **err);
 void tern_ckpt_session_clear(criu_session *s);
-/* The first error lines of the session's criu log (malloc'd); with
- * `keep_in`, the log is copied there first. */
-char *tern_ckpt_log_tail(const criu_session *s, const char *keep_in);
+/* The first error lines of the session's criu log (malloc'd) and where
+ * the log is; with `state_dir` (a container's), criu's logs are kept in
+ * its last-failure/ first (failure-logs.h) and that copy is named; else,
+ * with `work_goes`, the message says the log is not kept. */
+char *tern_ckpt_log_tail(const criu_session *s, const char *state_dir, bool work_goes);
 /* criu's "skip" network lock method, where this libcriu allows it. */
 void tern_ckpt_network_lock_skip(criu_opts *opts);
 /* `src` copied to `name` in `dirfd` (0600). */

@@ -13,6 +13,7 @@
 #include "criu-lazy-daemon.h"
 #include "fault.h"
 #include "hooks.h"
+#include "failure-logs.h"
 #include "log.h"
 #include "memory-merge.h"
 #include "netdev.h"
@@ -595,6 +596,13 @@ static int make_restore_state(restore_ctx *r, const tern_ckpt_opts *o, oci_state
 	return 0;
 }
 
+/* Where a failed restore keeps criu's logs: the container's own state
+ * directory when it stays (rollback), the caller's choice otherwise. */
+static const char *keep_logs(const restore_ctx *r, const tern_ckpt_opts *o)
+{
+	return r->into ? r->into->dir : o->failure_logs_in;
+}
+
 /* criu's restore, bounded in time, with the notifications that run the
  * hooks and freeze the tree; a failure says why. */
 static int run_criu_restore(restore_ctx *r, const char *images, const tern_ckpt_opts *o,
@@ -610,12 +618,21 @@ static int run_criu_restore(restore_ctx *r, const char *images, const tern_ckpt_
 	criu_local_set_notify_cb(r->s.opts, restore_notify);
 	/* criu connects to the daemon early, before any notification this
 	 * side could wait in: wait here, after tern's own preparations */
-	if (o->lazy_pages && o->lazy_ready_wait && !lazy_daemon_ready(o->lazy_ready_fd))
+	if (o->lazy_pages && o->lazy_ready_wait && !lazy_daemon_ready(o->lazy_ready_fd)) {
+		/* (its log is in the work directory, where it met criu) */
+		cleanup_free char *log =
+		    tern_failure_logs_keep(keep_logs(r, o), r->s.work_dir, "lazy-pages.log");
+		cleanup_free char *at = tern_strdup_printf("%s/lazy-pages.log", r->s.work_dir);
+		const char *say = log			  ? "log:"
+				  : o->work_goes	  ? "its log is not kept: it was"
+				  : access(at, F_OK) == 0 ? "log:"
+							  : "it left no log at";
 		return tern_error_make_quiet(
 		    err, EIO,
 		    "restore of `%s`: criu lazy-pages did not get ready (it "
-		    "exited, or not within 10 s; log: %s/lazy-pages.log)",
-		    r->c.id, images);
+		    "exited, or not within 10 s; %s %s)",
+		    r->c.id, say, log ? log : at);
+	}
 	/* criu forks the restored processes from its own: they inherit */
 	if (o->merge_memory && tern_memory_merge_mark_self(true, err) < 0)
 		return tern_error_wrap(err, "restore of `%s`", r->c.id);
@@ -655,7 +672,7 @@ static int run_criu_restore(restore_ctx *r, const char *images, const tern_ckpt_
 			*err = steal_pointer(&notify_ctx.hook_err);
 			return tern_error_wrap(err, "restore of `%s`", r->c.id);
 		}
-		cleanup_free char *why = tern_ckpt_log_tail(&r->s, NULL);
+		cleanup_free char *why = tern_ckpt_log_tail(&r->s, keep_logs(r, o), o->work_goes);
 		return tern_error_make_quiet(
 		    err, ECANCELED, "restore of `%s`: criu restore failed: %s", r->c.id, why);
 	}

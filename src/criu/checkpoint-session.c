@@ -4,6 +4,7 @@
  * options both stages take from the command line (cmd-criu-opts.h). Kept
  * apart so that dump and restore open criu the same way. */
 #include "checkpoint-internal.h"
+#include "failure-logs.h"
 #include "utils.h"
 
 #include <criu/criu.h>
@@ -86,10 +87,10 @@ void tern_ckpt_session_clear(criu_session *s)
 }
 
 /* The first error lines of criu's log, so the user sees why without
- * opening it. With `keep_in`, the log is copied there first (the image
- * directory it was written to is about to be removed) and that copy is the
- * one named. */
-char *tern_ckpt_log_tail(const criu_session *s, const char *keep_in)
+ * opening it. With `state_dir`, the logs are copied into its
+ * last-failure/ first (the work directory may be about to go: a
+ * snapshot's, a migration's) and the copy is the one named. */
+char *tern_ckpt_log_tail(const criu_session *s, const char *state_dir, bool work_goes)
 {
 	cleanup_free char *path = tern_strdup_printf("%s/%s", s->work_dir, s->log_name);
 	cleanup_free char *data = NULL;
@@ -98,13 +99,16 @@ char *tern_ckpt_log_tail(const criu_session *s, const char *keep_in)
 	size_t n = 0;
 
 	if (tern_read_file(path, &data, &len, 64 << 20, NULL) < 0)
-		return tern_strdup_printf("(see %s)", path);
-	if (keep_in) {
-		cleanup_free char *copy = tern_strdup_printf("%s/criu-%s", keep_in, s->log_name);
-		if (tern_write_file(copy, data, len, 0600, NULL) == 0) {
-			free(path);
-			path = steal_pointer(&copy);
-		}
+		return tern_strdup_printf("(criu left no log at %s)", path);
+	char *kept = tern_failure_logs_keep(state_dir, s->work_dir, s->log_name);
+	if (kept) {
+		free(path);
+		path = kept;
+	} else if (work_goes) {
+		/* no name of a file about to be removed */
+		free(path);
+		path = tern_strdup_printf("not kept: it was in %s, which goes with the failure",
+					  s->work_dir);
 	}
 	const char *lines[2] = {0};
 	for (char *save = NULL, *l = strtok_r(data, "\n", &save); l && n < 2;

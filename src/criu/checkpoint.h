@@ -103,6 +103,14 @@ typedef struct {
 	 * locked by the caller, under the id it has: not made, nor removed on
 	 * a failure (the caller writes the state then) */
 	tern_container_dir *into_dir;
+	/* restore of a new container (tern clone): the state directory whose
+	 * last-failure/ keeps criu's logs when it fails (failure-logs.h); a
+	 * dump and a restore into_dir keep them in the container's own */
+	const char *failure_logs_in;
+	/* restore: no failure_logs_in, and the work directory is removed
+	 * after a failure (migrate-receive without --debug): the error says
+	 * that criu's log is not kept rather than name a file soon gone */
+	bool work_goes;
 	const char *config_path; /* the config to restore with (default: the bundle's) */
 	const char *created;	 /* the state's "created" (default: now) */
 	/* with join_netns: restore into this network namespace, whatever the

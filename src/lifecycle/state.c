@@ -472,7 +472,11 @@ int tern_state_error_gone(const char *root, const char *id, tern_error **err)
 
 int tern_state_dir_remove(tern_container_dir *d, tern_error **err)
 {
+	cleanup_free char *kept = tern_strdup_printf("%s/%s", d->dir, TERN_LAST_FAILURE_DIR);
+
 	tern_state_remove_partial_images(d);
+	/* (the one directory in it: the emptying below goes one level deep) */
+	tern_remove_tree(kept);
 	/* An exec does not hold the lock while it runs, and may add its mark
 	 * (TERN_NETNS_EXEC_MARK) between the emptying and the rmdir: empty
 	 * the directory again then. */

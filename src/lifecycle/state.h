@@ -16,6 +16,8 @@
 #define TERN_CONFIG_COPY  "config.json"
 #define TERN_PARTIAL_IMAGES "checkpoint-images.partial"
 #define TERN_MIGRATED_FILE  "migrated"
+/* the last failed criu run's logs (criu/failure-logs.h); delete removes it */
+#define TERN_LAST_FAILURE_DIR "last-failure"
 
 typedef struct {
 	char *root; /* --root */

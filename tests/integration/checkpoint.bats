@@ -306,8 +306,8 @@ in_ct() {
 	[[ "$output" == *"criu dump failed"* ]]
 	# the container goes on and the image directory tern made is gone;
 	# criu's log is kept in the container's state directory
-	[[ "$output" == *"(log: $ROOT/$ID/criu-dump.log)"* ]]
-	[ -s "$ROOT/$ID/criu-dump.log" ]
+	[[ "$output" == *"(log: $ROOT/$ID/last-failure/dump.log)"* ]]
+	grep -q 'Version: ' "$ROOT/$ID/last-failure/dump.log"
 	[ "$(state_field "$ID" status)" = running ]
 	[ ! -e "$IMG" ]
 }

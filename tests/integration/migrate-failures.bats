@@ -195,6 +195,9 @@ never_frozen() {
 	! migrate_status || false
 	! receive_status || false
 	grep -i "restore" recv.err || { cat recv.err; false; }
+	# criu's log went with the receiver's work directory: not named as
+	# if it were there
+	grep -q "criu restore failed: .*(log: not kept: it was in $BUNDLE_B/.tern-migrate-" recv.err || { cat recv.err; false; }
 	grep -q '"event":"rollback"' src.out || { cat src.out; false; }
 	still_runs
 	[ "$(state_field "$ID" pid)" = "$SRC_PID" ]

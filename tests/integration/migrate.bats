@@ -250,6 +250,9 @@ postcopy_break_at_running() {
 	migrate --token-file "$TOKEN" --mode post-copy
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"left frozen (migrated)"*"tern resume --force $ID"* ]] || { echo "$output"; false; }
+	# the log it cites is kept (the migration's work directory may go)
+	[[ "$output" == *"(log: $ROOT/$ID/last-failure/dump.log)"* ]] || { echo "$output"; false; }
+	grep -q 'Version: ' "$ROOT/$ID/last-failure/dump.log"
 	! receive_status || false
 	grep -q "the container was killed here" recv.err
 	target_clean

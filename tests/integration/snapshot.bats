@@ -127,7 +127,49 @@ one" ]
 	[ ! -e "$STORE/s1" ]
 }
 
-@test "snapshot: a full disk during the snapshot: a clear error, nothing half-written, the container runs on" {
+# freeze_watch_start PID: count the writes to the freezer file of PID's
+# cgroup (v1 freezer.state, v2 cgroup.freeze) from now on (inotify: every
+# freeze and thaw is such a write); freeze_watch_stop prints the count
+# (0: never frozen).
+freeze_watch_start() {
+	local d f
+	d=$(host_cgroup_dir "$1" freezer)
+	f=$d/freezer.state
+	[ -e "$f" ] || f=$d/cgroup.freeze
+	WATCH=$BATS_TEST_TMPDIR/freeze-watch
+	rm -f "$WATCH" "$WATCH.ready" "$WATCH.stop"
+	python3 - "$f" "$WATCH" <<'PY' 3>&- &
+import ctypes, os, select, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+if fd < 0 or libc.inotify_add_watch(fd, sys.argv[1].encode(), 2) < 0:  # IN_MODIFY
+    sys.exit("inotify on %s: errno %d" % (sys.argv[1], ctypes.get_errno()))
+open(sys.argv[2] + ".ready", "w").close()
+while not os.path.exists(sys.argv[2] + ".stop"):
+    select.select([fd], [], [], 0.05)
+n = 0
+try:
+    while True:
+        buf = os.read(fd, 65536)
+        i = 0
+        while i < len(buf):
+            n += 1
+            i += 16 + struct.unpack_from("iIII", buf, i)[3]
+except BlockingIOError:
+    pass
+open(sys.argv[2] + ".tmp", "w").write("%d\n" % n)
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+PY
+	wait_for_file "$WATCH.ready"
+}
+
+freeze_watch_stop() {
+	touch "$WATCH.stop"
+	wait_for_file "$WATCH"
+	cat "$WATCH"
+}
+
+@test "snapshot: a store without the space refuses before the freeze: needed and free bytes named, the container never paused, no store left" {
 	# the state root on a tmpfs too small for the snapshot's copy of a
 	# 32 MiB file
 	local small=$BATS_TEST_TMPDIR/small
@@ -137,15 +179,72 @@ one" ]
 	STORE=$ROOT/@snapshots/$ID
 	head -c $((32 << 20)) /dev/urandom >"$BUNDLE/rootfs/big"
 	start_counter
+	freeze_watch_start "$(state_field "$ID" pid)"
 	run tern snapshot "$ID" s1
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"No space left on device"* ]] || { echo "$output"; false; }
-	[ -z "$(ls -A "$STORE")" ]
+	[[ "$output" == *"snapshot \`s1\` of \`$ID\`: not enough free space in the snapshot store \`$STORE\`: it needs about "*" bytes ("*" of memory, "*" of rootfs changes), "*" are free; the container was not frozen"* ]] || { echo "$output"; false; }
+	local need free
+	need=$(sed -n 's/.*it needs about \([0-9]*\) bytes.*/\1/p' <<<"$output")
+	free=$(sed -n 's/.*, \([0-9]*\) are free.*/\1/p' <<<"$output")
+	[ "$need" -gt $((32 << 20)) ]
+	[ "$free" -le $((8 << 20)) ]
+	# no freeze, no thaw: the freezer was never written to
+	[ "$(freeze_watch_stop)" = 0 ]
+	# a failed first snapshot leaves no store
+	[ ! -e "$STORE" ]
 	[ "$(state_field "$ID" status)" = running ]
 	local n
 	n=$(cat "$BUNDLE/rootfs/tmp/log.n")
 	wait_until 10 count_above "$BUNDLE/rootfs/tmp/log.n" "$n"
+	# the watch sees a freeze when there is one (the check above can
+	# fail; inotify merges a write that follows an unread one)
+	freeze_watch_start "$(state_field "$ID" pid)"
+	tern pause "$ID"
+	tern resume "$ID"
+	[ "$(freeze_watch_stop)" -ge 1 ]
 	tern delete --force "$ID"
+	umount "$small"
+}
+
+@test "snapshot: a full disk during the dump: the error cites criu's log kept in ROOT/ID/last-failure, which replaced the last failure's; no store left; delete removes it" {
+	# the state root on a tmpfs with room for the snapshot; criu, once the
+	# snapshot's images directory is there (the check passed, before the
+	# freeze), finds the file system filled up to 4 MiB: the container's
+	# 64 MiB of memory do not fit
+	local small=$BATS_TEST_TMPDIR/small
+	mkdir -p "$small"
+	mount -t tmpfs -o size=160m tmpfs "$small"
+	ROOT=$small/state
+	STORE=$ROOT/@snapshots/$ID
+	local real=${TERN_CRIU:-/opt/tern-criu/bin/criu}
+	cat >"$BATS_TEST_TMPDIR/fill-criu" <<EOF
+#!/bin/sh
+for d in $STORE/.tmp-*/images; do
+	if [ -d "\$d" ] && [ ! -e $small/fill ]; then
+		avail=\$(df --output=avail -B1 $small | tail -n 1)
+		fallocate -l \$((avail - (4 << 20))) $small/fill
+	fi
+done
+exec $real "\$@"
+EOF
+	chmod 0755 "$BATS_TEST_TMPDIR/fill-criu"
+	start_memhash 64
+	# what an earlier failure left: replaced
+	mkdir "$ROOT/$ID/last-failure"
+	echo old >"$ROOT/$ID/last-failure/restore.log"
+	TERN_CRIU=$BATS_TEST_TMPDIR/fill-criu run tern snapshot "$ID" s1
+	[ "$status" -ne 0 ]
+	[ -e "$small/fill" ]
+	[[ "$output" == *"snapshot \`s1\` of \`$ID\`"*"criu dump failed"*"(log: $ROOT/$ID/last-failure/dump.log)"* ]] || { echo "$output"; false; }
+	# the log cited is there, and is criu's; the older one is gone
+	grep -q 'Version: ' "$ROOT/$ID/last-failure/dump.log"
+	[ "$(ls "$ROOT/$ID/last-failure")" = dump.log ]
+	# nothing of the snapshot, not even an empty store
+	[ ! -e "$STORE" ]
+	[ "$(state_field "$ID" status)" = running ]
+	rm "$small/fill"
+	tern delete --force "$ID"
+	[ ! -e "$ROOT/$ID" ]
 	umount "$small"
 }
 
@@ -390,6 +489,9 @@ a_filler() {
 	run tern clone "$ID" base "$ID-x"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"clone \`$ID-x\`"*"criu restore failed"* ]] || { echo "$output"; false; }
+	# criu's log, which was in the clone's bundle, kept with the source
+	[[ "$output" == *"(log: $ROOT/$ID/last-failure/restore.log)"* ]] || { echo "$output"; false; }
+	grep -q 'Version: ' "$ROOT/$ID/last-failure/restore.log"
 	run tern state "$ID-x"
 	[ "$status" -ne 0 ]
 	[ ! -e "$ROOT/$ID-x" ]
@@ -407,6 +509,19 @@ a_filler() {
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	tern delete --force "$ID-x"
 	check_nothing_left "$ID-x"
+}
+
+@test "rollback: a restore that fails (damaged images) cites criu's log kept in ROOT/ID/last-failure; delete removes it" {
+	start_counter
+	tern snapshot "$ID" base
+	rm "$STORE/base/images/core-1.img"
+	head -c 4096 /dev/urandom >"$STORE/base/images/core-1.img"
+	run tern rollback "$ID" base
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"criu restore failed"*"(log: $ROOT/$ID/last-failure/restore.log)"* ]] || { echo "$output"; false; }
+	grep -q 'Version: ' "$ROOT/$ID/last-failure/restore.log"
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
 }
 
 
