@@ -111,7 +111,15 @@ int tern_cli_parse_globals(int argc, char **argv, tern_global_opts *g, int *acti
 	while ((c = getopt_long_only(argc, argv, "+vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_ROOT:
-			g->rt.root = optarg;
+			/* absolute once, here: every command and every helper it
+			 * starts (lazy-pages daemon, filler, spares, tern-migrate)
+			 * may run in another directory. The root need not exist
+			 * yet; it lives as long as the process. */
+			g->rt.root = *optarg ? tern_absolute_path(optarg) : optarg;
+			if (g->rt.root == NULL) {
+				fprintf(stderr, "tern: --root `%s`: %s\n", optarg, strerror(errno));
+				return -1;
+			}
 			break;
 		case OPT_LOG:
 			g->log = optarg;
