@@ -40,10 +40,11 @@ int tern_snap_check_name(const char *name, tern_error **err)
 		return tern_error_make_quiet(err, EINVAL, "snapshot name is empty");
 	if (!isalnum((unsigned char)name[0]) || strlen(name) > 200 ||
 	    tern_state_check_id(name, NULL) < 0 || strcmp(name, TERN_SNAP_HEAD_FILE) == 0)
-		return tern_error_make_quiet(err, EINVAL,
-					     "invalid snapshot name `%s`: it must start with a letter "
-					     "or a digit, then letters, digits and _ + - ., at most 200",
-					     name);
+		return tern_error_make_quiet(
+		    err, EINVAL,
+		    "invalid snapshot name `%s`: it must start with a letter "
+		    "or a digit, then letters, digits and _ + - ., at most 200",
+		    name);
 	return 0;
 }
 
