@@ -21,6 +21,21 @@ void tern_cli_reset(void)
 	opterr = 0;
 }
 
+/* getopt's '?' with optopt set to an option it knows: that option's value
+ * was missing (optopt is a long option's val, or a short option's letter);
+ * with optopt 0 or a letter it does not know, the option was unknown. */
+static bool takes_value(int opt, const char *shortopts, const struct option *longopts)
+{
+	if (opt <= 0 || opt == '?')
+		return false;
+	if (opt < 256 && strchr(shortopts, opt))
+		return true;
+	for (const struct option *o = longopts; o && o->name; o++)
+		if (o->flag == NULL && o->val == opt && o->has_arg == required_argument)
+			return true;
+	return false;
+}
+
 int tern_cli_next(int argc, char **argv, const char *shortopts, const struct option *longopts,
 		  const char *usage)
 {
@@ -33,7 +48,7 @@ int tern_cli_next(int argc, char **argv, const char *shortopts, const struct opt
 	}
 	if (c == '?' || c == ':') {
 		const char *bad = argv[optind - 1];
-		if (c == ':' || (optopt && strchr(shortopts, optopt) && optopt != '?'))
+		if (c == ':' || takes_value(optopt, shortopts, longopts))
 			fprintf(stderr, "tern: option `%s` requires an argument\n", bad);
 		else
 			fprintf(stderr, "tern: unknown option `%s`\n", bad);
@@ -111,7 +126,15 @@ int tern_cli_parse_globals(int argc, char **argv, tern_global_opts *g, int *acti
 	while ((c = getopt_long_only(argc, argv, "+vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_ROOT:
-			g->rt.root = optarg;
+			/* absolute once, here: every command and every helper it
+			 * starts (lazy-pages daemon, filler, spares, tern-migrate)
+			 * may run in another directory. The root need not exist
+			 * yet; it lives as long as the process. */
+			g->rt.root = *optarg ? tern_absolute_path(optarg) : optarg;
+			if (g->rt.root == NULL) {
+				fprintf(stderr, "tern: --root `%s`: %s\n", optarg, strerror(errno));
+				return -1;
+			}
 			break;
 		case OPT_LOG:
 			g->log = optarg;

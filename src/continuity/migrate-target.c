@@ -45,6 +45,9 @@
 
 /* ---- leftovers of receivers that were killed ---- */
 
+/* written by send_running just before RUNNING goes: the mode's name */
+#define WORK_TOLD_RUNNING "told-running"
+
 /* Put back what the work directory `work` says was changed in `bundle`:
  * the rootfs rounds (from the undo log), a config.json it wrote. */
 static int undo_bundle(const char *bundle, const char *work, tern_error **err)
@@ -80,8 +83,24 @@ static int undo_bundle(const char *bundle, const char *work, tern_error **err)
 	return ret < 0 ? tern_error_wrap(err, "putting back the rootfs `%s`", rootfs) : 0;
 }
 
-static void sweep(const char *bundle)
+/* Said on stderr (an event with --format json): a leftover of a receive
+ * that did not finish was dealt with. */
+static void said_undone(target *t, const char *dir, bool rolled_back)
 {
+	tern_jw w;
+
+	tern_jw_begin(&w);
+	tern_jw_str(&w, "dir", dir);
+	tern_jw_bool(&w, "rolled_back", rolled_back);
+	tern_mig_event(&t->p, "undone", &w,
+		       rolled_back ? "undid the interrupted receive in `%s`: the bundle is put back"
+				   : "removed `%s`, left by a receive that had finished",
+		       dir);
+}
+
+static void sweep(target *t)
+{
+	const char *bundle = t->bundle;
 	DIR *d = opendir(bundle);
 	struct dirent *e;
 
@@ -96,7 +115,6 @@ static void sweep(const char *bundle)
 		/* held: another receiver's, in use */
 		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue;
-		tern_info("removing `%s`, left by a receiver that did not finish", dir);
 		tern_error *e = NULL;
 		cleanup_free char *cfile = tern_strdup_printf("%s/" WORK_CONTAINER, dir);
 		cleanup_free char *state = NULL;
@@ -106,6 +124,7 @@ static void sweep(const char *bundle)
 		if (tern_read_file(cfile, &state, &slen, 4096, NULL) == 0 &&
 		    memchr(state, '\0', slen) == NULL && access(state, F_OK) == 0) {
 			tern_remove_tree(dir);
+			said_undone(t, dir, false);
 			continue;
 		}
 		if (undo_bundle(bundle, dir, &e) < 0) {
@@ -115,6 +134,7 @@ static void sweep(const char *bundle)
 			continue;
 		}
 		tern_remove_tree(dir);
+		said_undone(t, dir, true);
 	}
 	closedir(d);
 }
@@ -182,11 +202,31 @@ static void watchdog(target *t, int fd)
 			 t->work);
 		_exit(1);
 	}
+	/* what send_running recorded before it told the source (read before
+	 * the work directory goes) */
+	cleanup_free char *told = tern_strdup_printf("%s/" WORK_TOLD_RUNNING, t->work);
+	cleanup_free char *mode = NULL;
+	size_t mlen;
+	bool was_told = tern_read_file(told, &mode, &mlen, 64, NULL) == 0;
 	tern_remove_tree(t->work);
-	tern_log(TERN_LOG_WARNING,
-		 "migrate-receive of `%s` died before the source was told RUNNING: "
-		 "rolled back",
-		 t->id);
+	if (!was_told)
+		tern_log(TERN_LOG_WARNING,
+			 "migrate-receive of `%s` died before the source was told RUNNING: "
+			 "rolled back",
+			 t->id);
+	else if (strcmp(mode, "post-copy") == 0)
+		tern_log(TERN_LOG_WARNING,
+			 "migrate-receive of `%s` died after the source was told RUNNING, before "
+			 "all of its memory was here: the copy here could not run without it and "
+			 "was deleted, the rootfs put back; the source's copy is the only one "
+			 "left",
+			 t->id);
+	else
+		tern_log(TERN_LOG_WARNING,
+			 "migrate-receive of `%s` died just after the source was told RUNNING, "
+			 "before it took the container over: the copy here was deleted, the "
+			 "rootfs put back; the source deletes its copy on RUNNING: check it",
+			 t->id);
 	_exit(0);
 }
 
@@ -240,9 +280,19 @@ static int send_running(target *t, tern_error **err)
 	tern_jw_begin(&w);
 	tern_jw_u64(&w, "ran_for_ms", (tern_mig_now_ns() - t->t_restored) / 1000000);
 	cleanup_free char *msg = tern_jw_end(&w);
+	/* recorded before it is sent, for the watchdog to say what happened
+	 * should this receiver die from here on */
+	cleanup_free char *told = tern_strdup_printf("%s/" WORK_TOLD_RUNNING, t->work);
+	const char *mode = tern_mig_mode_name(t->mode);
+	if (tern_write_file(told, mode, strlen(mode), 0600, &e) < 0) {
+		tern_log(TERN_LOG_WARNING, "%s", e->msg);
+		tern_error_free(e);
+		e = NULL;
+	}
 	int ret = tern_mchan_send(t->c, TERN_MSG_RUNNING, msg, strlen(msg), err);
 
 	if (ret < 0) {
+		unlink(told);
 		/* the source did not hear it and thaws its copy: ours goes,
 		 * never two running */
 		if (tern_container_delete(t->env->rt, t->id, true, &e) < 0) {
@@ -306,7 +356,7 @@ static int run(target *t, tern_error **err)
 	if (ret == 0 && t->o->new_id && tern_state_check_id(t->o->new_id, err) < 0)
 		ret = tern_error_wrap(err, "--id");
 	if (ret == 0) {
-		sweep(t->bundle);
+		sweep(t);
 		lfd = tern_mchan_listen(t->o->listen, &port, err);
 		if (lfd < 0)
 			ret = tern_error_wrap(err, "--listen");

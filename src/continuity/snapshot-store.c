@@ -12,6 +12,7 @@
 #include "state.h"
 #include "utils.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,18 +31,20 @@ void tern_snapshot_info_clear(tern_snapshot_info *i)
 	memset(i, 0, sizeof(*i));
 }
 
-/* A snapshot name: what a container id may be ([A-Za-z0-9_+.-]), not
- * starting with a dot (the store's own entries do). */
+/* A snapshot name: what a container id may be ([A-Za-z0-9_+.-]), starting
+ * with a letter or a digit (the store's own entries start with a dot; a
+ * leading dash would read as an option). */
 int tern_snap_check_name(const char *name, tern_error **err)
 {
 	if (name == NULL || *name == '\0')
 		return tern_error_make_quiet(err, EINVAL, "snapshot name is empty");
-	if (name[0] == '.' || strlen(name) > 200 || tern_state_check_id(name, NULL) < 0 ||
-	    strcmp(name, TERN_SNAP_HEAD_FILE) == 0)
-		return tern_error_make_quiet(err, EINVAL,
-					     "invalid snapshot name `%s`: use letters, digits and "
-					     "_ + - . (not first), at most 200",
-					     name);
+	if (!isalnum((unsigned char)name[0]) || strlen(name) > 200 ||
+	    tern_state_check_id(name, NULL) < 0 || strcmp(name, TERN_SNAP_HEAD_FILE) == 0)
+		return tern_error_make_quiet(
+		    err, EINVAL,
+		    "invalid snapshot name `%s`: it must start with a letter "
+		    "or a digit, then letters, digits and _ + - ., at most 200",
+		    name);
 	return 0;
 }
 

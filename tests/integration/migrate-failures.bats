@@ -420,12 +420,54 @@ EOF
 	still_runs
 	ls -d "$BUNDLE_B"/.tern-migrate-*
 	! rootfs_as_before >/dev/null || false
-	# a receiver that gives up waiting: it undid the leftover on start
+	# a receiver that gives up waiting: it undid the leftover on start,
+	# and says so
+	local left
+	left=$(ls -d "$BUNDLE_B"/.tern-migrate-*)
 	run in_file on B "$TERN_BIN" --root "$RB" migrate-receive --listen "10.231.0.2:$PORT" \
 		--bundle "$BUNDLE_B" --token-file "$TOKEN" --timeout 1
 	[ "$status" -ne 0 ]
+	[[ "$output" == *"undid the interrupted receive in \`$left\`: the bundle is put back"* ]] ||
+		{ echo "$output"; false; }
 	target_clean
 	rootfs_as_before
+	# and in JSON: a receive killed before its first round left its
+	# (empty) work directory
+	mkdir -m 0700 "$BUNDLE_B/.tern-migrate-abc123"
+	run on B "$TERN_BIN" --root "$RB" migrate-receive --listen "10.231.0.2:$PORT" \
+		--bundle "$BUNDLE_B" --token-file "$TOKEN" --timeout 1 --format json 2>/dev/null
+	[ "$status" -ne 0 ]
+	echo "$output" | grep '"event":"undone"' |
+		jq -e --arg d "$BUNDLE_B/.tern-migrate-abc123" '.dir == $d and .rolled_back == true'
+	target_clean
+}
+
+@test "migrate-failures: post-copy, the receiver killed after RUNNING while pages still come: its watchdog says the source was told, not that it was not" {
+	PIPE_MAX_WAS=$(cat /proc/sys/fs/pipe-max-size)
+	[ "$PIPE_MAX_WAS" -ge 4194304 ] || echo 4194304 >/proc/sys/fs/pipe-max-size
+	set_cmd "/bin/memhash 256 /tmp/hash & $(counter_cmd /tmp/count)"
+	start_source
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	receive --token-file "$TOKEN"
+	# 256 MiB at 100 Mbit/s: some 20 s of pages still to come at RUNNING
+	tc -n "$NA" qdisc add dev "${VETH}a" root tbf rate 100mbit burst 64kb latency 50ms
+	(
+		wait_until 60 grep -q '"phase":"running"' "$BATS_TEST_TMPDIR/recv.out" &&
+			kill_receiver
+	) 3>&- &
+	migrate --token-file "$TOKEN" --mode post-copy
+	echo "$output"
+	grep -q '"phase":"running"' recv.out
+	# the watchdog rolls back what the dead receiver had here, and says
+	# what happened
+	wait_until 30 target_clean
+	wait_until 30 grep -q "died after the source was told RUNNING" recv.err ||
+		{ cat recv.err; false; }
+	grep -q "before all of its memory was here" recv.err
+	! grep -q "before the source was told RUNNING" recv.err || false
+	# the source's copy is the one left
+	run tern state "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
 @test "migrate-failures: a port scan, garbage, a wrong token and idle connections before the source: each refused and logged, the migration succeeds" {

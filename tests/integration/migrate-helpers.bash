@@ -104,7 +104,7 @@ receive() {
 	rm -f "$BATS_TEST_TMPDIR/recv.rc"
 	(
 		rc=0
-		on B timeout -s KILL 150 "$TERN_BIN" --root "$RB" migrate-receive \
+		bounded on B "$TERN_BIN" --root "$RB" migrate-receive \
 			--listen "10.231.0.2:$PORT" --bundle "$BUNDLE_B" --format json "$@" \
 			</dev/null >"$BATS_TEST_TMPDIR/recv.out" 2>"$BATS_TEST_TMPDIR/recv.err" || rc=$?
 		echo "$rc" >"$BATS_TEST_TMPDIR/recv.rc"
@@ -145,15 +145,81 @@ scan_connection() {
 # receive_status: wait for the receiver; its exit status (and its stderr
 # shown on failure).
 receive_status() {
-	wait_until 150 test -s "$BATS_TEST_TMPDIR/recv.rc" || return 1
+	if [ -n "${MIGRATE_STALL:-}" ]; then
+		wait_moving "$MIGRATE_STALL" test -s "$BATS_TEST_TMPDIR/recv.rc" || return 1
+	else
+		wait_until 150 test -s "$BATS_TEST_TMPDIR/recv.rc" || return 1
+	fi
 	cat "$BATS_TEST_TMPDIR/recv.err" >&2
 	return "$(cat "$BATS_TEST_TMPDIR/recv.rc")"
 }
 
 # migrate ARG...: tern migrate of $ID on node A, bounded, as bats's `run`.
 migrate() {
-	run in_file on A timeout -s KILL 150 "$TERN_BIN" --root "$ROOT" migrate \
+	run in_file bounded on A "$TERN_BIN" --root "$ROOT" migrate \
 		--to "10.231.0.2:$PORT" "$@" "$ID"
+}
+
+# The bound of a migration (receive, migrate, receive_status): 150 s by
+# default. A file whose migrations may take longer on a slow or loaded
+# machine (the qemu guest's TCG CPU, at load 30) sets MIGRATE_STALL=SECS
+# instead: a migration is then stopped only once it has moved nothing for
+# SECS (progress_sig), however long it takes while it moves.
+
+# progress_sig: a digest of what this test's migration has moved so far:
+# the sizes of its outputs (the JSON events of both sides, in_file's
+# files) and of its image directories on both nodes. Each round, each
+# image sent and each event changes it; a stuck migration does not.
+progress_sig() {
+	{
+		stat -c '%n %s' "$BATS_TEST_TMPDIR"/recv.out "$BATS_TEST_TMPDIR"/recv.err \
+			"$BATS_TEST_TMPDIR"/out.* 2>/dev/null
+		du -sb "$ROOT/$ID" "$RB/$ID" "$BUNDLE_B"/.tern-migrate-* 2>/dev/null
+	} | md5sum
+}
+
+# wait_moving STALL CMD...: wait until CMD succeeds, for as long as the
+# migration moves; fail once progress_sig has not changed for STALL s.
+wait_moving() {
+	local stall=$1 last sig since=$SECONDS
+	shift
+	last=$(progress_sig)
+	until "$@" >/dev/null 2>&1; do
+		sleep 0.5
+		sig=$(progress_sig)
+		if [ "$sig" != "$last" ]; then
+			last=$sig
+			since=$SECONDS
+		elif ((SECONDS - since >= stall)); then
+			echo "no progress for ${stall} s while waiting for: $*" >&2
+			return 1
+		fi
+	done
+}
+
+# bounded CMD...: run CMD (a command or `on NODE ...`), killed with
+# SIGKILL after 150 s, or with MIGRATE_STALL set once the migration has
+# moved nothing for that long; CMD's exit status (137 when killed).
+bounded() {
+	if [ -z "${MIGRATE_STALL:-}" ]; then
+		if [ "$1" = on ]; then
+			on "$2" timeout -s KILL 150 "${@:3}"
+		else
+			timeout -s KILL 150 "$@"
+		fi
+		return
+	fi
+	local pid rc=0
+	"$@" &
+	pid=$!
+	if ! wait_moving "$MIGRATE_STALL" process_gone "$pid"; then
+		echo "killed, no progress for $MIGRATE_STALL s: $*" >&2
+		# `on` runs in a subshell: its nsenter is the command
+		pkill -9 -P "$pid" 2>/dev/null
+		kill -9 "$pid" 2>/dev/null
+	fi
+	wait "$pid" || rc=$?
+	return $rc
 }
 
 # source_gone: the source container and everything it had on node A is

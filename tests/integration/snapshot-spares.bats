@@ -157,6 +157,13 @@ no_spares_left() {
 	[[ "$output" == *"--spares \`many\`"* ]] || { echo "$output"; false; }
 	run tern clone --spares -1 "$ID" base
 	[ "$status" -ne 0 ]
+	# no value at all: the option needs one (not "unknown option")
+	for args in "--spares" "$ID base --spares"; do
+		run tern clone $args
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"option \`--spares\` requires an argument"* ]] || { echo "$output"; false; }
+	done
+	[ ! -e "$STORE/$SPARES" ]
 	run tern clone --spares 2 "$ID" nosuch
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"has no snapshot \`nosuch\`"* ]] || { echo "$output"; false; }

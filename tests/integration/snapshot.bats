@@ -88,6 +88,26 @@ one" ]
 	run tern snapshot "$ID" ../evil
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"invalid snapshot name"* ]] || { echo "$output"; false; }
+	# a name starts with a letter or a digit (after --, so that -x is a name)
+	local bad
+	for bad in -x .x _x +x; do
+		run tern snapshot "$ID" -- "$bad"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"invalid snapshot name \`$bad\`: it must start with a letter or a digit"* ]] ||
+			{ echo "$output"; false; }
+		run tern clone "$ID" -- "$bad" "$ID-c"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"invalid snapshot name \`$bad\`"* ]] || { echo "$output"; false; }
+		[ ! -e "$ROOT/$ID-c" ]
+	done
+	run tern snapshot "$ID" 0x_1.a-b+c
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run tern snapshot --delete "$ID" 0x_1.a-b+c
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# an option without its value says so
+	run tern snapshot --format
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"option \`--format\` requires an argument"* ]] || { echo "$output"; false; }
 	run tern snapshot nosuch-container s2
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"nosuch-container"* ]]

@@ -6,6 +6,7 @@
 #include "utils.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 /* cli.c looks commands up in the table main.c defines; a small one here. */
 static int fake(tern_global_opts *g, int argc, char **argv)
@@ -77,6 +78,26 @@ int main(void)
 	is_str(after[optind], "id", "the id first");
 	is_str(after[optind + 1], "KILL", "then the signal");
 	is_str(after[optind + 2], "-h", "then the word after --, untouched");
+
+	/* --root: absolute from the start, from the current directory,
+	 * whether or not it exists */
+	{
+		char cwd[4096];
+		char *gargv[] = {"tern", "--root", "./rootS/../st", "list", NULL};
+		tern_global_opts g = {.rt = {.root = NULL}};
+		int action = 0, ind;
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			cwd[0] = '\0';
+		cleanup_free char *want = tern_strdup_printf("%s/st", cwd);
+		tern_cli_reset();
+		ind = tern_cli_parse_globals(4, gargv, &g, &action);
+		is_int(ind, 3, "the command word after --root DIR");
+		is_str(g.rt.root, want, "a relative --root is made absolute and clean");
+		char *aargv[] = {"tern", "--root=/run/x", "list", NULL};
+		tern_cli_reset();
+		ind = tern_cli_parse_globals(3, aargv, &g, &action);
+		is_str(g.rt.root, "/run/x", "an absolute --root stays as it is");
+	}
 
 	/* '+' (exec, ps): the words after the id are the command's */
 	char *exec_argv[] = {"exec", "-b", "/f", "id", "sh", "-b", "x", NULL};
