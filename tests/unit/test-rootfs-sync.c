@@ -789,7 +789,7 @@ static void refused(const struct rs_buf *b, const char *name, const char *what)
 #define STREAM(...)                                                                                \
 	do {                                                                                       \
 		rs_buf_free(&b);                                                                   \
-		b_header(&b, 1);                                                                   \
+		b_header(&b, RS_VERSION);                                                                   \
 		__VA_ARGS__;                                                                       \
 	} while (0)
 
