@@ -224,6 +224,39 @@ static bool all_zero(const char *buf, size_t len)
 	return len == 0 || (buf[0] == 0 && memcmp(buf, buf + 1, len - 1) == 0);
 }
 
+/* Send [off, off + len) of buf; what lies past `zero_from` (the other
+ * side's old size, where its extended copy reads as zeros) goes only where
+ * it is not zeros, in pieces of whole pages. */
+static int send_range(rs_extent_fn send, void *data, uint64_t off, const char *buf, size_t len,
+		      uint64_t zero_from, tern_error **err)
+{
+	const size_t page = 4096;
+	size_t i = 0, start;
+	int ret;
+
+	if (off < zero_from) {
+		size_t k = zero_from - off < len ? (size_t)(zero_from - off) : len;
+		ret = send(data, off, buf, k, err);
+		if (ret < 0 || k == len)
+			return ret;
+		i = k;
+	}
+	while (i < len) {
+		size_t k = len - i < page ? len - i : page;
+		if (all_zero(buf + i, k)) {
+			i += k;
+			continue;
+		}
+		start = i;
+		while (i < len && !all_zero(buf + i, len - i < page ? len - i : page))
+			i += len - i < page ? len - i : page;
+		ret = send(data, off + start, buf + start, i - start, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 int rs_delta_scan(int rfd, uint64_t size, const struct rs_blocks *have, struct rs_blocks *out,
 		  rs_extent_fn send, void *data, tern_error **err)
 {
@@ -257,11 +290,12 @@ int rs_delta_scan(int rfd, uint64_t size, const struct rs_blocks *have, struct r
 			sha256(buf, tlen, ph);
 			if (memcmp(ph, th, RS_HASH_LEN) == 0) {
 				/* it holds the start of it: the tail */
-				ret = send(data, start + tlen, buf + tlen, len - tlen, err);
+				ret = send_range(send, data, start + tlen, buf + tlen,
+						 len - tlen, have->size, err);
 				continue;
 			}
 		}
-		ret = send(data, start, buf, len, err);
+		ret = send_range(send, data, start, buf, len, have->size, err);
 	}
 	if (ret < 0)
 		rs_blocks_clear(out);
