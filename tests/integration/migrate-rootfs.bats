@@ -83,7 +83,8 @@ larger_than() {
 	migrate --token-file "$TOKEN" --mode stop-and-copy
 	[ "$status" -ne 0 ]
 	echo "$output"
-	[[ "$output" == *"big-new"*"No space left on device"* ]]
+	[[ "$output" == *"the other side: "*"big-new"*"No space left on device"* ]]
+	[[ "$output" != *"closed the connection"* ]]
 	! receive_status || false
 	grep -q "No space left on device" recv.err
 	still_runs
