@@ -3,7 +3,8 @@
  *
  * Manifest: a header record, one ENTRY record per entry of the tree (its
  * attributes, an inode id shared by the names of one hard-linked inode,
- * and the SHA-256 of a regular file's contents), an END record.
+ * and for a regular file the SHA-256 of each of its 64 KiB blocks), an END
+ * record.
  *
  * Sender: it keeps a model of what the target has, per path (the manifest,
  * then updated by every record it sends), and for each path the stat of
@@ -11,9 +12,10 @@
  * size, mtime, ctime: ctime moves on chmod, chown, xattr and link count
  * changes). A round walks the live tree (lstat only), sends the deletions,
  * then, in walk order (parents first), looks at each entry whose stat
- * moved: a different type, symlink target or device number, or different
- * contents (size, then hash), resend it whole; otherwise send its metadata
- * if that differs.
+ * moved: a different type, symlink target or device number: resend it
+ * whole; a regular file: its blocks that differ from what the target holds
+ * (a PATCH record, rootfs-delta.h), with its metadata; otherwise send its
+ * metadata if that differs.
  *
  * Hard links: the names of one source inode (non-directory, st_nlink > 1,
  * same dev and ino in this walk) form a group; one of them, the leader
