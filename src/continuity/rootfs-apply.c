@@ -467,8 +467,9 @@ static int apply_patch(tern_rootfs_applier *a, struct rs_attrs *at, tern_error *
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return tern_error_make(err, fd < 0 ? -fd : errno, "open");
 	if (!S_ISREG(st.st_mode) || !S_ISREG(at->mode))
-		return tern_error_make_quiet(err, EBADMSG, "a patch for an entry that is not a "
-						     "regular file");
+		return tern_error_make_quiet(err, EBADMSG,
+					     "a patch for an entry that is not a "
+					     "regular file");
 	if (a->undo && (ret = rs_undo_meta(a->undo, fd, at->path, err)) < 0)
 		return ret;
 	rfd = rs_reopen_write(fd);

@@ -271,9 +271,9 @@ int rs_delta_scan(int rfd, uint64_t size, const struct rs_blocks *have, struct r
 		uint64_t start = (uint64_t)i * RS_BLOCK;
 		size_t len = size - start < RS_BLOCK ? (size_t)(size - start) : RS_BLOCK;
 		/* what the other side holds of this block (before truncating) */
-		size_t tlen = have->size <= start			 ? 0
+		size_t tlen = have->size <= start	      ? 0
 			      : have->size - start < RS_BLOCK ? (size_t)(have->size - start)
-								 : RS_BLOCK;
+							      : RS_BLOCK;
 		const unsigned char *th = i < have->n ? have->h + (size_t)i * RS_HASH_LEN : NULL;
 		unsigned char *h = out->h + (size_t)i * RS_HASH_LEN;
 		unsigned char ph[RS_HASH_LEN];
@@ -290,8 +290,8 @@ int rs_delta_scan(int rfd, uint64_t size, const struct rs_blocks *have, struct r
 			sha256(buf, tlen, ph);
 			if (memcmp(ph, th, RS_HASH_LEN) == 0) {
 				/* it holds the start of it: the tail */
-				ret = send_range(send, data, start + tlen, buf + tlen,
-						 len - tlen, have->size, err);
+				ret = send_range(send, data, start + tlen, buf + tlen, len - tlen,
+						 have->size, err);
 				continue;
 			}
 		}

@@ -135,7 +135,7 @@ int tern_rootfs_manifest(int rootfd, char **out, size_t *out_len, tern_error **e
 struct node {
 	struct rs_attrs a; /* what the target has at a.path */
 	uint64_t tid;	   /* the target's inode: equal for hard links */
-	bool has_hash;		/* blk is known */
+	bool has_hash;	   /* blk is known */
 	struct rs_blocks blk; /* the target's contents of a regular file */
 	unsigned seen; /* the round whose walk met this path in the source */
 	/* The source's stat when the target last matched it. */

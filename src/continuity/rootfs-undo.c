@@ -46,7 +46,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#define UNDO_LOG	   "log"
+#define UNDO_LOG    "log"
 #define UNDO_BLOCKS "blocks"
 #define UNDO_MAGIC "tern-rootfs-undo"
 
@@ -254,8 +254,7 @@ static int keep_bytes(rs_undo *u, int fd, const char *path, uint64_t off, size_t
 			return tern_error_make(err, errno, "rootfs undo: create `%s`", UNDO_BLOCKS);
 	}
 	for (size_t done = 0; done < got;) {
-		ssize_t n = pwrite(u->blobfd, buf + done, got - done,
-				   (off_t)(u->blob_len + done));
+		ssize_t n = pwrite(u->blobfd, buf + done, got - done, (off_t)(u->blob_len + done));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -473,8 +472,8 @@ static int undo_patch(int rootfd, int undo_dirfd, uint8_t type, const char *path
 		return tern_error_make(err, -wfd, "`%s`: open for writing", path);
 	if (type == UNDO_SIZE) {
 		if (ftruncate(wfd, (off_t)size) < 0)
-			return tern_error_make(err, errno, "`%s`: truncate back to %llu bytes", path,
-					       (unsigned long long)size);
+			return tern_error_make(err, errno, "`%s`: truncate back to %llu bytes",
+					       path, (unsigned long long)size);
 		return 0;
 	}
 	if (len > RS_BLOCK)

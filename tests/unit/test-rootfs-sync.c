@@ -789,7 +789,7 @@ static void refused(const struct rs_buf *b, const char *name, const char *what)
 #define STREAM(...)                                                                                \
 	do {                                                                                       \
 		rs_buf_free(&b);                                                                   \
-		b_header(&b, RS_VERSION);                                                                   \
+		b_header(&b, RS_VERSION);                                                          \
 		__VA_ARGS__;                                                                       \
 	} while (0)
 
@@ -962,8 +962,7 @@ static void test_delta(void)
 	ok(ret == 0 && st.data_bytes == 5000 && compare_trees(at("D/A"), at("D/B")) == 0,
 	   "an append sends only the new tail (%llu data bytes of 5000)",
 	   (unsigned long long)st.data_bytes);
-	sh("printf XXXXXXXXXX | dd of=%s bs=1 seek=300000 conv=notrunc status=none",
-	   at("D/A/big"));
+	sh("printf XXXXXXXXXX | dd of=%s bs=1 seek=300000 conv=notrunc status=none", at("D/A/big"));
 	ret = round_trip(s, ap, &st, NULL, &err);
 	ok(ret == 0 && st.data_bytes == 65536 && compare_trees(at("D/A"), at("D/B")) == 0,
 	   "10 bytes changed in the middle send their block (%llu data bytes)",
@@ -985,8 +984,8 @@ static void test_delta(void)
 	tern_rootfs_sender_free(s);
 	ret = tern_rootfs_undo(fb, fu, &err);
 	ok(ret == 0 && compare_trees(at("D/C"), at("D/B")) == 0,
-	   "the undo puts the patched file back byte for byte, its inode too%s%s",
-	   err ? ": " : "", err ? err->msg : "");
+	   "the undo puts the patched file back byte for byte, its inode too%s%s", err ? ": " : "",
+	   err ? err->msg : "");
 	close(fa);
 	close(fb);
 	close(fu);
