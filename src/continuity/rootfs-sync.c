@@ -32,6 +32,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -44,7 +45,14 @@
 
 /* ---- manifest ---- */
 
+/* The block hashes a manifest carries at most (the manifest is one
+ * message, at most 64 MiB): 32 MiB, the hashes of 64 GiB of files; past
+ * that, and for a file whose hashes would not fit in one record, none: a
+ * changed file without them crosses whole. */
+#define MANIFEST_HASH_BUDGET (32u << 20)
+
 struct manifest_ctx {
+	size_t hash_bytes;
 	struct rs_buf out;
 	rs_map *inodes; /* (dev, ino) of hard-linked inodes -> id */
 	uint64_t next_id;
@@ -94,9 +102,13 @@ static int manifest_entry(void *data, int dirfd, const char *name, const char *p
 		rec = rs_buf_begin_record(&m->out, RS_REC_ENTRY);
 		rs_buf_attrs(&m->out, &a);
 		rs_buf_u64(&m->out, inode_id(m, &st));
-		rs_buf_u8(&m->out, S_ISREG(st.st_mode));
-		if (S_ISREG(st.st_mode))
+		size_t hb = (size_t)blocks.n * RS_HASH_LEN;
+		bool with = S_ISREG(st.st_mode) && hb <= RS_REC_MAX_BODY - 2 * PATH_MAX &&
+			    m->hash_bytes + hb <= MANIFEST_HASH_BUDGET;
+		rs_buf_u8(&m->out, with);
+		if (with)
 			rs_buf_blocks(&m->out, &blocks);
+		m->hash_bytes += with ? hb : 0;
 		rs_buf_end_record(&m->out, rec);
 	}
 	rs_blocks_clear(&blocks);
@@ -251,7 +263,7 @@ static int add_manifest_entry(tern_rootfs_sender *s, struct rs_reader *r, tern_e
 	}
 	tid = rs_get_u64(r);
 	n->has_hash = rs_get_u8(r) != 0;
-	if (n->has_hash != S_ISREG(n->a.mode))
+	if (n->has_hash && !S_ISREG(n->a.mode))
 		r->bad = true;
 	else if (n->has_hash)
 		rs_get_blocks(r, n->a.size, &n->blk);
