@@ -92,3 +92,49 @@ larger_than() {
 	target_clean
 	[ "$(cd "$BUNDLE_B/rootfs" && find . -printf '%p %s %T@\n' | sort | sha256sum)" = "$before" ]
 }
+
+# data_snapshot: inode, size, mtime and checksum of each file in the
+# target's rootfs/data.
+data_snapshot() {
+	local f
+	for f in "$BUNDLE_B"/rootfs/data/*; do
+		echo "$(basename "$f") $(stat -c '%i %s %Y %a' "$f") $(sha256sum <"$f")"
+	done
+}
+
+@test "migrate-rootfs: files patched in place on the target are put back byte for byte when the receiver is killed during the restore" {
+	local r=$BUNDLE/rootfs
+	mkdir -p "$r/data"
+	head -c 8M /dev/urandom >"$r/data/big"
+	head -c 3M /dev/urandom >"$r/data/mid"
+	head -c 3M /dev/urandom >"$r/data/cut"
+	set_cmd "$(counter_cmd /tmp/count)"
+	start_source
+	head -c 100000 /dev/urandom >>"$r/data/big"
+	printf XXXXXXXXXX | dd of="$r/data/mid" bs=1 seek=1500000 conv=notrunc status=none
+	truncate -s 1000000 "$r/data/cut"
+	data_snapshot >before.txt
+	hold_restore
+	receive --token-file "$TOKEN"
+	(
+		rc=0
+		on A timeout -s KILL 150 "$TERN_BIN" --root "$ROOT" migrate --to "10.231.0.2:$PORT" \
+			--token-file "$TOKEN" --mode stop-and-copy --format json "$ID" \
+			</dev/null >"$BATS_TEST_TMPDIR/src.out" 2>&1 || rc=$?
+		echo "$rc" >"$BATS_TEST_TMPDIR/src.rc"
+	) 3>&- &
+	wait_until 60 test -e "$HOLD.in"
+	# the files were patched, not sent whole
+	output=$(cat src.out)
+	[ "$(rootfs_bytes 1)" -lt $((1024 * 1024)) ]
+	[ "$(cmp "$r/data/mid" "$BUNDLE_B/rootfs/data/mid" && echo same)" = same ]
+	kill_receiver
+	touch "$HOLD.go"
+	wait_until 150 test -s src.rc
+	[ "$(cat src.rc)" -ne 0 ]
+	grep -q '"event":"rollback"' src.out || { cat src.out; false; }
+	still_runs
+	wait_until 30 target_clean
+	data_snapshot >after.txt
+	diff before.txt after.txt
+}
