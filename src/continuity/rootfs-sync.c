@@ -105,7 +105,10 @@ static int manifest_entry(void *data, int dirfd, const char *name, const char *p
 		size_t hb = (size_t)blocks.n * RS_HASH_LEN;
 		bool with = S_ISREG(st.st_mode) && hb <= RS_REC_MAX_BODY - 2 * PATH_MAX &&
 			    m->hash_bytes + hb <= MANIFEST_HASH_BUDGET;
-		rs_buf_u8(&m->out, with);
+		/* 1: blocks; 2: blocks, but a file with other names, whose
+		 * inode may be shared with a tree outside the rootfs (an
+		 * image store's hard links), is replaced, never patched */
+		rs_buf_u8(&m->out, !with ? 0 : st.st_nlink == 1 ? 1 : 2);
 		if (with)
 			rs_buf_blocks(&m->out, &blocks);
 		m->hash_bytes += with ? hb : 0;
@@ -148,6 +151,7 @@ struct node {
 	struct rs_attrs a; /* what the target has at a.path */
 	uint64_t tid;	   /* the target's inode: equal for hard links */
 	bool has_hash;	   /* blk is known */
+	bool patchable;	   /* the target's inode may be changed in place */
 	struct rs_blocks blk; /* the target's contents of a regular file */
 	unsigned seen; /* the round whose walk met this path in the source */
 	/* The source's stat when the target last matched it. */
@@ -224,6 +228,7 @@ static struct node *node_reset(tern_rootfs_sender *s, const char *path)
 	rs_attrs_clear(&n->a);
 	rs_blocks_clear(&n->blk);
 	n->has_hash = false;
+	n->patchable = false;
 	n->snap_valid = false;
 	return n;
 }
@@ -247,6 +252,7 @@ static void node_copy_inode(struct node *dst, const struct node *src)
 	free(dst->a.path);
 	dst->a.path = path;
 	dst->has_hash = src->has_hash;
+	dst->patchable = src->patchable;
 	rs_blocks_clear(&dst->blk);
 	rs_blocks_copy(&dst->blk, &src->blk);
 }
@@ -262,8 +268,10 @@ static int add_manifest_entry(tern_rootfs_sender *s, struct rs_reader *r, tern_e
 		return ret;
 	}
 	tid = rs_get_u64(r);
-	n->has_hash = rs_get_u8(r) != 0;
-	if (n->has_hash && !S_ISREG(n->a.mode))
+	uint8_t flag = rs_get_u8(r);
+	n->has_hash = flag != 0;
+	n->patchable = flag == 1;
+	if ((n->has_hash && !S_ISREG(n->a.mode)) || flag > 2)
 		r->bad = true;
 	else if (n->has_hash)
 		rs_get_blocks(r, n->a.size, &n->blk);
@@ -449,6 +457,7 @@ static int send_entry(tern_rootfs_sender *s, const struct rs_attrs *a, int fd, s
 	rs_bhasher_finish(d.h, a->size, &n->blk);
 	if (ret == 0) {
 		n->has_hash = true;
+		n->patchable = true; /* a new inode, the stream's own */
 		rs_buf_end_record(&s->out, rs_buf_begin_record(&s->out, RS_REC_COMMIT));
 	}
 	return ret < 0 ? tern_error_wrap(err, "`%s`", a->path) : 0;
@@ -719,7 +728,17 @@ static int process_leader(tern_rootfs_sender *s, struct walk_list *w, struct wen
 	    n == NULL || !rs_attrs_node_equal(&n->a, &src) || shared_with_outsiders(s, w, g, n);
 	if (!resend && S_ISREG(src.mode))
 		resend = !n->has_hash;
-	if (!resend && S_ISREG(src.mode)) {
+	if (!resend && S_ISREG(src.mode) && !n->patchable) {
+		/* the same contents, or whole */
+		struct rs_blocks now = {0};
+		ret = rs_blocks_file(fd, src.size, &now, err);
+		resend = ret < 0 || !rs_blocks_equal(&now, &n->blk);
+		rs_blocks_clear(&now);
+		if (ret < 0) {
+			tern_error_wrap(err, "hash `%s`", src.path);
+			goto out;
+		}
+	} else if (!resend && S_ISREG(src.mode)) {
 		/* in place, on the inode the target has: the blocks that differ */
 		ret = send_delta(s, &src, fd, n, &patched, err);
 		if (ret < 0)

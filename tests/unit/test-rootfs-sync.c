@@ -940,7 +940,12 @@ static void test_delta(void)
 	sh("mkdir -p %s/D/A %s/D/undo && chmod 0700 %s/D/undo", top, top, top);
 	put_noise(at("D/A/big"), 1000000, 7); /* 15 blocks and a part */
 	put_str(at("D/A/small"), "small\n");
+	put_noise(at("D/A/linked"), 200000, 8);
 	sh("cp -a %s %s && cp -a %s %s", at("D/A"), at("D/B"), at("D/A"), at("D/C"));
+	/* B's linked shares its inode with a file outside B (an image
+	 * store's hard link): never patched in place */
+	sh("ln %s %s && cp %s %s", at("D/B/linked"), at("D/store"), at("D/store"),
+	   at("D/store.orig"));
 	fa = open_dir(at("D/A"));
 	fb = open_dir(at("D/B"));
 	fu = open_dir(at("D/undo"));
@@ -957,11 +962,15 @@ static void test_delta(void)
 	if (ret < 0)
 		return;
 
-	sh("head -c 5000 /dev/urandom >> %s", at("D/A/big"));
+	sh("head -c 5000 /dev/urandom >> %s && head -c 10 /dev/urandom >> %s", at("D/A/big"),
+	   at("D/A/linked"));
 	ret = round_trip(s, ap, &st, NULL, &err);
-	ok(ret == 0 && st.data_bytes == 5000 && compare_trees(at("D/A"), at("D/B")) == 0,
-	   "an append sends only the new tail (%llu data bytes of 5000)",
+	ok(ret == 0 && st.data_bytes == 5000 + 200010 && compare_trees(at("D/A"), at("D/B")) == 0,
+	   "an append sends only the new tail, a file with another name outside the tree "
+	   "crosses whole (%llu data bytes of 5000 + 200010)",
 	   (unsigned long long)st.data_bytes);
+	ok(same_contents(at("D/store"), at("D/store.orig")),
+	   "the file outside the tree that shared the inode is untouched");
 	sh("printf XXXXXXXXXX | dd of=%s bs=1 seek=300000 conv=notrunc status=none", at("D/A/big"));
 	ret = round_trip(s, ap, &st, NULL, &err);
 	ok(ret == 0 && st.data_bytes == 65536 && compare_trees(at("D/A"), at("D/B")) == 0,
@@ -983,6 +992,7 @@ static void test_delta(void)
 	tern_rootfs_applier_free(ap);
 	tern_rootfs_sender_free(s);
 	ret = tern_rootfs_undo(fb, fu, &err);
+	sh("rm %s", at("D/store")); /* (C's copy has no such link) */
 	ok(ret == 0 && compare_trees(at("D/C"), at("D/B")) == 0,
 	   "the undo puts the patched file back byte for byte, its inode too%s%s", err ? ": " : "",
 	   err ? err->msg : "");
