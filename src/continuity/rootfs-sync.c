@@ -726,8 +726,11 @@ static int process_leader(tern_rootfs_sender *s, struct walk_list *w, struct wen
 	}
 	resend =
 	    n == NULL || !rs_attrs_node_equal(&n->a, &src) || shared_with_outsiders(s, w, g, n);
+	/* (cut by more than what is left: a new file costs less than the
+	 * target keeping the bytes cut off for its undo) */
 	if (!resend && S_ISREG(src.mode))
-		resend = !n->has_hash;
+		resend = !n->has_hash || (n->patchable && src.size < n->blk.size &&
+					  n->blk.size - src.size > src.size);
 	if (!resend && S_ISREG(src.mode) && !n->patchable) {
 		/* the same contents, or whole */
 		struct rs_blocks now = {0};

@@ -35,7 +35,7 @@ larger_than() {
 	wait_until 30 larger_than "$r/data/big" "$((size0 + 200))"
 	# on the source only: 10 bytes in the middle, a cut, an extension
 	printf XXXXXXXXXX | dd of="$r/data/mid" bs=1 seek=1500000 conv=notrunc status=none
-	truncate -s 1000000 "$r/data/cut"
+	truncate -s 2500000 "$r/data/cut"
 	head -c 100000 /dev/urandom >>"$r/data/grow"
 	receive --token-file "$TOKEN"
 	migrate --token-file "$TOKEN" --mode stop-and-copy --format json
@@ -54,7 +54,7 @@ larger_than() {
 	for f in mid cut grow; do
 		[ "$(sha256sum <"$r/data/$f")" = "$(sha256sum <"$t/data/$f")" ]
 	done
-	[ "$(stat -c %s "$t/data/cut")" = 1000000 ]
+	[ "$(stat -c %s "$t/data/cut")" = 2500000 ]
 	# big as it was at the freeze (the source's copy stopped there), then
 	# what the container appended on the target since
 	local n
@@ -112,7 +112,7 @@ data_snapshot() {
 	start_source
 	head -c 100000 /dev/urandom >>"$r/data/big"
 	printf XXXXXXXXXX | dd of="$r/data/mid" bs=1 seek=1500000 conv=notrunc status=none
-	truncate -s 1000000 "$r/data/cut"
+	truncate -s 2500000 "$r/data/cut"
 	data_snapshot >before.txt
 	hold_restore
 	receive --token-file "$TOKEN"

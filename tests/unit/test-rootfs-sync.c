@@ -979,10 +979,15 @@ static void test_delta(void)
 	ret = round_trip(s, ap, &st, NULL, &err);
 	ok(ret == 0 && st.data_bytes == 0 && st.entries_sent == 0,
 	   "nothing changed: nothing sent (%llu entries)", (unsigned long long)st.entries_sent);
-	sh("truncate -s 200000 %s", at("D/A/big"));
+	sh("truncate -s 800000 %s", at("D/A/big"));
 	ret = round_trip(s, ap, &st, NULL, &err);
 	ok(ret == 0 && st.data_bytes <= 65536 && compare_trees(at("D/A"), at("D/B")) == 0,
 	   "a truncated file is cut on the target (%llu data bytes)",
+	   (unsigned long long)st.data_bytes);
+	sh("cp %s %s && truncate -s 1000 %s", at("D/A/big"), at("D/A/big2"), at("D/A/big"));
+	ret = round_trip(s, ap, &st, NULL, &err);
+	ok(ret == 0 && st.data_bytes == 800000 + 1000 && compare_trees(at("D/A"), at("D/B")) == 0,
+	   "a new file, and one cut to less than it cut off, cross whole (%llu data bytes)",
 	   (unsigned long long)st.data_bytes);
 	sh("truncate -s 3000000 %s && printf end >> %s", at("D/A/big"), at("D/A/big"));
 	ret = round_trip(s, ap, &st, NULL, &err);
