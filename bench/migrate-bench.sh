@@ -4,8 +4,15 @@
 # by a veth pair, 10.231.0.1 and 10.231.0.2, each node with its own state
 # root and bundle, as in tests/integration/migrate.bats).
 #
-#   sudo bench/migrate-bench.sh [-n RUNS] [-w WARMUP] [-k DIR] [-r]
+#   sudo bench/migrate-bench.sh [-n RUNS] [-w WARMUP] [-k DIR] [-r] [-a MIB]
 #
+# -a MIB measures only the rootfs sync under an appending workload (issue
+# 35): both nodes hold a file of MIB MiB in the rootfs, which a process of
+# the container appends a line to every 10 ms; tern stop-and-copy of the
+# 16 MiB idle stamper is timed with that appender and with the same
+# appender writing to an empty file instead, and the bytes of each rootfs
+# round are shown (what the big file costs is the difference of the
+# downtimes).
 # -k DIR keeps every counted move's JSON events (tern, both sides) there.
 # -r runs the whole benchmark in a mount namespace of its own whose /run is
 # a tmpfs, as on a stock Debian host. criu caches its kernel probes in
@@ -49,14 +56,17 @@ RUNS=3
 WARMUP=1
 KEEP=""
 RUN_TMPFS=""
-while getopts n:w:k:rh opt; do
+APPEND_MIB=""
+APPEND=0
+while getopts n:w:k:ra:h opt; do
 	case $opt in
 	n) RUNS=$OPTARG ;;
 	w) WARMUP=$OPTARG ;;
 	k) KEEP=$OPTARG ;;
 	r) RUN_TMPFS=1 ;;
+	a) APPEND_MIB=$OPTARG ;;
 	*)
-		sed -n '2,43p' "$0"
+		sed -n '2,50p' "$0"
 		exit 2
 		;;
 	esac
@@ -171,12 +181,48 @@ BASE=$WORK/base
 mkdir -p "$BASE/rootfs"/{bin,proc,sys,dev,tmp,etc}
 chmod 1777 "$BASE/rootfs/tmp"
 gcc -static -O2 -Wall -Werror -o "$BASE/rootfs/bin/stamper" "$REPO/tests/helpers/stamper.c"
+if [ -n "$APPEND_MIB" ]; then
+	# appendrun FILE CMD...: a child appends "line N" to FILE every 10 ms,
+	# then CMD runs as the container's init (the stamper, as always)
+	cat >"$WORK/appendrun.c" <<'EOC'
+#include <fcntl.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return 2;
+	if (fork() == 0) {
+		int fd = open(argv[1], O_WRONLY | O_APPEND | O_CLOEXEC);
+		struct timespec ts = {0, 10000000};
+		char line[64];
+		if (fd < 0)
+			_exit(1);
+		for (unsigned long i = 1;; i++) {
+			int n = snprintf(line, sizeof(line), "line %lu\n", i);
+			if (write(fd, line, (size_t)n) != n)
+				_exit(1);
+			nanosleep(&ts, NULL);
+		}
+	}
+	execv(argv[2], argv + 2);
+	return 127;
+}
+EOC
+	gcc -static -O2 -Wall -Werror -o "$BASE/rootfs/bin/appendrun" "$WORK/appendrun.c"
+	mkdir -p "$WORK/bigdata"
+	head -c "${APPEND_MIB}M" /dev/urandom >"$WORK/bigdata/big"
+	: >"$WORK/bigdata/small"
+fi
 (cd "$BASE" && "$TERN_BIN" spec)
 jq '.process.terminal = false | .root.readonly = false' "$BASE/config.json" >"$WORK/c"
 mv "$WORK/c" "$BASE/config.json"
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
+ms() { awk -v u="$1" 'BEGIN{printf "%.1f", u / 1000}'; }
+met() { if [ "$1" = 1 ]; then echo met; else echo "NOT met"; fi; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2)}'; }
 
 # wait_for SECONDS WHAT CMD...: poll CMD until it succeeds, or fail saying
@@ -230,8 +276,13 @@ move() {
 	for node in "$A" "$B"; do
 		mkdir -p "$node/bundle"
 		cp -a "$BASE/rootfs" "$node/bundle/"
+		[ -z "$APPEND_MIB" ] || cp -a "$WORK/bigdata" "$node/bundle/rootfs/data"
 	done
-	jq ".process.args = [\"/bin/stamper\", \"$mib\", \"$dirty\", \"/tmp/stamp\"]" \
+	# -a: the same appender in both, to an empty file or to the big one
+	local pre=""
+	[ -z "$APPEND_MIB" ] || pre='"/bin/appendrun", "/data/small", '
+	[ "$APPEND" = 0 ] || pre='"/bin/appendrun", "/data/big", '
+	jq ".process.args = [$pre\"/bin/stamper\", \"$mib\", \"$dirty\", \"/tmp/stamp\"]" \
 		"$BASE/config.json" >"$A/bundle/config.json"
 	jq ".linux.cgroupsPath = \"/$id-b\"" "$A/bundle/config.json" >"$B/bundle/config.json"
 
@@ -272,6 +323,10 @@ move() {
 		# before the freeze, dump, images sent, restore until RUNNING
 		steps=$(jq -rs '[.[] | select(.event == "phase" and .side == "source") | {(.phase): .t_ms}] | add
 			| "\(.freeze) \(.dumped - .freeze) \(.images - .dumped) \(.running - .images) \(.running)"' "$WORK/mig.out")
+		# the rootfs rounds: "ROUND:DATA_BYTES/BYTES ..."
+		jq -rs '[.[] | select(.event == "phase" and .phase == "rootfs" and .side == "source")
+			| "\(.round):\(.data_bytes)/\(.bytes)"] | join(" ")' "$WORK/mig.out" \
+			>>"$WORK/rootfs-$m-$mib-$dirty-a$APPEND"
 		if [ -n "$KEEP" ]; then
 			mkdir -p "$KEEP"
 			cp "$WORK/mig.out" "$KEEP/$m-$mib-$dirty-$4.source.json"
@@ -325,6 +380,51 @@ move() {
 	rm -rf "$A/bundle" "$B/bundle" "$A/img" "$B/img"
 }
 
+if [ -n "$APPEND_MIB" ]; then
+	echo "criu: $CRIU; runs: $RUNS; $(nproc) cpus; $(date -u '+%F %H:%M UTC'); tern: $TERN_BIN"
+	echo "appending workload: a ${APPEND_MIB} MiB file in the rootfs of both nodes, a line appended every 10 ms"
+	n=0
+	for w in $(seq "$WARMUP"); do
+		n=$((n + 1))
+		APPEND=0 move tern-stop-and-copy 16 0 "w$n" || true
+	done
+	rm -f "$WORK"/res-* "$WORK"/steps-* "$WORK"/rootfs-* "$WORK/failures"
+	for r in $(seq "$RUNS"); do
+		for APPEND in 0 1; do
+			n=$((n + 1))
+			move tern-stop-and-copy 16 0 "$n" || true
+			[ ! -s "$WORK/res-tern-stop-and-copy-16-0" ] ||
+				mv "$WORK/res-tern-stop-and-copy-16-0" "$WORK/res-a$APPEND-$n"
+		done
+	done
+	dn=() tdn=()
+	printf '%-28s %5s %12s %14s  %s\n' workload ok "downtime ms" "tern says d/t" "rootfs rounds, each ROUND:DATA_BYTES/BYTES SENT"
+	for APPEND in 0 1; do
+		what="appending to an empty file"
+		[ "$APPEND" = 0 ] || what="appending to ${APPEND_MIB} MiB"
+		cat "$WORK"/res-a$APPEND-* 2>/dev/null >"$WORK/all-a$APPEND" || true
+		ok=$(wc -l <"$WORK/all-a$APPEND")
+		if [ "$ok" -eq 0 ]; then
+			printf '%-28s %5s %12s\n' "$what" "0/$RUNS" failed
+			continue
+		fi
+		dn[APPEND]=$(cut -d' ' -f1 "$WORK/all-a$APPEND" | median)
+		tdn[APPEND]=$(cut -d' ' -f3 "$WORK/all-a$APPEND" | median)
+		printf '%-28s %5s %12s %14s  %s\n' "$what" "$ok/$RUNS" "$(ms "${dn[APPEND]}")" \
+			"${tdn[APPEND]}/$(cut -d' ' -f4 "$WORK/all-a$APPEND" | median)" \
+			"$(tail -1 "$WORK/rootfs-tern-stop-and-copy-16-0-a$APPEND" 2>/dev/null)"
+	done
+	if [ -n "${dn[0]:-}" ] && [ -n "${dn[1]:-}" ]; then
+		echo "the appending workload adds $(ms $((dn[1] - dn[0]))) ms to the downtime (stamper's gap; tern says $((tdn[1] - tdn[0])) ms); target: under 20 ms: $(met "$((dn[1] - dn[0] < 20000))")"
+	fi
+	echo "(downtime: the stamper's largest gap, medians; rootfs rounds of the last run)"
+	if [ -s "$WORK/failures" ]; then
+		echo "failed runs:"
+		sed 's/^/  /' "$WORK/failures"
+	fi
+	exit 0
+fi
+
 methods=(tern-stop-and-copy tern-post-copy)
 if "$CRIU" check --feature mem_dirty_track >/dev/null 2>&1; then
 	methods+=(tern-pre-copy)
@@ -355,8 +455,6 @@ for mib in 16 256; do
 	done
 done
 
-ms() { awk -v u="$1" 'BEGIN{printf "%.1f", u / 1000}'; }
-met() { if [ "$1" = 1 ]; then echo met; else echo "NOT met"; fi; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{if (b > 0) printf "%.2f", a / b; else print "-"}'; }
 
 echo

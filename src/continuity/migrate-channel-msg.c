@@ -24,6 +24,10 @@ static const char *hello_magic = HELLO_MAGIC;
 #define hello_magic   HELLO_MAGIC
 #endif
 
+/* How long a side whose write found the peer gone reads for the ERROR
+ * the peer may have sent before (it is in the receive queue already). */
+#define PEER_REASON_TIMEOUT_MS 2000
+
 /* ---- messages ---- */
 
 const char *tern_mchan_type_name(uint32_t type)
@@ -76,6 +80,35 @@ static uint64_t get_be(const unsigned char *p, int bytes)
 	return v;
 }
 
+static int recv_msg(tern_mchan *c, uint32_t want, uint64_t max_len, uint32_t *type, char **payload,
+		    size_t *len, int timeout_ms, tern_error **err);
+
+/* A write found the peer gone (ECONNRESET): a peer that failed says why
+ * (TERN_MSG_ERROR) before it closes, and while this side was busy
+ * writing that message waits in the receive queue, which the kernel keeps
+ * after the peer's reset. Its words replace "closed the connection". */
+static int peer_reason(tern_mchan *c, int ret, tern_error **err)
+{
+	cleanup_free char *payload = NULL;
+	tern_error *why = NULL;
+	bool broken = c->broken;
+
+	if (ret != -ECONNRESET || err == NULL || c->out_of_step)
+		return ret;
+	c->broken = false;
+	if (recv_msg(c, 0, MAX_PAYLOAD, NULL, &payload, NULL, PEER_REASON_TIMEOUT_MS, &why) ==
+	    -ECONNABORTED) {
+		tern_error_free(*err);
+		*err = why;
+		ret = -ECONNABORTED;
+	} else {
+		tern_error_free(why);
+	}
+	c->broken = broken;
+	c->out_of_step = true;
+	return ret;
+}
+
 static int send_until(tern_mchan *c, uint32_t type, const void *payload, size_t len, int timeout_ms,
 		      tern_error **err)
 {
@@ -101,6 +134,8 @@ static int send_until(tern_mchan *c, uint32_t type, const void *payload, size_t 
 		if (ret == 0)
 			ret = mchan_write_all(c, payload, len, deadline, timeout_ms, err);
 	}
+	if (ret < 0 && type != TERN_MSG_ERROR)
+		ret = peer_reason(c, ret, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "sending %s", tern_mchan_type_name(type));
 	c->sent += len;

@@ -277,22 +277,25 @@ static int dump_frozen(source *s, tern_rootfs_sender *rs, const char *parent, pa
 {
 	int ret = 0;
 
-	/* downtime from here. With a cgroup v1 freezer: freeze, last rootfs
-	 * round, dump (criu leaves a cgroup it found frozen frozen). On v2
+	/* downtime from here. With a cgroup v1 freezer: freeze, dump and the
+	 * last rootfs round beside it (criu leaves a cgroup it found frozen
+	 * frozen). On v2
 	 * criu cannot dump a frozen cgroup (its parasite code cannot run
 	 * there): criu stops the tasks itself, and tern freezes the cgroup
 	 * while criu still holds them (leave_frozen); the rootfs, which
 	 * nothing changed since the tasks stopped, goes after the dump. */
 	if (ret == 0 && s->freezer_v1)
 		ret = freeze(s, err);
-	if (ret == 0 && s->freezer_v1)
-		ret = source_rootfs_round(s, rs, 2, err);
 	if (ret == 0 && !s->freezer_v1) {
 		s->frozen = true;
 		s->t_freeze = tern_mig_now_ns();
 	}
 	if (ret == 0)
 		ret = source_start_dump(s, s->images, parent, false, err);
+	/* (v1: the last rootfs round reads the frozen tree while criu dumps;
+	 * it goes out before the images) */
+	if (ret == 0 && s->freezer_v1)
+		ret = source_rootfs_round(s, rs, 2, err);
 	/* with a v1 freezer the target waits for the images already; on v2
 	 * the last rootfs round comes first (see above) */
 	if (ret == 0 && s->mode == TERN_MIG_POST_COPY) {

@@ -29,6 +29,7 @@
  * old metadata is logged, so that a failed migration can put the tree back
  * (rootfs-undo.c). */
 #include "rootfs-sync.h"
+#include "rootfs-delta.h"
 #include "rootfs-entry.h"
 #include "rootfs-undo.h"
 #include "utils.h"
@@ -45,10 +46,12 @@
 
 struct pending_file {
 	bool active;
-	int fd;	   /* the temporary file, O_RDWR */
-	int dirfd; /* its directory */
+	bool patch; /* PATCH: fd is the file itself, changed in place */
+	int fd;	    /* the temporary file (or the patched one), O_RDWR */
+	int dirfd;  /* its directory */
 	char *tmpname;
 	struct rs_attrs a;
+	struct stat st; /* of the patched file before the patch */
 };
 
 struct tern_rootfs_applier {
@@ -105,6 +108,7 @@ static void pending_drop(struct pending_file *f)
 	f->tmpname = NULL;
 	rs_attrs_clear(&f->a);
 	f->active = false;
+	f->patch = false;
 }
 
 void tern_rootfs_applier_free(tern_rootfs_applier *a)
@@ -387,6 +391,11 @@ static int apply_data(tern_rootfs_applier *a, struct rs_reader *r, tern_error **
 	if (len > f->a.size || off > f->a.size - len)
 		return tern_error_make_quiet(err, EBADMSG, "`%s`: data past its size %llu",
 					     f->a.path, (unsigned long long)f->a.size);
+	if (f->patch && a->undo) {
+		int ret = rs_undo_patch_save(a->undo, f->fd, f->a.path, &f->st, off, len, err);
+		if (ret < 0)
+			return ret;
+	}
 	while (len > 0) {
 		ssize_t n = pwrite(f->fd, p, len, (off_t)off);
 		if (n < 0 && errno == EINTR)
@@ -411,7 +420,7 @@ static int commit_file(tern_rootfs_applier *a, tern_error **err)
 		return tern_error_make_quiet(err, EBADMSG, "commit outside a file");
 	parent = rs_path_parent(f->a.path, &name);
 	ret = rs_set_meta(f->fd, &f->a, true, err);
-	if (ret == 0)
+	if (ret == 0 && !f->patch)
 		ret = replace_with(a, f->dirfd, f->tmpname, name, err);
 	if (ret < 0)
 		ret = tern_error_wrap(err, "`%s`", f->a.path);
@@ -440,6 +449,45 @@ static int apply_meta(tern_rootfs_applier *a, const struct rs_attrs *at, tern_er
 			return ret;
 	}
 	return rs_set_meta(fd, at, !S_ISDIR(at->mode), err);
+}
+
+/* PATCH: the regular file at at->path changes in place (rootfs-delta.h):
+ * truncated or extended to its new size now, then DATA, then COMMIT sets
+ * its metadata. In place, not into a copy: a copy of a big file would
+ * cost what the delta saves. So the undo keeps the old size and, before
+ * they are overwritten or cut off, the old bytes (rs_undo_patch_save). */
+static int apply_patch(tern_rootfs_applier *a, struct rs_attrs *at, tern_error **err)
+{
+	struct pending_file *f = &a->file;
+	cleanup_close int fd = rs_open_beneath(a->rootfd, at->path, false);
+	cleanup_close int rfd = -1;
+	struct stat st;
+	int ret;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return tern_error_make(err, fd < 0 ? -fd : errno, "open");
+	if (!S_ISREG(st.st_mode) || !S_ISREG(at->mode))
+		return tern_error_make_quiet(err, EBADMSG,
+					     "a patch for an entry that is not a "
+					     "regular file");
+	if (a->undo && (ret = rs_undo_meta(a->undo, fd, at->path, err)) < 0)
+		return ret;
+	rfd = rs_reopen_write(fd);
+	if (rfd < 0)
+		return tern_error_make(err, -rfd, "open for writing");
+	if (a->undo && (ret = rs_undo_patch_begin(a->undo, rfd, at->path, &st, at->size, err)) < 0)
+		return ret;
+	if ((uint64_t)st.st_size != at->size && ftruncate(rfd, (off_t)at->size) < 0)
+		return tern_error_make(err, errno, "truncate to %llu bytes",
+				       (unsigned long long)at->size);
+	f->fd = steal_fd(&rfd);
+	f->dirfd = -1;
+	f->st = st;
+	f->a = *at;
+	memset(at, 0, sizeof(*at));
+	f->patch = true;
+	f->active = true;
+	return 0;
 }
 
 struct link_source {
@@ -551,7 +599,9 @@ static int record_attrs(tern_rootfs_applier *a, uint8_t type, struct rs_reader *
 	if (ret == 0 && r->left != 0)
 		ret = tern_error_make_quiet(err, EBADMSG, "`%s`: trailing bytes", at.path);
 	if (ret == 0) {
-		ret = type == RS_REC_ENTRY ? apply_entry(a, &at, err) : apply_meta(a, &at, err);
+		ret = type == RS_REC_ENTRY   ? apply_entry(a, &at, err)
+		      : type == RS_REC_PATCH ? apply_patch(a, &at, err)
+					     : apply_meta(a, &at, err);
 		if (ret < 0 && a->file.active) /* begin_file took at over */
 			ret = tern_error_wrap(err, "`%s`", a->file.a.path);
 		else if (ret < 0)
@@ -575,6 +625,7 @@ static int apply_record(tern_rootfs_applier *a, uint8_t type, struct rs_reader *
 	switch (type) {
 	case RS_REC_ENTRY:
 	case RS_REC_META:
+	case RS_REC_PATCH:
 		return record_attrs(a, type, r, err);
 	case RS_REC_DATA:
 		return apply_data(a, r, err);

@@ -28,6 +28,7 @@ enum {
 	RS_REC_DATA = 'D',     /* S: offset, bytes of the regular file being written */
 	RS_REC_COMMIT = 'C',   /* S: the regular file is complete: metadata, rename */
 	RS_REC_META = 'M',     /* S: metadata only, the entry keeps its content */
+	RS_REC_PATCH = 'P',    /* S: change the regular file in place (new size; DATA, COMMIT) */
 	RS_REC_LINK = 'L',     /* S: path becomes a hard link to target */
 	RS_REC_DELETE = 'X',   /* S: remove path (recursively for a directory) */
 	RS_REC_END = 'Z',      /* M: end of the manifest */
@@ -35,7 +36,7 @@ enum {
 
 #define RS_STREAM_MAGIC	  "tern-rootfs-sync"
 #define RS_MANIFEST_MAGIC "tern-rootfs-manifest"
-#define RS_VERSION	  1u
+#define RS_VERSION	  2u
 
 /* Xattrs that are neither read, sent nor touched on the target:
  * - security.selinux: labels are the target's business; its runtime labels

@@ -3,7 +3,8 @@
  *
  * Manifest: a header record, one ENTRY record per entry of the tree (its
  * attributes, an inode id shared by the names of one hard-linked inode,
- * and the SHA-256 of a regular file's contents), an END record.
+ * and for a regular file the SHA-256 of each of its 64 KiB blocks), an END
+ * record.
  *
  * Sender: it keeps a model of what the target has, per path (the manifest,
  * then updated by every record it sends), and for each path the stat of
@@ -11,9 +12,10 @@
  * size, mtime, ctime: ctime moves on chmod, chown, xattr and link count
  * changes). A round walks the live tree (lstat only), sends the deletions,
  * then, in walk order (parents first), looks at each entry whose stat
- * moved: a different type, symlink target or device number, or different
- * contents (size, then hash), resend it whole; otherwise send its metadata
- * if that differs.
+ * moved: a different type, symlink target or device number: resend it
+ * whole; a regular file: its blocks that differ from what the target holds
+ * (a PATCH record, rootfs-delta.h), with its metadata; otherwise send its
+ * metadata if that differs.
  *
  * Hard links: the names of one source inode (non-directory, st_nlink > 1,
  * same dev and ino in this walk) form a group; one of them, the leader
@@ -24,11 +26,13 @@
  * the group, the leader is sent whole (a new inode), since changing the
  * shared one in place would change that other name too. */
 #include "rootfs-sync.h"
+#include "rootfs-delta.h"
 #include "rootfs-entry.h"
 #include "utils.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -41,7 +45,14 @@
 
 /* ---- manifest ---- */
 
+/* The block hashes a manifest carries at most (the manifest is one
+ * message, at most 64 MiB): 32 MiB, the hashes of 64 GiB of files; past
+ * that, and for a file whose hashes would not fit in one record, none: a
+ * changed file without them crosses whole. */
+#define MANIFEST_HASH_BUDGET (32u << 20)
+
 struct manifest_ctx {
+	size_t hash_bytes;
 	struct rs_buf out;
 	rs_map *inodes; /* (dev, ino) of hard-linked inodes -> id */
 	uint64_t next_id;
@@ -69,7 +80,7 @@ static int manifest_entry(void *data, int dirfd, const char *name, const char *p
 			  const struct stat *wst, bool foreign, tern_error **err)
 {
 	struct manifest_ctx *m = data;
-	unsigned char hash[RS_HASH_LEN] = {0};
+	struct rs_blocks blocks = {0};
 	cleanup_close int fd = -1;
 	struct rs_attrs a = {0};
 	struct stat st;
@@ -83,7 +94,7 @@ static int manifest_entry(void *data, int dirfd, const char *name, const char *p
 		return tern_error_make(err, errno, "open `%s`", path);
 	ret = rs_read_attrs(fd, path, &a, &st, err);
 	if (ret == 0 && S_ISREG(st.st_mode)) {
-		ret = rs_hash_file(fd, a.size, hash, err);
+		ret = rs_blocks_file(fd, a.size, &blocks, err);
 		if (ret < 0)
 			tern_error_wrap(err, "hash `%s`", path);
 	}
@@ -91,10 +102,19 @@ static int manifest_entry(void *data, int dirfd, const char *name, const char *p
 		rec = rs_buf_begin_record(&m->out, RS_REC_ENTRY);
 		rs_buf_attrs(&m->out, &a);
 		rs_buf_u64(&m->out, inode_id(m, &st));
-		rs_buf_u8(&m->out, S_ISREG(st.st_mode));
-		rs_buf_put(&m->out, hash, sizeof(hash));
+		size_t hb = (size_t)blocks.n * RS_HASH_LEN;
+		bool with = S_ISREG(st.st_mode) && hb <= RS_REC_MAX_BODY - 2 * PATH_MAX &&
+			    m->hash_bytes + hb <= MANIFEST_HASH_BUDGET;
+		/* 1: blocks; 2: blocks, but a file with other names, whose
+		 * inode may be shared with a tree outside the rootfs (an
+		 * image store's hard links), is replaced, never patched */
+		rs_buf_u8(&m->out, !with ? 0 : st.st_nlink == 1 ? 1 : 2);
+		if (with)
+			rs_buf_blocks(&m->out, &blocks);
+		m->hash_bytes += with ? hb : 0;
 		rs_buf_end_record(&m->out, rec);
 	}
+	rs_blocks_clear(&blocks);
 	rs_attrs_clear(&a);
 	return ret;
 }
@@ -130,8 +150,9 @@ int tern_rootfs_manifest(int rootfd, char **out, size_t *out_len, tern_error **e
 struct node {
 	struct rs_attrs a; /* what the target has at a.path */
 	uint64_t tid;	   /* the target's inode: equal for hard links */
-	bool has_hash;
-	unsigned char hash[RS_HASH_LEN];
+	bool has_hash;	   /* blk is known */
+	bool patchable;	   /* the target's inode may be changed in place */
+	struct rs_blocks blk; /* the target's contents of a regular file */
 	unsigned seen; /* the round whose walk met this path in the source */
 	/* The source's stat when the target last matched it. */
 	bool snap_valid;
@@ -163,6 +184,7 @@ static void node_free(void *p)
 	if (n == NULL)
 		return;
 	rs_attrs_clear(&n->a);
+	rs_blocks_clear(&n->blk);
 	free(n);
 }
 
@@ -204,7 +226,9 @@ static struct node *node_reset(tern_rootfs_sender *s, const char *path)
 		rs_map_put(s->nodes, path, strlen(path), n);
 	}
 	rs_attrs_clear(&n->a);
+	rs_blocks_clear(&n->blk);
 	n->has_hash = false;
+	n->patchable = false;
 	n->snap_valid = false;
 	return n;
 }
@@ -228,14 +252,15 @@ static void node_copy_inode(struct node *dst, const struct node *src)
 	free(dst->a.path);
 	dst->a.path = path;
 	dst->has_hash = src->has_hash;
-	memcpy(dst->hash, src->hash, RS_HASH_LEN);
+	dst->patchable = src->patchable;
+	rs_blocks_clear(&dst->blk);
+	rs_blocks_copy(&dst->blk, &src->blk);
 }
 
 static int add_manifest_entry(tern_rootfs_sender *s, struct rs_reader *r, tern_error **err)
 {
 	struct node *n = tern_xmalloc0(sizeof(*n));
 	int ret = rs_get_attrs(r, &n->a, true, err);
-	const void *hash;
 	uint64_t tid;
 
 	if (ret < 0) {
@@ -243,14 +268,18 @@ static int add_manifest_entry(tern_rootfs_sender *s, struct rs_reader *r, tern_e
 		return ret;
 	}
 	tid = rs_get_u64(r);
-	n->has_hash = rs_get_u8(r) != 0;
-	hash = rs_get_bytes(r, RS_HASH_LEN);
+	uint8_t flag = rs_get_u8(r);
+	n->has_hash = flag != 0;
+	n->patchable = flag == 1;
+	if ((n->has_hash && !S_ISREG(n->a.mode)) || flag > 2)
+		r->bad = true;
+	else if (n->has_hash)
+		rs_get_blocks(r, n->a.size, &n->blk);
 	if (r->bad || r->left != 0 || tid == 0 || tid >= (1ull << 62)) {
 		ret = tern_error_make_quiet(err, EBADMSG, "`%s`: malformed entry", n->a.path);
 		node_free(n);
 		return ret;
 	}
-	memcpy(n->hash, hash, RS_HASH_LEN);
 	if (node_get(s, n->a.path) != NULL) {
 		ret = tern_error_make_quiet(err, EBADMSG, "`%s`: listed twice", n->a.path);
 		node_free(n);
@@ -374,17 +403,36 @@ static int send_paths(tern_rootfs_sender *s, uint8_t type, const char *path, con
 
 struct data_ctx {
 	tern_rootfs_sender *s;
-	rs_hasher *h;
+	rs_bhasher *h;
+	/* a delta: the PATCH record goes out before the first data */
+	const struct rs_attrs *patch;
+	bool patch_sent;
 };
+
+static int send_patch_header(struct data_ctx *d, tern_error **err)
+{
+	int ret = 0;
+
+	if (d->patch != NULL && !d->patch_sent) {
+		ret = send_attrs(d->s, RS_REC_PATCH, d->patch, err);
+		d->patch_sent = true;
+	}
+	return ret;
+}
 
 static int send_extent(void *data, uint64_t off, const void *buf, size_t len, tern_error **err)
 {
 	struct data_ctx *d = data;
-	size_t rec = rs_buf_begin_record(&d->s->out, RS_REC_DATA);
+	int ret = send_patch_header(d, err);
+	size_t rec;
 
+	if (ret < 0)
+		return ret;
+	rec = rs_buf_begin_record(&d->s->out, RS_REC_DATA);
 	rs_buf_u64(&d->s->out, off);
 	rs_buf_put(&d->s->out, buf, len);
-	rs_hasher_data(d->h, off, buf, len);
+	if (d->h)
+		rs_bhasher_data(d->h, off, buf, len);
 	d->s->stats.data_bytes += len;
 	return out_end(d->s, rec, err);
 }
@@ -394,7 +442,7 @@ static int send_extent(void *data, uint64_t off, const void *buf, size_t len, te
 static int send_entry(tern_rootfs_sender *s, const struct rs_attrs *a, int fd, struct node *n,
 		      tern_error **err)
 {
-	struct data_ctx d = {s, NULL};
+	struct data_ctx d = {s, NULL, NULL, false};
 	cleanup_close int rfd = -1;
 	int ret = send_attrs(s, RS_REC_ENTRY, a, err);
 
@@ -403,15 +451,45 @@ static int send_entry(tern_rootfs_sender *s, const struct rs_attrs *a, int fd, s
 	rfd = rs_reopen_read(fd);
 	if (rfd < 0)
 		return tern_error_make(err, -rfd, "open `%s`", a->path);
-	d.h = rs_hasher_new();
+	d.h = rs_bhasher_new();
 	ret = rs_file_extents(rfd, a->size, send_extent, &d, err);
+	rs_blocks_clear(&n->blk);
+	rs_bhasher_finish(d.h, a->size, &n->blk);
 	if (ret == 0) {
-		rs_hasher_finish(d.h, a->size, n->hash);
 		n->has_hash = true;
+		n->patchable = true; /* a new inode, the stream's own */
 		rs_buf_end_record(&s->out, rs_buf_begin_record(&s->out, RS_REC_COMMIT));
 	}
-	rs_hasher_free(d.h);
 	return ret < 0 ? tern_error_wrap(err, "`%s`", a->path) : 0;
+}
+
+/* The target has an earlier version of the regular file `a` (n->blk):
+ * a PATCH record, the blocks that differ, COMMIT; nothing if the contents
+ * are the same. *sent says whether anything went. */
+static int send_delta(tern_rootfs_sender *s, const struct rs_attrs *a, int fd, struct node *n,
+		      bool *sent, tern_error **err)
+{
+	struct data_ctx d = {s, NULL, a, false};
+	struct rs_blocks now = {0};
+	cleanup_close int rfd = rs_reopen_read(fd);
+	int ret;
+
+	*sent = false;
+	if (rfd < 0)
+		return tern_error_make(err, -rfd, "open `%s`", a->path);
+	ret = rs_delta_scan(rfd, a->size, &n->blk, &now, send_extent, &d, err);
+	if (ret == 0 && !d.patch_sent && a->size != n->blk.size)
+		ret = send_patch_header(&d, err); /* only the size changes */
+	if (ret < 0) {
+		rs_blocks_clear(&now);
+		return tern_error_wrap(err, "`%s`", a->path);
+	}
+	if (d.patch_sent)
+		rs_buf_end_record(&s->out, rs_buf_begin_record(&s->out, RS_REC_COMMIT));
+	rs_blocks_clear(&n->blk);
+	n->blk = now;
+	*sent = d.patch_sent;
+	return 0;
 }
 
 /* ---- one round ---- */
@@ -619,23 +697,6 @@ static bool shared_with_outsiders(tern_rootfs_sender *s, struct walk_list *w, co
 	return tid_count(s, n->tid) > inside;
 }
 
-/* Same contents as the target has: a size check, then the hash. */
-static int same_contents(const struct node *n, const struct rs_attrs *src, int fd, bool *same,
-			 tern_error **err)
-{
-	unsigned char hash[RS_HASH_LEN];
-	int ret;
-
-	*same = false;
-	if (!n->has_hash || n->a.size != src->size)
-		return 0;
-	ret = rs_hash_file(fd, src->size, hash, err);
-	if (ret < 0)
-		return tern_error_wrap(err, "hash `%s`", src->path);
-	*same = memcmp(hash, n->hash, RS_HASH_LEN) == 0;
-	return 0;
-}
-
 static bool vanished(int e)
 {
 	return e == ENOENT || e == ENOTDIR || e == ELOOP;
@@ -648,7 +709,7 @@ static int process_leader(tern_rootfs_sender *s, struct walk_list *w, struct wen
 	const struct group *g = e->group ? &w->groups[e->group - 1] : NULL;
 	cleanup_close int fd = rs_open_beneath(s->rootfd, e->path, false);
 	struct rs_attrs src = {0};
-	bool resend, same = true;
+	bool resend, patched = false;
 	struct stat st;
 	int ret;
 
@@ -665,17 +726,32 @@ static int process_leader(tern_rootfs_sender *s, struct walk_list *w, struct wen
 	}
 	resend =
 	    n == NULL || !rs_attrs_node_equal(&n->a, &src) || shared_with_outsiders(s, w, g, n);
-	if (!resend && S_ISREG(src.mode)) {
-		ret = same_contents(n, &src, fd, &same, err);
+	/* (cut by more than what is left: a new file costs less than the
+	 * target keeping the bytes cut off for its undo) */
+	if (!resend && S_ISREG(src.mode))
+		resend = !n->has_hash || (n->patchable && src.size < n->blk.size &&
+					  n->blk.size - src.size > src.size);
+	if (!resend && S_ISREG(src.mode) && !n->patchable) {
+		/* the same contents, or whole */
+		struct rs_blocks now = {0};
+		ret = rs_blocks_file(fd, src.size, &now, err);
+		resend = ret < 0 || !rs_blocks_equal(&now, &n->blk);
+		rs_blocks_clear(&now);
+		if (ret < 0) {
+			tern_error_wrap(err, "hash `%s`", src.path);
+			goto out;
+		}
+	} else if (!resend && S_ISREG(src.mode)) {
+		/* in place, on the inode the target has: the blocks that differ */
+		ret = send_delta(s, &src, fd, n, &patched, err);
 		if (ret < 0)
 			goto out;
-		resend = !same;
 	}
 	if (resend) {
 		n = node_reset(s, e->path);
 		node_set_tid(s, n, s->next_tid++);
 		ret = send_entry(s, &src, fd, n, err);
-	} else if (!rs_attrs_meta_equal(&n->a, &src)) {
+	} else if (!patched && !rs_attrs_meta_equal(&n->a, &src)) {
 		ret = send_attrs(s, RS_REC_META, &src, err);
 	}
 	if (ret < 0)

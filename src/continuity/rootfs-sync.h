@@ -15,6 +15,13 @@
  * inode, size, mtime, ctime of each entry), so the last round, with the
  * container frozen, only walks the tree and sends what changed since.
  *
+ * A regular file the target holds another version of (the same inode in
+ * the source's model) crosses as a delta (rootfs-delta.h): the manifest
+ * has the SHA-256 of each 64 KiB block, the sender keeps the hashes of
+ * what the target holds after each round, and sends only the blocks that
+ * differ (of an append, the tail); the applier patches the file in place,
+ * keeping the old size and bytes in its undo directory first.
+ *
  * Security: the target applies the stream inside its rootfs only: every
  * path is resolved beneath it without following symlinks (openat2
  * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV, or, without
@@ -41,8 +48,8 @@
 /* Serialize the manifest of the tree at `rootfd` (an O_PATH or O_DIRECTORY
  * fd of the rootfs): every entry's path, type, mode, owner, size, mtime,
  * device number, symlink target, xattrs (names and values), an id shared
- * by the names of one hard-linked inode, and a content hash of each
- * regular file (SHA-256). Entries on another device (mounts below the
+ * by the names of one hard-linked inode, and the SHA-256 of each 64 KiB
+ * block of each regular file. Entries on another device (mounts below the
  * rootfs) are left out. Malloc'd bytes; the format is private to the
  * rootfs sync (versioned, see rootfs-entry.h). */
 int tern_rootfs_manifest(int rootfd, char **out, size_t *out_len, tern_error **err);

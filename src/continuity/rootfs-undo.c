@@ -22,8 +22,16 @@
  *      .tern-sync.PID.N: the replay removes those a killed applier left)
  *   A  path, number: the entry was renamed to UNDO/a<number>
  *   N  path: the entry did not exist
- *   M  attributes: the metadata the entry had */
+ *   M  attributes: the metadata the entry had
+ *   S  path, size: the regular file had this size before a patch in place
+ *      changed it (logged the first time the migration patches the inode)
+ *   B  path, offset, length, where: the bytes the file had there, before
+ *      a patch overwrote or cut them off, are in UNDO/blocks at `where`
+ *      (written there before the record; once per block of the file's
+ *      first size: a block written again has its original kept already,
+ *      and what lies past that size goes with the S record) */
 #include "rootfs-undo.h"
+#include "rootfs-delta.h"
 #include "rootfs-entry.h"
 #include "rootfs-sync.h"
 #include "utils.h"
@@ -38,17 +46,41 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#define UNDO_LOG   "log"
+#define UNDO_LOG    "log"
+#define UNDO_BLOCKS "blocks"
 #define UNDO_MAGIC "tern-rootfs-undo"
 
-enum { UNDO_ASIDE = 'A', UNDO_NEW = 'N', UNDO_META = 'M' };
+enum { UNDO_ASIDE = 'A', UNDO_NEW = 'N', UNDO_META = 'M', UNDO_SIZE = 'S', UNDO_BYTES = 'B' };
 
 struct rs_undo {
 	int dirfd;
 	int logfd;
 	uint64_t next;
 	rs_map *seen; /* path -> (void *)1: its metadata is logged */
+	rs_map *patched; /* (dev, ino) -> struct patch_state */
+	int blobfd;	 /* UNDO_BLOCKS, once a patch needs it */
+	uint64_t blob_len;
 };
+
+/* A file patched in place: its size before the first patch, and which of
+ * its blocks (below that size) have their original bytes kept. */
+struct patch_state {
+	uint64_t orig;
+	unsigned char *saved; /* a bit per block */
+};
+
+struct inode_key {
+	dev_t dev;
+	ino_t ino;
+};
+
+static void patch_state_free(void *p)
+{
+	struct patch_state *ps = p;
+	if (ps)
+		free(ps->saved);
+	free(ps);
+}
 
 static int log_record(rs_undo *u, struct rs_buf *b, tern_error **err)
 {
@@ -76,6 +108,8 @@ int rs_undo_new(int undo_dirfd, int rootfd, rs_undo **out, tern_error **err)
 	u = tern_xmalloc0(sizeof(*u));
 	u->dirfd = fcntl(undo_dirfd, F_DUPFD_CLOEXEC, 3);
 	u->seen = rs_map_new();
+	u->patched = rs_map_new();
+	u->blobfd = -1;
 	u->logfd =
 	    openat(undo_dirfd, UNDO_LOG, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
 	if (u->dirfd < 0 || u->logfd < 0) {
@@ -104,7 +138,9 @@ void rs_undo_free(rs_undo *u)
 		return;
 	tern_closep(&u->logfd);
 	tern_closep(&u->dirfd);
+	tern_closep(&u->blobfd);
 	rs_map_free(u->seen, NULL);
+	rs_map_free(u->patched, patch_state_free);
 	free(u);
 }
 
@@ -154,6 +190,115 @@ int rs_undo_meta(rs_undo *u, int fd, const char *path, tern_error **err)
 	if (ret == 0)
 		rs_map_put(u->seen, path, strlen(path), (void *)1);
 	return ret;
+}
+
+/* ---- patches in place ---- */
+
+static struct patch_state *patch_get(rs_undo *u, const struct stat *st)
+{
+	struct inode_key k = {st->st_dev, st->st_ino};
+	return rs_map_get(u->patched, &k, sizeof(k));
+}
+
+int rs_undo_patch_begin(rs_undo *u, int fd, const char *path, const struct stat *st,
+			uint64_t new_size, tern_error **err)
+{
+	struct inode_key k = {st->st_dev, st->st_ino};
+	struct patch_state *ps = patch_get(u, st);
+
+	if (ps == NULL) {
+		struct rs_buf b = {0};
+		size_t start = rs_buf_begin_record(&b, UNDO_SIZE);
+		int ret;
+
+		rs_buf_str(&b, path, strlen(path));
+		rs_buf_u64(&b, (uint64_t)st->st_size);
+		rs_buf_end_record(&b, start);
+		ret = log_record(u, &b, err);
+		rs_buf_free(&b);
+		if (ret < 0)
+			return ret;
+		ps = tern_xmalloc0(sizeof(*ps));
+		ps->orig = (uint64_t)st->st_size;
+		ps->saved = tern_xmalloc0(rs_blocks_count(ps->orig) / 8 + 1);
+		rs_map_put(u->patched, &k, sizeof(k), ps);
+	}
+	if (new_size < (uint64_t)st->st_size)
+		return rs_undo_patch_save(u, fd, path, st, new_size,
+					  (uint64_t)st->st_size - new_size, err);
+	return 0;
+}
+
+/* Keep [off, off + len) of the file open as `fd` in UNDO_BLOCKS, logged. */
+static int keep_bytes(rs_undo *u, int fd, const char *path, uint64_t off, size_t len,
+		      tern_error **err)
+{
+	cleanup_free char *buf = tern_xmalloc0(len ? len : 1);
+	struct rs_buf b = {0};
+	size_t got = 0;
+	int ret;
+
+	while (got < len) {
+		ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return tern_error_make(err, errno, "rootfs undo: read `%s`", path);
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (u->blobfd < 0) {
+		u->blobfd = openat(u->dirfd, UNDO_BLOCKS, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (u->blobfd < 0)
+			return tern_error_make(err, errno, "rootfs undo: create `%s`", UNDO_BLOCKS);
+	}
+	for (size_t done = 0; done < got;) {
+		ssize_t n = pwrite(u->blobfd, buf + done, got - done, (off_t)(u->blob_len + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return tern_error_make(err, n < 0 ? errno : EIO,
+					       "rootfs undo: keep the old bytes of `%s`", path);
+		done += (size_t)n;
+	}
+	size_t start = rs_buf_begin_record(&b, UNDO_BYTES);
+	rs_buf_str(&b, path, strlen(path));
+	rs_buf_u64(&b, off);
+	rs_buf_u64(&b, got);
+	rs_buf_u64(&b, u->blob_len);
+	rs_buf_end_record(&b, start);
+	ret = log_record(u, &b, err);
+	rs_buf_free(&b);
+	if (ret == 0)
+		u->blob_len += got;
+	return ret;
+}
+
+int rs_undo_patch_save(rs_undo *u, int fd, const char *path, const struct stat *st, uint64_t off,
+		       uint64_t len, tern_error **err)
+{
+	struct patch_state *ps = patch_get(u, st);
+	uint64_t end = off + len;
+
+	if (ps == NULL)
+		return tern_error_make_quiet(err, EINVAL, "rootfs undo: `%s` is not being patched",
+					     path);
+	if (end > ps->orig)
+		end = ps->orig;
+	for (uint64_t blk = off / RS_BLOCK; blk * RS_BLOCK < end; blk++) {
+		uint64_t bs = blk * RS_BLOCK;
+		uint64_t be = bs + RS_BLOCK < ps->orig ? bs + RS_BLOCK : ps->orig;
+		int ret;
+
+		if (ps->saved[blk / 8] & (1u << (blk % 8)))
+			continue;
+		ret = keep_bytes(u, fd, path, bs, (size_t)(be - bs), err);
+		if (ret < 0)
+			return ret;
+		ps->saved[blk / 8] |= (unsigned char)(1u << (blk % 8));
+	}
+	return 0;
 }
 
 /* ---- setting metadata (the replay's, and the applier's) ---- */
@@ -306,6 +451,47 @@ static int undo_meta(int rootfd, const struct rs_attrs *a, tern_error **err)
 	return rs_set_meta(fd, a, true, err) < 0 ? tern_error_wrap(err, "`%s`", a->path) : 0;
 }
 
+/* S and B: put the size, or the bytes, back into the file at `path`. */
+static int undo_patch(int rootfd, int undo_dirfd, uint8_t type, const char *path, uint64_t size,
+		      uint64_t off, uint64_t len, uint64_t where, tern_error **err)
+{
+	cleanup_close int fd = rs_open_beneath(rootfd, path, false);
+	cleanup_close int wfd = -1, bfd = -1;
+	cleanup_free char *buf = NULL;
+	struct stat st;
+	ssize_t n;
+
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return tern_error_make(err, fd < 0 ? -fd : errno, "`%s`: open", path);
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	wfd = rs_reopen_write(fd);
+	if (wfd < 0)
+		return tern_error_make(err, -wfd, "`%s`: open for writing", path);
+	if (type == UNDO_SIZE) {
+		if (ftruncate(wfd, (off_t)size) < 0)
+			return tern_error_make(err, errno, "`%s`: truncate back to %llu bytes",
+					       path, (unsigned long long)size);
+		return 0;
+	}
+	if (len > RS_BLOCK)
+		return tern_error_make_quiet(err, EBADMSG, "rootfs undo: a malformed record");
+	bfd = openat(undo_dirfd, UNDO_BLOCKS, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (bfd < 0)
+		return tern_error_make(err, errno, "`%s`: the kept bytes", path);
+	buf = tern_xmalloc0(len ? (size_t)len : 1);
+	n = pread(bfd, buf, (size_t)len, (off_t)where);
+	if (n != (ssize_t)len)
+		return tern_error_make(err, n < 0 ? errno : EIO, "`%s`: read the kept bytes", path);
+	n = pwrite(wfd, buf, (size_t)len, (off_t)off);
+	if (n != (ssize_t)len)
+		return tern_error_make(err, n < 0 ? errno : EIO, "`%s`: put the old bytes back",
+				       path);
+	return 0;
+}
+
 static int undo_one(int rootfd, int undo_dirfd, uint32_t pid, uint8_t type, struct rs_reader *r,
 		    tern_error **err)
 {
@@ -322,6 +508,17 @@ static int undo_one(int rootfd, int undo_dirfd, uint32_t pid, uint8_t type, stru
 		return ret;
 	}
 	path = rs_get_str(r, PATH_MAX - 1);
+	if (type == UNDO_SIZE || type == UNDO_BYTES) {
+		uint64_t a = rs_get_u64(r), len = 0, where = 0;
+		if (type == UNDO_BYTES) {
+			len = rs_get_u64(r);
+			where = rs_get_u64(r);
+		}
+		if (r->bad || path == NULL || !rs_path_valid(path, false))
+			return tern_error_make_quiet(err, EBADMSG,
+						     "rootfs undo: a malformed record");
+		return undo_patch(rootfd, undo_dirfd, type, path, a, a, len, where, err);
+	}
 	if (type == UNDO_ASIDE)
 		num = rs_get_u64(r);
 	if (r->bad || path == NULL || !rs_path_valid(path, false) ||
@@ -372,7 +569,7 @@ int tern_rootfs_undo(int rootfd, int undo_dirfd, tern_error **err)
 		uint32_t version = rs_get_u32(&r);
 		pid = rs_get_u32(&r);
 		if (r.bad || magic == NULL || strcmp(magic, UNDO_MAGIC) != 0 ||
-		    version != RS_VERSION)
+		    (version != RS_VERSION && version != 1))
 			return tern_error_make_quiet(err, EBADMSG,
 						     "rootfs undo: not an undo log of this "
 						     "version");
@@ -396,5 +593,8 @@ int tern_rootfs_undo(int rootfd, int undo_dirfd, tern_error **err)
 			e = NULL;
 		}
 	}
+	/* every record undone: the kept bytes are of no use any more */
+	if (first == 0 && unlinkat(undo_dirfd, UNDO_BLOCKS, 0) < 0 && errno != ENOENT)
+		first = tern_error_make(err, errno, "rootfs undo: remove `%s`", UNDO_BLOCKS);
 	return first < 0 ? tern_error_wrap(err, "rootfs undo") : 0;
 }

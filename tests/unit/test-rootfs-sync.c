@@ -789,7 +789,7 @@ static void refused(const struct rs_buf *b, const char *name, const char *what)
 #define STREAM(...)                                                                                \
 	do {                                                                                       \
 		rs_buf_free(&b);                                                                   \
-		b_header(&b, 1);                                                                   \
+		b_header(&b, RS_VERSION);                                                          \
 		__VA_ARGS__;                                                                       \
 	} while (0)
 
@@ -922,6 +922,90 @@ static void test_corrupt_stream(void)
 	rs_buf_free(&captured);
 }
 
+/* ---- deltas ---- */
+
+/* A changed regular file the target holds an earlier version of: only the
+ * blocks that differ cross (rootfs-delta.h), patched in place, and the
+ * undo puts the original back. */
+static void test_delta(void)
+{
+	tern_error *err = NULL;
+	tern_rootfs_sender *s = NULL;
+	tern_rootfs_applier *ap = NULL;
+	tern_rootfs_stats st = {0};
+	char *manifest = NULL;
+	size_t mlen = 0;
+	int fa, fb, fu, ret;
+
+	sh("mkdir -p %s/D/A %s/D/undo && chmod 0700 %s/D/undo", top, top, top);
+	put_noise(at("D/A/big"), 1000000, 7); /* 15 blocks and a part */
+	put_str(at("D/A/small"), "small\n");
+	put_noise(at("D/A/linked"), 200000, 8);
+	sh("cp -a %s %s && cp -a %s %s", at("D/A"), at("D/B"), at("D/A"), at("D/C"));
+	/* B's linked shares its inode with a file outside B (an image
+	 * store's hard link): never patched in place */
+	sh("ln %s %s && cp %s %s", at("D/B/linked"), at("D/store"), at("D/store"),
+	   at("D/store.orig"));
+	fa = open_dir(at("D/A"));
+	fb = open_dir(at("D/B"));
+	fu = open_dir(at("D/undo"));
+	ret = tern_rootfs_manifest(fb, &manifest, &mlen, &err);
+	if (ret == 0)
+		ret = tern_rootfs_sender_new(fa, manifest, mlen, &s, &err);
+	if (ret == 0)
+		ret = tern_rootfs_applier_new(fb, &ap, &err);
+	if (ret == 0)
+		ret = tern_rootfs_applier_set_undo(ap, fu, &err);
+	free(manifest);
+	ok(ret == 0, "a sender and an applier with an undo%s%s", err ? ": " : "",
+	   err ? err->msg : "");
+	if (ret < 0)
+		return;
+
+	sh("head -c 5000 /dev/urandom >> %s && head -c 10 /dev/urandom >> %s", at("D/A/big"),
+	   at("D/A/linked"));
+	ret = round_trip(s, ap, &st, NULL, &err);
+	ok(ret == 0 && st.data_bytes == 5000 + 200010 && compare_trees(at("D/A"), at("D/B")) == 0,
+	   "an append sends only the new tail, a file with another name outside the tree "
+	   "crosses whole (%llu data bytes of 5000 + 200010)",
+	   (unsigned long long)st.data_bytes);
+	ok(same_contents(at("D/store"), at("D/store.orig")),
+	   "the file outside the tree that shared the inode is untouched");
+	sh("printf XXXXXXXXXX | dd of=%s bs=1 seek=300000 conv=notrunc status=none", at("D/A/big"));
+	ret = round_trip(s, ap, &st, NULL, &err);
+	ok(ret == 0 && st.data_bytes == 65536 && compare_trees(at("D/A"), at("D/B")) == 0,
+	   "10 bytes changed in the middle send their block (%llu data bytes)",
+	   (unsigned long long)st.data_bytes);
+	ret = round_trip(s, ap, &st, NULL, &err);
+	ok(ret == 0 && st.data_bytes == 0 && st.entries_sent == 0,
+	   "nothing changed: nothing sent (%llu entries)", (unsigned long long)st.entries_sent);
+	sh("truncate -s 800000 %s", at("D/A/big"));
+	ret = round_trip(s, ap, &st, NULL, &err);
+	ok(ret == 0 && st.data_bytes <= 65536 && compare_trees(at("D/A"), at("D/B")) == 0,
+	   "a truncated file is cut on the target (%llu data bytes)",
+	   (unsigned long long)st.data_bytes);
+	sh("cp %s %s && truncate -s 1000 %s", at("D/A/big"), at("D/A/big2"), at("D/A/big"));
+	ret = round_trip(s, ap, &st, NULL, &err);
+	ok(ret == 0 && st.data_bytes == 800000 + 1000 && compare_trees(at("D/A"), at("D/B")) == 0,
+	   "a new file, and one cut to less than it cut off, cross whole (%llu data bytes)",
+	   (unsigned long long)st.data_bytes);
+	sh("truncate -s 3000000 %s && printf end >> %s", at("D/A/big"), at("D/A/big"));
+	ret = round_trip(s, ap, &st, NULL, &err);
+	ok(ret == 0 && st.data_bytes <= 65536 && compare_trees(at("D/A"), at("D/B")) == 0,
+	   "extended with a hole: the zeros do not cross (%llu data bytes)",
+	   (unsigned long long)st.data_bytes);
+	tern_rootfs_applier_free(ap);
+	tern_rootfs_sender_free(s);
+	ret = tern_rootfs_undo(fb, fu, &err);
+	sh("rm %s", at("D/store")); /* (C's copy has no such link) */
+	ok(ret == 0 && compare_trees(at("D/C"), at("D/B")) == 0,
+	   "the undo puts the patched file back byte for byte, its inode too%s%s", err ? ": " : "",
+	   err ? err->msg : "");
+	close(fa);
+	close(fb);
+	close(fu);
+}
+
 int main(void)
 {
 	int fds;
@@ -938,6 +1022,7 @@ int main(void)
 	fds = count_fds();
 	test_sync();
 	test_undo();
+	test_delta();
 	test_hostile("openat2");
 	rs_no_openat2 = true;
 	test_hostile("the O_NOFOLLOW walk (no openat2)");
