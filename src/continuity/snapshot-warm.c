@@ -455,6 +455,8 @@ static int build(build_ctx *b, tern_error **err)
 	cleanup_free char *msg = NULL;
 	/* (every cleanup variable before the first goto) */
 	cleanup_free char *spare_cg = NULL;
+	/* criu's logs of a spare that fails: with its container's */
+	cleanup_free char *logs_in = tern_strdup_printf("%s/%s", b->main_rt->root, b->id);
 	oci_config *config = NULL;
 	int ret;
 
@@ -498,8 +500,6 @@ static int build(build_ctx *b, tern_error **err)
 	tern_runtime r2 = tern_snap_spare_runtime(b->main_rt, b->spare);
 	ret = tern_mkdir_p(r2.root, 0700, err);
 	tern_create_opts copts = {.bundle = bundle, .detach = true};
-	/* criu's logs of a spare that fails: with its container's */
-	cleanup_free char *logs_in = tern_strdup_printf("%s/%s", b->main_rt->root, b->id);
 	tern_ckpt_opts co = {
 	    .image_path = images,
 	    .status_fd = -1,
