@@ -252,6 +252,11 @@ int source_offer(source *s, bool post_copy, bool pre_copy, tern_error **err)
 	s->target_id = tern_xstrdup(id);
 	s->target_cert = cert ? tern_xstrdup(cert) : NULL;
 	bool takes_snapshots = tern_mig_json_bool(v, "snapshots");
+	/* the target's half of why --mode auto got no post-copy, where this
+	 * side could have served it */
+	const char *target_why = tern_mig_json_str(v, "not_post_copy");
+	if (!s->no_post_copy[0] && target_why)
+		snprintf(s->no_post_copy, sizeof(s->no_post_copy), "%s", target_why);
 	yajl_tree_free(v);
 	/* --mode auto that could not have post-copy: say why (the reason
 	 * --mode post-copy fails with) */

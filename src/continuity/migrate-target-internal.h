@@ -40,6 +40,9 @@ typedef struct {
 	int work_lock;
 	char *images;
 	tern_mig_mode mode;
+	/* --mode auto that got stop-and-copy: why not post-copy (static text),
+	 * else NULL */
+	const char *not_post_copy;
 	bool tcp_established;
 	tern_criu_features features; /* checked before listening */
 	uint64_t memory_bytes;

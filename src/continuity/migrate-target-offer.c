@@ -160,12 +160,19 @@ static int choose_mode(target *t, const char *asked, bool src_post, bool src_pre
 		t->mode = TERN_MIG_POST_COPY;
 		return 0;
 	case TERN_MIG_AUTO:
-		if (src_pre)
+		if (src_pre) {
 			t->mode = TERN_MIG_PRE_COPY;
-		else if (f.lazy_pages && src_post)
+		} else if (f.lazy_pages && src_post) {
 			t->mode = TERN_MIG_POST_COPY;
-		else
+		} else {
 			t->mode = TERN_MIG_STOP_AND_COPY;
+			/* said on both sides: the source has its own words for
+			 * its half and prints this one only for ours */
+			t->not_post_copy = !src_post
+					       ? "the source cannot serve memory lazily"
+					       : "criu on the target says this kernel cannot "
+						 "restore memory lazily (no usable userfaultfd)";
+		}
 		return 0;
 	case TERN_MIG_STOP_AND_COPY:
 		t->mode = TERN_MIG_STOP_AND_COPY;
@@ -266,6 +273,8 @@ int target_accept_offer(target *t, tern_error **err)
 		tern_jw_str(&w, "cert", t->cert);
 	/* it keeps snapshots sent along (migrate-snapshots.c) */
 	tern_jw_bool(&w, "snapshots", true);
+	if (t->not_post_copy)
+		tern_jw_str(&w, "not_post_copy", t->not_post_copy);
 	msg = tern_jw_end(&w);
 	ret = tern_mchan_send(t->c, TERN_MSG_ACCEPT, msg, strlen(msg), err);
 	if (ret < 0)
@@ -273,7 +282,13 @@ int target_accept_offer(target *t, tern_error **err)
 	tern_jw_begin(&w);
 	tern_jw_str(&w, "id", t->id);
 	tern_jw_str(&w, "mode", tern_mig_mode_name(t->mode));
-	tern_mig_event(&t->p, "accepted", &w, "accepted `%s` as `%s`, mode %s", t->src_id, t->id,
-		       tern_mig_mode_name(t->mode));
+	if (t->not_post_copy)
+		tern_jw_str(&w, "not_post_copy", t->not_post_copy);
+	else
+		tern_jw_null(&w, "not_post_copy");
+	tern_mig_event(&t->p, "accepted", &w, "accepted `%s` as `%s`, mode %s%s%s", t->src_id,
+		       t->id, tern_mig_mode_name(t->mode),
+		       t->not_post_copy ? ", not post-copy: " : "",
+		       t->not_post_copy ? t->not_post_copy : "");
 	return target_snapshots_receive(t, err);
 }

@@ -316,6 +316,9 @@ pipes_too_small() {
 	grep '"event":"accepted"' src.out | jq -e '.mode == "stop-and-copy" and
 		(.not_post_copy | contains("fs.pipe-max-size is ")) and
 		(.not_post_copy | contains("sysctl fs.pipe-max-size=4194304"))'
+	# the target says why from its side: the source could not serve it
+	grep '"event":"accepted"' recv.out | jq -e '.mode == "stop-and-copy" and
+		.not_post_copy == "the source cannot serve memory lazily"'
 	source_gone
 }
 
