@@ -60,6 +60,11 @@ typedef struct {
 	const char *mem_parent; /* the snapshot whose images hold our unchanged pages */
 	int mem_depth;
 	tern_mig_progress progress; /* (o->progress) */
+	/* the container has a user namespace and a network namespace of its
+	 * own: the network namespace belongs to that user namespace, which
+	 * criu makes anew on restore, so only criu can make its successor
+	 * (from the images); see snapshot-rollback.c */
+	bool netns_in_images;
 } snap_ctx;
 
 /* Hard links of every file in `src` (and of its own parent/, the same
@@ -146,7 +151,7 @@ static int dump(snap_ctx *c, const tern_snapshot_opts *o, bool leave_frozen,
 	    .status_fd = -1,
 	    .leave_running = true,
 	    .leave_frozen = leave_frozen,
-	    .netns_out = true,
+	    .netns_out = !c->netns_in_images,
 	    .into_dir = c->dir,
 	    .tcp_established = o->tcp_established,
 	    .ext_unix_sk = o->ext_unix_sk,
@@ -302,6 +307,7 @@ int tern_snapshot_take(const tern_runtime *rt, const char *criu, const char *id,
 	if (ret < 0)
 		return ret;
 	ret = tern_snap_check_running(c.st, "snapshot", id, err);
+	c.netns_in_images = config && tern_snap_own_ns(config, OCI_NS_USER) && tern_snap_own_netns(config);
 	if (ret == 0)
 		ret = tern_snap_store_open(rt->root, id, true, &c.s, err);
 	if (ret == 0) {
