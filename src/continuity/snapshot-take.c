@@ -307,7 +307,8 @@ int tern_snapshot_take(const tern_runtime *rt, const char *criu, const char *id,
 	if (ret < 0)
 		return ret;
 	ret = tern_snap_check_running(c.st, "snapshot", id, err);
-	c.netns_in_images = config && tern_snap_own_ns(config, OCI_NS_USER) && tern_snap_own_netns(config);
+	c.netns_in_images =
+	    config && tern_snap_own_ns(config, OCI_NS_USER) && tern_snap_own_netns(config);
 	if (ret == 0)
 		ret = tern_snap_store_open(rt->root, id, true, &c.s, err);
 	if (ret == 0) {
