@@ -11,6 +11,7 @@
 #include "container-cgroup.h"
 #include "criu-deadline.h"
 #include "criu-lazy-daemon.h"
+#include "criu-uffd.h"
 #include "fault.h"
 #include "hooks.h"
 #include "failure-logs.h"
@@ -69,6 +70,8 @@ static int restore_notify(char *action, criu_notify_arg_t na)
 {
 	const oci_hooks *h = notify_ctx.config->hooks;
 
+	/* criu runs: what tern starts from here (hooks) does not get it */
+	tern_uffd_preload_disarm();
 #ifdef TERN_FAULT_INJECTION
 	/* restore dies while criu waits for the answer to a notification */
 	char point[64];
@@ -641,7 +644,10 @@ static int run_criu_restore(restore_ctx *r, const char *images, const tern_ckpt_
 	tern_criu_deadline dl = {.pid = 0};
 	int bound = o->criu_timeout_ms > 0 ? o->criu_timeout_ms : tern_criu_timeout_ms();
 	tern_criu_deadline_start(&dl, bound);
+	if (o->lazy_pages && o->uffd_device)
+		tern_uffd_preload_arm();
 	ret = criu_local_restore_child(r->s.opts);
+	tern_uffd_preload_disarm();
 	bool killed = tern_criu_deadline_stop(&dl);
 	if (o->merge_memory) {
 		tern_error *e = NULL;
