@@ -65,6 +65,8 @@ int tern_ckpt_descriptor_write(int dirfd, const descriptor *d, tern_error **err)
 		fprintf(f, "veth %s\n", *m);
 	fprintf(f, "netns-external %d\nnetns-fresh %d\nterminal %d\n", d->netns_external,
 		d->netns_fresh, d->terminal);
+	if (d->netns_unlocked)
+		fprintf(f, "netns-unlocked 1\n");
 	fclose(f);
 	cleanup_close int fd =
 	    openat(dirfd, TERN_CKPT_DESCRIPTOR, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -129,6 +131,8 @@ int tern_ckpt_descriptor_read(const char *images, descriptor *d, tern_error **er
 			d->netns_external = atoi(v) != 0;
 		else if (strcmp(l, "netns-fresh") == 0)
 			d->netns_fresh = atoi(v) != 0;
+		else if (strcmp(l, "netns-unlocked") == 0)
+			d->netns_unlocked = atoi(v) != 0;
 		else if (strcmp(l, "terminal") == 0)
 			d->terminal = atoi(v) != 0;
 	}

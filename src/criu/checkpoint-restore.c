@@ -513,7 +513,7 @@ static void set_restore_opts(restore_ctx *r, const tern_ckpt_opts *o)
 		fcntl(r->netns_fd, F_SETFD, 0);
 		criu_local_add_inherit_fd(r->s.opts, r->netns_fd, TERN_CKPT_NETNS_KEY);
 	}
-	if (r->d.netns_fresh && !o->tcp_established)
+	if ((r->d.netns_fresh || r->d.netns_unlocked) && !o->tcp_established)
 		tern_ckpt_network_lock_skip(r->s.opts);
 	/* the outer end comes back in this (the restoring tern's) network
 	 * namespace under its old name, with no address: see

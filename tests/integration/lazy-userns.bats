@@ -102,6 +102,12 @@ restored_hash() {
 	# the memory as it was, every byte
 	[ "$(restored_hash)" = "$FIRST" ]
 	nothing_of_the_device "$ID"
+	# its network namespace was dumped and restored without criu's
+	# network lock (no TCP connection kept): no lock rule was left there
+	grep -qx 'netns-unlocked 1' "$IMG/tern-checkpoint.txt"
+	local pid
+	pid=$(state_field "$ID" pid)
+	! nsenter --net=/proc/"$pid"/ns/net iptables-legacy-save | grep -q CRIU
 	# the hook ran, without the preload
 	[ -s "$BATS_TEST_TMPDIR/hook-env" ]
 	! grep -q LD_PRELOAD "$BATS_TEST_TMPDIR/hook-env"
