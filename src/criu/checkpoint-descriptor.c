@@ -211,11 +211,8 @@ tern_uffd_way tern_ckpt_uffd_way(const char *images)
 	 * syscall is refused: criu gets theirs through /dev/userfaultfd
 	 * (criu-uffd.h) */
 	const char *why = tern_uffd_device_why_not();
-	if (why == NULL) {
-		tern_debug("lazy pages in a user namespace: through /dev/userfaultfd "
-			   "(tern-uffd-preload.so in criu)");
+	if (why == NULL)
 		return TERN_UFFD_DEVICE;
-	}
 	tern_debug("no lazy pages in a user namespace (vm.unprivileged_userfaultfd is 0 and "
 		   "%s): criu fills the memory page by page",
 		   why);

@@ -644,7 +644,9 @@ static int run_criu_restore(restore_ctx *r, const char *images, const tern_ckpt_
 	tern_criu_deadline dl = {.pid = 0};
 	int bound = o->criu_timeout_ms > 0 ? o->criu_timeout_ms : tern_criu_timeout_ms();
 	tern_criu_deadline_start(&dl, bound);
-	if (o->lazy_pages && o->uffd_device)
+	/* (processes in a user namespace of their own: their userfaultfd
+	 * through /dev/userfaultfd, criu-uffd.h) */
+	if (o->lazy_pages && tern_ckpt_uffd_way(images) == TERN_UFFD_DEVICE)
 		tern_uffd_preload_arm();
 	ret = criu_local_restore_child(r->s.opts);
 	tern_uffd_preload_disarm();

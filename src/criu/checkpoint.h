@@ -92,10 +92,6 @@ typedef struct {
 	 * starts criu, which connects to the daemon early. */
 	bool lazy_ready_wait;
 	int lazy_ready_fd;
-	/* restore with lazy_pages of processes in a user namespace of their
-	 * own: criu runs with tern-uffd-preload.so, which gets them their
-	 * userfaultfd through /dev/userfaultfd (criu-uffd.h) */
-	bool uffd_device;
 	/* restore: the restored processes' memory is marked for the kernel's
 	 * samepage merging (memory-merge.h; tern clone --share-memory) */
 	bool merge_memory;
@@ -193,8 +189,8 @@ void tern_ckpt_outside_stdio(const char *images, char kinds[3], unsigned modes[3
 /* How the processes of the checkpoint in `images` get a userfaultfd once
  * restored (lazy pages): by the syscall, outside a user namespace of their
  * own or with vm.unprivileged_userfaultfd 1; else through /dev/userfaultfd
- * with tern-uffd-preload.so in criu (criu-uffd.h, tern_ckpt_opts.uffd_device)
- * where there is one; else not at all. */
+ * with tern-uffd-preload.so in criu (criu-uffd.h), which every restore with
+ * lazy_pages then uses; else not at all. */
 typedef enum { TERN_UFFD_NONE, TERN_UFFD_DIRECT, TERN_UFFD_DEVICE } tern_uffd_way;
 tern_uffd_way tern_ckpt_uffd_way(const char *images);
 /* tern_ckpt_uffd_way() is not TERN_UFFD_NONE */

@@ -1,5 +1,6 @@
 /* Finding and arming tern-uffd-preload.so for criu (see criu-uffd.h). */
 #include "criu-uffd.h"
+#include "log.h"
 #include "utils.h"
 
 #include <fcntl.h>
@@ -82,6 +83,8 @@ void tern_uffd_preload_arm(void)
 	saved = old ? tern_xstrdup(old) : NULL;
 	setenv("LD_PRELOAD", so, 1);
 	armed = true;
+	tern_debug("lazy pages in a user namespace: through /dev/userfaultfd (criu runs with %s)",
+		   so);
 }
 
 void tern_uffd_preload_disarm(void)

@@ -43,7 +43,6 @@ int tern_restore_filled(const tern_runtime *rt, const char *criu, const char *id
 	co->criu_checked = features.works;
 	if (lazy) {
 		co->lazy_pages = true;
-		co->uffd_device = way == TERN_UFFD_DEVICE;
 		co->lazy_ready_fd = fill_behind ? filler.ready_fd : d.ready_fd;
 		co->lazy_ready_wait = co->lazy_ready_fd >= 0;
 	}

@@ -24,6 +24,7 @@ setup() {
 }
 
 teardown() {
+	[ -n "${LAZY_DAEMON_PID:-}" ] && kill -9 "$LAZY_DAEMON_PID" 2>/dev/null
 	teardown_bundle
 }
 
@@ -155,6 +156,26 @@ restored_hash() {
 		n=$((n + 1))
 	done
 	[ "$n" -ge 2 ]
+	nothing_of_the_device "$ID"
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
+
+@test "lazy-userns: restore --lazy-pages from a criu lazy-pages daemon of the caller's own works for a user-namespaced container too" {
+	start_memhash 16
+	tern checkpoint --image-path "$IMG" "$ID"
+	"${TERN_CRIU:-/opt/tern-criu/bin/criu}" lazy-pages -D "$IMG" -o lazy-pages.log -v4 \
+		</dev/null >/dev/null 2>&1 3>&- &
+	LAZY_DAEMON_PID=$!
+	wait_for_file "$IMG/lazy-pages.socket" 60
+	tern --debug --log "$BATS_TEST_TMPDIR/debug.log" restore -d --lazy-pages --image-path "$IMG" \
+		-b "$BUNDLE" "$ID"
+	grep -q "through /dev/userfaultfd" "$BATS_TEST_TMPDIR/debug.log"
+	[ "$(restored_hash)" = "$FIRST" ]
+	# the daemon copied every page in and is done
+	timeout 60 tail --pid="$LAZY_DAEMON_PID" -f /dev/null
+	wait "$LAZY_DAEMON_PID"
+	all_copied "$IMG/lazy-pages.log" 4096
 	nothing_of_the_device "$ID"
 	tern delete --force "$ID"
 	check_nothing_left "$ID"
