@@ -103,17 +103,32 @@ static int find_live_veth(rollback_ctx *r, const char *inner, const char *outer,
 	    r->id, r->name, inner, outer);
 }
 
-/* A container with a user namespace of its own (see the top): its
- * network namespace must come from the images, which its root must be able
- * to read; one joined by path cannot be. */
-static int check_userns(rollback_ctx *r, tern_error **err)
+/* An idmapped bind mount: criu restores a bind mount from its source as a
+ * plain bind, without the id mapping, and the restored processes would
+ * find its files under other owners. Refused from the config alone. */
+static int check_idmapped_mounts(rollback_ctx *r, tern_error **err)
 {
-	cleanup_free char *images = tern_strdup_printf("%s/%s/images", r->s.path, r->name);
-	cleanup_strv char **veths = NULL;
-	cleanup_strv char **live = NULL;
-	bool in_images = false;
-	int ret;
+	for (size_t i = 0; i < r->config->mounts_len; i++) {
+		const oci_mount *m = &r->config->mounts[i];
+		bool idmap = m->uid_mappings_len > 0 || m->gid_mappings_len > 0;
+		for (char **o = m->options; o && *o && !idmap; o++)
+			idmap = strcmp(*o, "idmap") == 0 || strcmp(*o, "ridmap") == 0;
+		if (idmap)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "cannot roll back container `%s`: mounts[%zu] (`%s`) is an idmapped "
+			    "mount, which criu would restore as a plain bind mount, without "
+			    "its id mapping (not supported yet)",
+			    r->id, i, m->destination);
+	}
+	return 0;
+}
 
+/* A user namespace of the container's own and a network namespace joined
+ * by path: criu cannot restore into it (nor dump it: the namespace is not
+ * the user namespace's). Refused from the config alone. */
+static int check_userns_netns_path(rollback_ctx *r, tern_error **err)
+{
 	if (!tern_snap_own_ns(r->config, OCI_NS_USER))
 		return 0;
 	for (size_t i = 0; r->config->linux_ && i < r->config->linux_->namespaces_len; i++) {
@@ -127,6 +142,22 @@ static int check_userns(rollback_ctx *r, tern_error **err)
 			    "a network namespace that belongs to another user namespace",
 			    r->id, ns->path);
 	}
+	return 0;
+}
+
+/* A container with a user namespace of its own (see the top): its
+ * network namespace must come from the images, which its root must be able
+ * to read; one joined by path cannot be. */
+static int check_userns(rollback_ctx *r, tern_error **err)
+{
+	cleanup_free char *images = tern_strdup_printf("%s/%s/images", r->s.path, r->name);
+	cleanup_strv char **veths = NULL;
+	cleanup_strv char **live = NULL;
+	bool in_images = false;
+	int ret;
+
+	if (!tern_snap_own_ns(r->config, OCI_NS_USER))
+		return 0;
 	if (tern_snap_own_netns(r->config)) {
 		ret = tern_ckpt_netns_in_images(images, &in_images, &veths, err);
 		if (ret < 0)
@@ -161,6 +192,9 @@ static int check_userns(rollback_ctx *r, tern_error **err)
 		if (r->moved_index == NULL)
 			abort();
 	}
+	ret = tern_ckpt_stdio_check_userns(images, r->st->pid, r->config, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "cannot roll back container `%s`", r->id);
 	ret = tern_ckpt_images_for_userns(images, r->config, err);
 	return ret < 0 ? tern_error_wrap(err, "snapshot `%s` of `%s`", r->name, r->id) : 0;
 }
@@ -201,7 +235,13 @@ static int rollback_check(rollback_ctx *r, tern_error **err)
 					     "cannot roll back container `%s`: its config copy in "
 					     "`%s` is unreadable",
 					     r->id, r->dir->dir);
-	/* (the user namespace's checks, which need the snapshot, are last) */
+	ret = check_userns_netns_path(r, err);
+	if (ret == 0)
+		ret = check_idmapped_mounts(r, err);
+	if (ret < 0)
+		return ret;
+	/* (the user namespace's other checks, which need the snapshot, are
+	 * last) */
 	/* (restore would find out only after the processes were killed) */
 	if (r->config->process && r->config->process->terminal && r->console_socket == NULL)
 		return tern_error_make_quiet(err, EINVAL,
