@@ -108,20 +108,15 @@ static int find_live_veth(rollback_ctx *r, const char *inner, const char *outer,
  * find its files under other owners. Refused from the config alone. */
 static int check_idmapped_mounts(rollback_ctx *r, tern_error **err)
 {
-	for (size_t i = 0; i < r->config->mounts_len; i++) {
-		const oci_mount *m = &r->config->mounts[i];
-		bool idmap = m->uid_mappings_len > 0 || m->gid_mappings_len > 0;
-		for (char **o = m->options; o && *o && !idmap; o++)
-			idmap = strcmp(*o, "idmap") == 0 || strcmp(*o, "ridmap") == 0;
-		if (idmap)
-			return tern_error_make_quiet(
-			    err, ENOTSUP,
-			    "cannot roll back container `%s`: mounts[%zu] (`%s`) is an idmapped "
-			    "mount, which criu would restore as a plain bind mount, without "
-			    "its id mapping (not supported yet)",
-			    r->id, i, m->destination);
-	}
-	return 0;
+	long i = tern_ckpt_idmapped_mount(r->config);
+
+	if (i < 0)
+		return 0;
+	return tern_error_make_quiet(err, ENOTSUP,
+				     "cannot roll back container `%s`: mounts[%ld] (`%s`) is an "
+				     "idmapped mount, which criu would restore as a plain bind "
+				     "mount, without its id mapping (not supported yet)",
+				     r->id, i, r->config->mounts[i].destination);
 }
 
 /* A user namespace of the container's own and a network namespace joined

@@ -74,6 +74,17 @@ start_log_and_server() {
 	wait_until 10 lines_at_least "$BUNDLE/rootfs/tmp/log" 3
 }
 
+# warm_of NAME: the state of the warm spare of NAME (building, ready,
+# failed, none); warm_built NAME: it is no longer building.
+warm_of() {
+	tern snapshot --list --format json "$ID" |
+		jq -r --arg n "$1" '.[] | select(.name == $n) | .warm // "none"'
+}
+
+warm_built() {
+	[ "$(warm_of "$1")" != building ]
+}
+
 # rolled_back_to S: the log is the snapshot's S lines, then the restored
 # loop goes on with S+1... (a restart would write 1).
 rolled_back_to() {
@@ -177,6 +188,44 @@ rolled_back_to() {
 	check_nothing_left "$ID"
 	# the container's namespace took its veths with it
 	wait_until 10 sh -c "! ip link show ${P}a"
+}
+
+@test "snapshot-userns: a warm spare (its own network namespace from the images) is swapped in; one with a veth to the host is refused and the rollback is cold" {
+	userns_rootfs
+	start_log_and_server
+	local pid
+	pid=$(state_field "$ID" pid)
+	run tern snapshot --keep-warm "$ID" s1
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	local s
+	s=$(wc -l <"$STORE/s1/tree/tmp/log")
+	wait_until 60 warm_built s1
+	[ "$(warm_of s1)" = ready ] || { cat "$STORE/.spare/error"; false; }
+	# the spare listens on the port in a namespace of its own, apart
+	wait_until 30 lines_at_least "$BUNDLE/rootfs/tmp/log" $((s + 10))
+	run tern rollback --format json "$ID" s1
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	echo "$output" | jq -e '.warm == true'
+	rolled_back_to "$s"
+	pid=$(state_field "$ID" pid)
+	[ "$(tr -s ' ' <"/proc/$pid/uid_map" | sed 's/^ //')" = "0 100000 65536" ]
+	# the swapped-in server accepts in its namespace
+	wait_until 10 sh -c "[ \"\$(nsenter --net=/proc/$pid/ns/net busybox nc -w 2 127.0.0.1 8080 </dev/null)\" = tern ]"
+	# with a veth to the host, no spare: the rollback hands the veth over cold
+	veth_to "$pid" "${P}a" 10.231.82.2
+	ip addr add 10.231.82.1/24 dev "${P}a"
+	ip link set "${P}a" up
+	run tern snapshot --keep-warm "$ID" s2
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	wait_until 60 warm_built s2
+	[ "$(warm_of s2)" = failed ]
+	grep -q "veth to the host (\`${P}a\`)" "$STORE/.spare/error"
+	run tern rollback --format json "$ID" s2
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	echo "$output" | jq -e '.warm != true'
+	wait_until 10 answers 10.231.82.2
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
 }
 
 @test "snapshot-userns: an idmapped mount is refused before anything is touched (criu would restore it without its mapping)" {
