@@ -190,6 +190,28 @@ rolled_back_to() {
 	wait_until 10 sh -c "! ip link show ${P}a"
 }
 
+@test "snapshot-userns: a restore that fails after the veth was handed over leaves no device behind; the container is stopped and says so" {
+	userns_rootfs
+	start_log_and_server
+	local pid
+	pid=$(state_field "$ID" pid)
+	veth_to "$pid" "${P}a" 10.231.83.2
+	ip link set "${P}a" up
+	tern snapshot "$ID" s1
+	rm "$STORE/s1/images/core-1.img"
+	head -c 4096 /dev/urandom >"$STORE/s1/images/core-1.img"
+	run tern rollback "$ID" s1
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"its processes were killed: it has stopped"*"criu restore failed"* ]] || { echo "$output"; false; }
+	[ "$(state_field "$ID" status)" = stopped ]
+	# the inner end tern moved out is gone, and its outer end with it, as
+	# with the container's network namespace
+	! ip -br link | grep -q '^trb' || false
+	wait_until 10 sh -c "! ip link show ${P}a"
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
+
 @test "snapshot-userns: a warm spare (its own network namespace from the images) is swapped in; one with a veth to the host is refused and the rollback is cold" {
 	userns_rootfs
 	start_log_and_server
