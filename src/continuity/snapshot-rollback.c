@@ -72,7 +72,6 @@ typedef struct {
 	/* a user namespace of the container's own: its network namespace is
 	 * in the snapshot's images; the live one is held (old_netns) while
 	 * the inner end of each of its veths to the host goes to criu */
-	bool netns_in_images;
 	int old_netns;
 	char **veth_live;  /* the live inner ends' names */
 	char **veth_inner; /* the snapshot's names for them, in the same order */
@@ -141,8 +140,9 @@ static int check_userns_netns_path(rollback_ctx *r, tern_error **err)
 }
 
 /* A container with a user namespace of its own (see the top): its
- * network namespace must come from the images, which its root must be able
- * to read; one joined by path cannot be. */
+ * network namespace must come from the images, with each veth there still
+ * the container's; its root must be able to read the images and reopen
+ * the init's stdio files. */
 static int check_userns(rollback_ctx *r, tern_error **err)
 {
 	cleanup_free char *images = tern_strdup_printf("%s/%s/images", r->s.path, r->name);
@@ -165,7 +165,6 @@ static int check_userns(rollback_ctx *r, tern_error **err)
 			    "container has a user namespace of its own, whose new processes "
 			    "need the one criu restores from them; take a new snapshot",
 			    r->id, r->name);
-		r->netns_in_images = true;
 		if (veths && (ret = tern_veth_pairs(r->st->pid, &live, err)) < 0)
 			return tern_error_wrap(err, "container `%s`", r->id);
 		for (char **v = veths; v && *v; v++) {
@@ -235,9 +234,8 @@ static int rollback_check(rollback_ctx *r, tern_error **err)
 		ret = check_idmapped_mounts(r, err);
 	if (ret < 0)
 		return ret;
-	/* (the user namespace's other checks, which need the snapshot, are
-	 * last) */
-	/* (restore would find out only after the processes were killed) */
+	/* (restore would find out only after the processes were killed; the
+	 * user namespace's other checks, which need the snapshot, are last) */
 	if (r->config->process && r->config->process->terminal && r->console_socket == NULL)
 		return tern_error_make_quiet(err, EINVAL,
 					     "container `%s` has a terminal: rollback needs "
