@@ -522,6 +522,14 @@ static void set_restore_opts(restore_ctx *r, const tern_ckpt_opts *o)
 		cleanup_free char *ext = tern_strdup_printf("veth[%s]:%s", inner, outer);
 		criu_local_add_external(r->s.opts, ext);
 	}
+	/* (criu looks for netdev[INNER] first) */
+	for (char **m = o->netdevs_in; m && *m; m++) {
+		cleanup_free char *inner = tern_xstrdup(*m);
+		char *name = strchr(inner, ' ');
+		*name++ = '\0';
+		cleanup_free char *ext = tern_strdup_printf("netdev[%s]:%s", inner, name);
+		criu_local_add_external(r->s.opts, ext);
+	}
 }
 
 /* The state directory with the new config, and the cgroup the tree goes
