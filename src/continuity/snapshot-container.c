@@ -209,12 +209,14 @@ int tern_snap_overlay_mount(const char *lower, const char *bundle, tern_error **
 	}
 	/* the overlay's root takes the upper directory's owner and mode:
 	 * the lower tree's root's, so that the root of a user namespace that
-	 * owns it still owns / */
+	 * owns it still owns /. (Rootless, a tree owned by a subordinate id
+	 * cannot be matched: / stays the caller's, as before.) */
 	struct stat st;
 	cleanup_free char *upper = tern_strdup_printf("%s/.upper", bundle);
 	if (stat(lower, &st) == 0 &&
 	    (chown(upper, st.st_uid, st.st_gid) < 0 || chmod(upper, st.st_mode & 07777) < 0))
-		return tern_error_make(err, errno, "`%s`", upper);
+		tern_debug("the owner and mode of `%s` as `%s`'s: %s", upper, lower,
+			   strerror(errno));
 	cleanup_free char *rootfs = tern_strdup_printf("%s/rootfs", bundle);
 	cleanup_free char *opts = tern_strdup_printf(
 	    "lowerdir=%s,upperdir=%s/.upper,workdir=%s/.work", lower, bundle, bundle);
