@@ -27,6 +27,7 @@
 #include "log.h"
 #include "memory-merge.h"
 #include "netdev.h"
+#include "checkpoint-userns.h"
 #include "restore-userns.h"
 #include "snapshot-container.h"
 #include "snapshot-fs.h"
@@ -189,7 +190,7 @@ static int check_userns(rollback_ctx *r, tern_error **err)
 	ret = tern_ckpt_stdio_check_userns(images, r->st->pid, r->config, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "cannot roll back container `%s`", r->id);
-	ret = tern_ckpt_images_for_userns(images, r->config, err);
+	ret = tern_ckpt_images_for_userns(images, err);
 	return ret < 0 ? tern_error_wrap(err, "snapshot `%s` of `%s`", r->name, r->id) : 0;
 }
 

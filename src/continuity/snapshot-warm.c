@@ -67,6 +67,7 @@
 #include "checkpoint.h"
 #include "log.h"
 #include "memory-merge.h"
+#include "checkpoint-userns.h"
 #include "restore-userns.h"
 #include "snapshot-container.h"
 #include "snapshot-store.h"
@@ -510,7 +511,7 @@ static int check_userns(build_ctx *b, const oci_config *config, const char *imag
 			    b->id, strchr(veths[0], ' ') + 1);
 		b->netns_in_images = true;
 	}
-	ret = tern_ckpt_images_for_userns(images, config, err);
+	ret = tern_ckpt_images_for_userns(images, err);
 	if (ret < 0)
 		return tern_error_wrap(err, "snapshot `%s` of `%s`", b->name, b->id);
 	/* criu opens what the spare's state directory holds (the masked

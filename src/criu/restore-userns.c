@@ -37,69 +37,6 @@ static gid_t root_host_gid(const oci_config *config)
 	return (gid_t)root_host_id(config, true);
 }
 
-/* `dirfd` and what it holds, group `gid`, g+r (files) and g+rx
- * (directories); symbolic links left alone, never followed. */
-static int open_to(int dirfd, const char *path, gid_t gid, int depth, tern_error **err)
-{
-	struct stat st;
-
-	if (depth > 64)
-		return tern_error_make_quiet(err, ELOOP, "`%s`: parent images nested too deep",
-					     path);
-	if (fstat(dirfd, &st) < 0)
-		return tern_error_make(err, errno, "`%s`", path);
-	if ((st.st_gid != gid && fchown(dirfd, (uid_t)-1, gid) < 0) ||
-	    fchmod(dirfd, (st.st_mode & 07777) | S_IRGRP | S_IXGRP) < 0)
-		return tern_error_make(err, errno, "`%s`: open it to group %u", path,
-				       (unsigned)gid);
-	int dup = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
-	if (d == NULL) {
-		if (dup >= 0)
-			close(dup);
-		return tern_error_make(err, errno, "`%s`", path);
-	}
-	int ret = 0;
-	for (struct dirent *e; ret == 0 && (e = readdir(d)) != NULL;) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		cleanup_free char *sub = tern_strdup_printf("%s/%s", path, e->d_name);
-		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			ret = tern_error_make(err, errno, "`%s`", sub);
-		} else if (S_ISDIR(st.st_mode)) {
-			cleanup_close int fd = openat(
-			    dirfd, e->d_name, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			ret = fd < 0 ? tern_error_make(err, errno, "`%s`", sub)
-				     : open_to(fd, sub, gid, depth + 1, err);
-		} else if (S_ISREG(st.st_mode)) {
-			/* (a hard link shared with another snapshot of the same
-			 * container, whose root is the same) */
-			cleanup_close int fd =
-			    openat(dirfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd < 0 || fstat(fd, &st) < 0 ||
-			    (st.st_gid != gid && fchown(fd, (uid_t)-1, gid) < 0) ||
-			    ((st.st_mode & S_IRGRP) == 0 &&
-			     fchmod(fd, (st.st_mode & 07777) | S_IRGRP) < 0))
-				ret = tern_error_make(err, errno, "`%s`: open it to group %u", sub,
-						      (unsigned)gid);
-		}
-	}
-	closedir(d);
-	return ret;
-}
-
-int tern_ckpt_images_for_userns(const char *images, const oci_config *config, tern_error **err)
-{
-	gid_t gid = root_host_gid(config);
-
-	if (gid == (gid_t)-1 || gid == 0)
-		return 0;
-	cleanup_close int fd = open(images, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return tern_error_make(err, errno, "images `%s`", images);
-	return open_to(fd, images, gid, 0, err);
-}
-
 /* The access mode (O_ACCMODE) `pid` has its `fd` open with, or -1. */
 static int fd_accmode(pid_t pid, int fd)
 {

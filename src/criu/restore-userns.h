@@ -16,13 +16,6 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* The images in `images` (and the parent images below it) opened to the
- * group of the container's root (the host gid that `config` maps gid 0
- * to): group read on the files, group search on the directories. Nothing
- * to do (0) where gid 0 is the host's own or there is no user namespace of
- * the container's own. */
-int tern_ckpt_images_for_userns(const char *images, const oci_config *config, tern_error **err);
-
 /* The init's (`pid`) stdio that the restore of `images` in its place
  * reopens (a file outside the container, tern_ckpt_outside_stdio) can be
  * opened by the container's root (the host ids `config` maps 0 to) as the

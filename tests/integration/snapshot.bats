@@ -694,7 +694,7 @@ merged_at_least() {
 	wait_until 10 grep -q remembered-42 "$BATS_TEST_TMPDIR/tty2.out"
 }
 
-@test "snapshot: a container in a user namespace is snapshotted with its network namespace, and rolled back into a new user namespace" {
+@test "snapshot: a container in a user namespace is snapshotted with its network namespace, and rolled back into a new user namespace; it is cloned, and spared" {
 	# (ids mapped to the host's own here; snapshot-userns.bats maps root
 	# elsewhere, with veths to the host)
 	add_namespace user
@@ -718,5 +718,12 @@ merged_at_least() {
 	[ "$(stat -L -c %i "/proc/$pid/ns/user")" != "$userns" ]
 	wait_until 30 lines_at_least "$BUNDLE/rootfs/tmp/log" $((s + 3))
 	head -n $((s + 3)) "$BUNDLE/rootfs/tmp/log" | diff <(seq 1 $((s + 3))) -
-	delete_clones_then_source
+	# (clones of it work too: clone-userns.bats)
+	run tern clone "$ID" base "$ID-c"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(state_field "$ID-c" status)" = running ]
+	run tern clone --spares 1 "$ID" base
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(state_field "$ID" pid)" = "$pid" ]
+	delete_clones_then_source "$ID-c"
 }
