@@ -11,6 +11,7 @@
 #include "checkpoint-masked.h"
 #include "checkpoint-netns.h"
 #include "container-cgroup.h"
+#include "criu-rootless.h"
 #include "criu-deadline.h"
 #include "criu-lazy-daemon.h"
 #include "fault.h"
@@ -827,6 +828,11 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 
 	*exit_status = 0;
 	ret = tern_state_check_id(id, err);
+	if (ret < 0)
+		return ret;
+	/* without root: before anything is made */
+	ret =
+	    tern_criu_rootless_refuse("restore", id, NULL, o->tcp_established, o->lazy_pages, err);
 	if (ret < 0)
 		return ret;
 	if (!copts->detach && !copts->no_subreaper)
