@@ -103,22 +103,6 @@ static int find_live_veth(rollback_ctx *r, const char *inner, const char *outer,
 	    r->id, r->name, inner, outer);
 }
 
-/* An idmapped bind mount: criu restores a bind mount from its source as a
- * plain bind, without the id mapping, and the restored processes would
- * find its files under other owners. Refused from the config alone. */
-static int check_idmapped_mounts(rollback_ctx *r, tern_error **err)
-{
-	long i = tern_ckpt_idmapped_mount(r->config);
-
-	if (i < 0)
-		return 0;
-	return tern_error_make_quiet(err, ENOTSUP,
-				     "cannot roll back container `%s`: mounts[%ld] (`%s`) is an "
-				     "idmapped mount, which criu would restore as a plain bind "
-				     "mount, without its id mapping (not supported yet)",
-				     r->id, i, r->config->mounts[i].destination);
-}
-
 /* A user namespace of the container's own and a network namespace joined
  * by path: criu cannot restore into it (nor dump it: the namespace is not
  * the user namespace's). Refused from the config alone. */
@@ -231,8 +215,6 @@ static int rollback_check(rollback_ctx *r, tern_error **err)
 					     "`%s` is unreadable",
 					     r->id, r->dir->dir);
 	ret = check_userns_netns_path(r, err);
-	if (ret == 0)
-		ret = check_idmapped_mounts(r, err);
 	if (ret < 0)
 		return ret;
 	/* (restore would find out only after the processes were killed; the

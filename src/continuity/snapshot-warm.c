@@ -464,7 +464,7 @@ static int check_no_port(build_ctx *b, tern_error **err)
 /* What a spare of a container with a user namespace of its own needs
  * (snapshot-rollback.c has the cold way's reasons): the network namespace
  * in the images, no veth to the host (the live one cannot be the spare's
- * too: only a cold rollback hands it over), no idmapped mount, and the
+ * too: only a cold rollback hands it over), and the
  * images open to the container's root. */
 static int check_userns(build_ctx *b, const oci_config *config, const char *images,
 			tern_error **err)
@@ -472,14 +472,8 @@ static int check_userns(build_ctx *b, const oci_config *config, const char *imag
 	const oci_namespace *net = NULL;
 	cleanup_strv char **veths = NULL;
 	bool in_images = false;
-	long idmapped = tern_ckpt_idmapped_mount(config);
 	int ret;
 
-	if (idmapped >= 0)
-		return tern_error_make_quiet(err, ENOTSUP,
-					     "mounts[%ld] (`%s`) is an idmapped mount, which criu "
-					     "would restore without its id mapping",
-					     idmapped, config->mounts[idmapped].destination);
 	if (!tern_snap_own_ns(config, OCI_NS_USER))
 		return 0;
 	for (size_t i = 0; config->linux_ && i < config->linux_->namespaces_len; i++)

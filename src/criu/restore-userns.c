@@ -101,16 +101,3 @@ int tern_ckpt_netns_in_images(const char *images, bool *in_images, char ***veths
 	tern_ckpt_descriptor_clear(&d);
 	return ret;
 }
-
-long tern_ckpt_idmapped_mount(const oci_config *config)
-{
-	for (size_t i = 0; i < config->mounts_len; i++) {
-		const oci_mount *m = &config->mounts[i];
-		bool idmap = m->uid_mappings_len > 0 || m->gid_mappings_len > 0;
-		for (char **o = m->options; o && *o && !idmap; o++)
-			idmap = strcmp(*o, "idmap") == 0 || strcmp(*o, "ridmap") == 0;
-		if (idmap)
-			return (long)i;
-	}
-	return -1;
-}

@@ -31,7 +31,3 @@ int tern_ckpt_stdio_check_userns(const char *images, pid_t pid, const oci_config
  * network namespace. */
 int tern_ckpt_netns_in_images(const char *images, bool *in_images, char ***veths, tern_error **err);
 
-/* The index of the first of `config`'s mounts that is idmapped (mappings
- * of its own, or the idmap or ridmap option), or -1: criu restores a bind
- * mount as a plain bind, without the mapping. */
-long tern_ckpt_idmapped_mount(const oci_config *config);
