@@ -772,6 +772,12 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	ret = open_restore(r, criu, images, o, err);
 	if (ret < 0)
 		return ret;
+	/* criu's tasks read some images as the container's root, which a
+	 * user namespace of its own may map to an unprivileged host id (a
+	 * snapshot's restore has done it already; it is done once) */
+	ret = tern_ckpt_images_for_userns(images, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "restore of `%s`", r->c.id);
 	set_restore_opts(r, o);
 
 	ret = make_restore_state(r, o, &s, err);

@@ -199,9 +199,12 @@ through_volume() {
 		[ "$(stat -c %u:%g "$VOL/$2")" = 0:0 ]
 }
 
-@test "clone of a CRI hostUsers:false-shaped container (userns at 65536*14, idmapped volume): cold and from a spare, the volume stays idmapped" {
+@test "clone of a CRI hostUsers:false-shaped container (userns at 65536*14, idmapped volume): cold and from a spare, and rolled back; the volume stays idmapped" {
 	cri_userns_config
 	start_marked_counter
+	# (a rollback reopens the init's stdout file as the container's root;
+	# containerd's shim gives pipes)
+	chown "$HOST:$HOST" "$OUT"
 	run through_volume "$ID" src
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "${lines[0]}" = 0:0 ]
@@ -225,6 +228,16 @@ from the volume" ]
 	[ "${lines[0]}" = 0:0 ]
 	# the idmapped copies tern made for criu went with the restores
 	! grep -F -e "$VOL" /proc/self/mountinfo | grep -v -e "$ID" >&2 || true
+	# and rolled back (cold: the snapshot's spares are clones')
+	local pid
+	pid=$(state_field "$ID" pid)
+	run tern rollback "$ID" base
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$(state_field "$ID" pid)" != "$pid" ]
+	maps_are "$(state_field "$ID" pid)" "$HOST"
+	run through_volume "$ID" rolled
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "${lines[0]}" = 0:0 ]
 	run tern clone --spares 0 "$ID" base
 	[ "$status" -eq 0 ]
 	delete_clones_then_source "$ID-c" "$ID-s"
