@@ -121,6 +121,11 @@ char *tern_ckpt_log_tail(const criu_session *s, const char *state_dir, bool work
 		 * summary lines say nothing of the cause */
 		if (strstr(l, "RLIMIT_NOFILE") || strstr(l, "FAILED") || strstr(l, "cgroupd"))
 			continue;
+		/* iproute2's own complaints while criu restores a network
+		 * namespace's addresses (the kernel made lo's already) */
+		if (strncmp(l, "Error: ipv4: Address already assigned", 37) == 0 ||
+		    strncmp(l, "Error: ipv6: address already assigned", 37) == 0)
+			continue;
 		if (strstr(l, "Error") || strstr(l, "Unable") || strstr(l, "fail"))
 			lines[n++] = l;
 	}
