@@ -251,6 +251,16 @@ int tern_cmd_features(tern_global_opts *g_opts, int argc, char **argv)
 	 * as runc's org.opencontainers.runc.checkpoint.enabled says it */
 	str(g, "org.tern.checkpoint.enabled");
 	str(g, "true");
+	/* run by root, containers with a user namespace (id maps, idmapped
+	 * mounts) are checkpointed, restored and snapshotted too */
+	str(g, "org.tern.checkpoint.userns.enabled");
+	str(g, "true");
+	/* without root, criu (4.2) can neither dump a container's user
+	 * namespace nor tern restore outside one: refused, with the reason
+	 * (criu-rootless.h). The same for every caller: features says what
+	 * tern does, not who asks. */
+	str(g, "org.tern.checkpoint.rootless.enabled");
+	str(g, "false");
 	str(g, "org.tern.version");
 	str(g, PACKAGE_VERSION);
 	yajl_gen_map_close(g);

@@ -7,6 +7,8 @@
  *                 cgroupsPath (the clone's cgroup is named after NEW-ID)
  *                 and no network namespace path (a new one: the snapshot
  *                 left the namespace out)
+ *   stdio.log     with a user namespace of its own: what the init's stdio
+ *                 outside the container took (snapshot-spares.h)
  *   rootfs/       an overlay: the snapshot's tree/ read-only below, the
  *                 clone's own .upper/ above, so N clones share the
  *                 snapshot's files and each writes only its own
@@ -14,6 +16,20 @@
  * ROOT/@clones/NEW-ID records "bundle PATH" and "source ID NAME"; the
  * snapshot holds clones/NEW-ID while the clone exists, and cannot be
  * deleted meanwhile (its tree is the clone's lower layer).
+ *
+ * A container with a user namespace of its own: criu makes the clone's
+ * user namespace anew (the images' root task has CLONE_NEWUSER), and a
+ * process of it may not enter a network namespace that belongs to
+ * another, so tern makes none: the snapshot holds the network namespace
+ * (snapshot-take.c) and criu makes the clone's from it, with the
+ * addresses and routes it had, owned by the clone's user namespace.
+ * Refused up front (tern_snap_clone_check_userns): a network namespace
+ * joined by path, one left out of the images (an older snapshot), and a
+ * veth to the host, which criu cannot make in such a namespace. The
+ * images are opened to the container's root (checkpoint-userns.h), and
+ * the init's outside stdio goes to BUNDLE/stdio.log, the container
+ * root's: criu reopens it from inside the new user namespace, where the
+ * caller's files are not open to it.
  *
  * Memory: each clone gets its own copy, restored by criu from the
  * snapshot's images. With --share-memory the copies are marked for the
@@ -205,14 +221,13 @@ int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id
 						    id, name);
 	}
 	cleanup_free char *images = tern_strdup_printf("%s/%s/images", c.s.path, name);
-	/* the clone's new network namespace is made by tern, in the host's
-	 * user namespace: criu cannot put processes of another one into it */
-	if (ret == 0 && tern_ckpt_own_userns(images))
-		ret = tern_error_make_quiet(err, ENOTSUP,
-					    "snapshot `%s` of `%s` is of a container with a user "
-					    "namespace of its own: a clone's new network namespace "
-					    "would not belong to it (not supported yet)",
-					    name, id);
+	/* a user namespace of its own: criu makes the clone's network
+	 * namespace from the images (see the top) */
+	if (ret == 0)
+		ret = tern_snap_clone_check_userns(images, id, name, err);
+	/* (the clone's stdio where tern gives it: criu closes each once it
+	 * has it, and these are closed at the end) */
+	int fds[3] = {-1, -1, -1};
 	/* a spare restored ahead of time, where one is ready and the clone
 	 * asks for nothing a spare cannot have (snapshot-spares.c) */
 	if (ret == 0 && !o->bundle && !o->console_socket && !o->share_memory) {
@@ -228,6 +243,12 @@ int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id
 	}
 	if (ret == 0)
 		ret = write_record(&c, err);
+	/* in a user namespace of its own, criu reopens the stdio from inside
+	 * it, where the caller's files are not open to the container's root:
+	 * the clone writes to BUNDLE/stdio.log as a spare's clone does */
+	bool own_stdio = ret == 0 && tern_ckpt_own_userns(images);
+	if (own_stdio)
+		ret = tern_snap_clone_stdio(images, c.bundle, fds, err);
 	if (ret == 0) {
 		tern_create_opts copts = {
 		    .bundle = c.bundle, .console_socket = o->console_socket, .detach = true};
@@ -239,6 +260,8 @@ int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id
 		    .status_fd = -1,
 		    .failure_logs_in = logs_in,
 		    .merge_memory = o->share_memory,
+		    .stdio_given = own_stdio,
+		    .stdio_fds = {fds[0], fds[1], fds[2]},
 		};
 		struct gone_ctx gc = {
 		    .rt = rt, .id = new_id, .clone_cmd = getpid(), .host_mnt = host_mnt};
@@ -260,6 +283,9 @@ int tern_snapshot_clone(const tern_runtime *rt, const char *criu, const char *id
 	}
 done:
 	stats->total_ns = tern_now_ns() - t0;
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	if (c.snapfd >= 0)
 		close(c.snapfd);
 	tern_snap_store_close(&c.s);

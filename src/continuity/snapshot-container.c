@@ -10,6 +10,7 @@
 #include "snapshot-container.h"
 #include "cgroup.h"
 #include "checkpoint.h"
+#include "checkpoint-userns.h"
 #include "log.h"
 #include "snapshot-store.h"
 #include "state.h"
@@ -93,6 +94,10 @@ int tern_snap_restore(const tern_runtime *rt, const char *criu, const char *id,
 
 	if (fd >= 0)
 		tern_snap_meta_read(fd, NULL, &f);
+	/* a user namespace of its own: criu opens images from inside it */
+	int ret = tern_ckpt_images_for_userns(images, err);
+	if (ret < 0)
+		return ret;
 	co->tcp_established = f.tcp_established;
 	co->ext_unix_sk = f.ext_unix_sk;
 	co->shell_job = f.shell_job;
@@ -202,6 +207,16 @@ int tern_snap_overlay_mount(const char *lower, const char *bundle, tern_error **
 		if (mkdir(p, 0755) < 0)
 			return tern_error_make(err, errno, "`%s`", p);
 	}
+	/* the overlay's root takes the upper directory's owner and mode:
+	 * the lower tree's root's, so that the root of a user namespace that
+	 * owns it still owns /. (Rootless, a tree owned by a subordinate id
+	 * cannot be matched: / stays the caller's, as before.) */
+	struct stat st;
+	cleanup_free char *upper = tern_strdup_printf("%s/.upper", bundle);
+	if (stat(lower, &st) == 0 &&
+	    (chown(upper, st.st_uid, st.st_gid) < 0 || chmod(upper, st.st_mode & 07777) < 0))
+		tern_debug("the owner and mode of `%s` as `%s`'s: %s", upper, lower,
+			   strerror(errno));
 	cleanup_free char *rootfs = tern_strdup_printf("%s/rootfs", bundle);
 	cleanup_free char *opts = tern_strdup_printf(
 	    "lowerdir=%s,upperdir=%s/.upper,workdir=%s/.work", lower, bundle, bundle);

@@ -5,12 +5,30 @@
  * namespace and stdio held, the processes killed, the rootfs put back,
  * criu's restore into the same cgroup), and the head moved.
  *
+ * A container with a user namespace of its own is the exception: criu
+ * makes the user namespace anew on restore, and the processes it restores
+ * there cannot enter the live network namespace, which belongs to the old
+ * one (EPERM). Its snapshots hold the network namespace (snapshot-take.c),
+ * and criu restores it, owned by the new user namespace, with the inner
+ * addresses, routes, firewall rules and listening sockets as snapshotted.
+ * A veth to the host is not made anew (criu 4.2 fails to make one from a
+ * user namespace here, and a new outer end would lose its bridge, its
+ * addresses and routes): after the kill, the live veth's inner end is
+ * moved out of the old namespace (held open, so that it does not die
+ * with it) into tern's under a name of its own, and criu moves it into
+ * the new one under the snapshot's name (--external netdev[]). Its outer
+ * end is never touched.
+ *
  * Uses snapshot-store, snapshot-container, snapshot-fs and snapshot-warm;
  * no snapshot file uses it (the order is in snapshot-store.h). */
 #include "snapshot.h"
+#include "checkpoint-net.h"
 #include "checkpoint.h"
 #include "log.h"
 #include "memory-merge.h"
+#include "netdev.h"
+#include "checkpoint-userns.h"
+#include "restore-userns.h"
 #include "snapshot-container.h"
 #include "snapshot-fs.h"
 #include "snapshot-store.h"
@@ -52,7 +70,139 @@ typedef struct {
 	bool warm;	   /* a warm spare of `name` is ready: swapped in */
 	bool killed;	   /* the container's processes were killed */
 	uint64_t t_kill;   /* when they were (0: not yet) */
+	/* a user namespace of the container's own: its network namespace is
+	 * in the snapshot's images; the live one is held (old_netns) while
+	 * the inner end of each of its veths to the host goes to criu */
+	int old_netns;
+	char **veth_live;  /* the live inner ends' names */
+	char **veth_inner; /* the snapshot's names for them, in the same order */
+	char **netdevs_in; /* "INNER NAME" for criu, once moved out */
+	int *moved_index;  /* in tern's network namespace, where moved (else 0) */
 } rollback_ctx;
+
+/* The live veth whose outer end is `outer` (in `live`, "INNER OUTER"):
+ * its inner end is to become the snapshot's `inner`. */
+static int find_live_veth(rollback_ctx *r, const char *inner, const char *outer, char **live,
+			  tern_error **err)
+{
+	for (char **p = live; p && *p; p++) {
+		const char *sp = strchr(*p, ' ');
+		if (sp && strcmp(sp + 1, outer) == 0) {
+			r->veth_live = tern_strv_add(
+			    r->veth_live, tern_strdup_printf("%.*s", (int)(sp - *p), *p));
+			r->veth_inner = tern_strv_add(r->veth_inner, tern_xstrdup(inner));
+			return 0;
+		}
+	}
+	return tern_error_make_quiet(
+	    err, ENOENT,
+	    "cannot roll back container `%s` to `%s`: the snapshot has a veth `%s` whose "
+	    "outer end `%s` is in this network namespace, and the container has no veth "
+	    "with that outer end now (tern moves the live one in; criu cannot make a "
+	    "veth anew from a user namespace here)",
+	    r->id, r->name, inner, outer);
+}
+
+/* A user namespace of the container's own and a network namespace joined
+ * by path: criu cannot restore into it (nor dump it: the namespace is not
+ * the user namespace's). Refused from the config alone. */
+static int check_userns_netns_path(rollback_ctx *r, tern_error **err)
+{
+	if (!tern_snap_own_ns(r->config, OCI_NS_USER))
+		return 0;
+	for (size_t i = 0; r->config->linux_ && i < r->config->linux_->namespaces_len; i++) {
+		const oci_namespace *ns = &r->config->linux_->namespaces[i];
+		if (ns->type == OCI_NS_NETWORK && ns->path)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "cannot roll back container `%s`: it has a user namespace of its "
+			    "own and joins the network namespace `%s` by path; criu makes the "
+			    "user namespace anew on restore, and processes in it cannot enter "
+			    "a network namespace that belongs to another user namespace",
+			    r->id, ns->path);
+	}
+	return 0;
+}
+
+/* A container with a user namespace of its own (see the top): its
+ * network namespace must come from the images, with each veth there still
+ * the container's; its root must be able to read the images and reopen
+ * the init's stdio files. */
+static int check_userns(rollback_ctx *r, tern_error **err)
+{
+	cleanup_free char *images = tern_strdup_printf("%s/%s/images", r->s.path, r->name);
+	cleanup_strv char **veths = NULL;
+	cleanup_strv char **live = NULL;
+	bool in_images = false;
+	int ret;
+
+	if (!tern_snap_own_ns(r->config, OCI_NS_USER))
+		return 0;
+	if (tern_snap_own_netns(r->config)) {
+		ret = tern_ckpt_netns_in_images(images, &in_images, &veths, err);
+		if (ret < 0)
+			return ret;
+		if (!in_images)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "cannot roll back container `%s` to `%s`: the snapshot left the "
+			    "network namespace out of its images (an older tern's), and the "
+			    "container has a user namespace of its own, whose new processes "
+			    "need the one criu restores from them; take a new snapshot",
+			    r->id, r->name);
+		if (veths && (ret = tern_veth_pairs(r->st->pid, &live, err)) < 0)
+			return tern_error_wrap(err, "container `%s`", r->id);
+		for (char **v = veths; v && *v; v++) {
+			cleanup_free char *inner = tern_xstrdup(*v);
+			char *outer = strchr(inner, ' ');
+			*outer++ = '\0';
+			ret = find_live_veth(r, inner, outer, live, err);
+			if (ret < 0)
+				return ret;
+		}
+		cleanup_free char *ns = tern_strdup_printf("/proc/%d/ns/net", r->st->pid);
+		r->old_netns = open(ns, O_RDONLY | O_CLOEXEC);
+		if (r->old_netns < 0)
+			return tern_error_make(err, errno, "the network namespace `%s`", ns);
+		size_t n = 0;
+		while (r->veth_live && r->veth_live[n])
+			n++;
+		r->moved_index = calloc(n + 1, sizeof(int));
+		if (r->moved_index == NULL)
+			abort();
+	}
+	ret = tern_ckpt_stdio_check_userns(images, r->st->pid, r->config, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "cannot roll back container `%s`", r->id);
+	ret = tern_ckpt_images_for_userns(images, err);
+	return ret < 0 ? tern_error_wrap(err, "snapshot `%s` of `%s`", r->name, r->id) : 0;
+}
+
+/* After the kill: each live veth's inner end out of the old network
+ * namespace (held), into tern's under a name of its own, for criu. */
+static int move_veths_out(rollback_ctx *r, tern_error **err)
+{
+	for (size_t i = 0; r->veth_live && r->veth_live[i]; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "trb%d.%zu", (int)(getpid() % 10000000), i);
+		int ret = tern_netdev_move_out(r->old_netns, r->veth_live[i], name,
+					       &r->moved_index[i], err);
+		if (ret < 0)
+			return tern_error_wrap(err, "container `%s`'s veth", r->id);
+		r->netdevs_in = tern_strv_add(r->netdevs_in,
+					      tern_strdup_printf("%s %s", r->veth_inner[i], name));
+	}
+	return 0;
+}
+
+/* A rollback that failed after the moves: what criu did not take is
+ * deleted (its outer end with it), as the old namespace would have. */
+static void undo_veths(rollback_ctx *r)
+{
+	for (size_t i = 0; r->netdevs_in && r->netdevs_in[i]; i++)
+		if (r->moved_index[i] > 0)
+			tern_netdev_delete(strchr(r->netdevs_in[i], ' ') + 1, r->moved_index[i]);
+}
 
 static int rollback_check(rollback_ctx *r, tern_error **err)
 {
@@ -64,24 +214,16 @@ static int rollback_check(rollback_ctx *r, tern_error **err)
 					     "cannot roll back container `%s`: its config copy in "
 					     "`%s` is unreadable",
 					     r->id, r->dir->dir);
-	/* (restore would find out only after the processes were killed) */
+	ret = check_userns_netns_path(r, err);
+	if (ret < 0)
+		return ret;
+	/* (restore would find out only after the processes were killed; the
+	 * user namespace's other checks, which need the snapshot, are last) */
 	if (r->config->process && r->config->process->terminal && r->console_socket == NULL)
 		return tern_error_make_quiet(err, EINVAL,
 					     "container `%s` has a terminal: rollback needs "
 					     "--console-socket to send the new pty master to",
 					     r->id);
-	/* the kept network namespace belongs to the container's user
-	 * namespace, which goes with the old processes: criu cannot put the
-	 * new ones into it (EPERM), and would find out after the kill */
-	if (tern_snap_own_ns(r->config, OCI_NS_USER) && tern_snap_own_netns(r->config))
-		return tern_error_make_quiet(
-		    err, ENOTSUP,
-		    "container `%s` has a user namespace of its own: a "
-		    "rollback keeps its network namespace, which belongs to "
-		    "that user namespace, and cannot restore new processes "
-		    "into it (not supported yet); `tern clone` the snapshot "
-		    "instead",
-		    r->id);
 	ret = tern_snap_store_open(r->rt->root, r->id, false, &r->s, err);
 	if (ret == -ENOENT)
 		return tern_error_make_quiet(err, ENOENT, "container `%s` has no snapshot `%s`",
@@ -98,7 +240,7 @@ static int rollback_check(rollback_ctx *r, tern_error **err)
 					     "snapshot `%s` of `%s` is incomplete (`%s/%s` has no "
 					     "images/inventory.img or tree/)",
 					     r->name, r->id, r->s.path, r->name);
-	return 0;
+	return check_userns(r, err);
 }
 
 static int put_back_fs(rollback_ctx *r, tern_snapshot_stats *stats, tern_error **err)
@@ -157,6 +299,7 @@ static int restore(rollback_ctx *r, const tern_rollback_opts *o, tern_snapshot_s
 	    .stdio_given = true,
 	    .stdio_fds = {r->stdio[0], r->stdio[1], r->stdio[2]},
 	    .merge_memory = r->merge_memory,
+	    .netdevs_in = r->netdevs_in,
 	};
 	int ret = tern_snap_restore(r->rt, r->criu, r->id, &copts, &co, images, work, kill_restored,
 				    r, false, stats, err);
@@ -238,11 +381,15 @@ static int rollback_cold(rollback_ctx *r, const tern_rollback_opts *o, tern_snap
 		ret = tern_snap_kill_all(r->st, r->id, err);
 		r->killed = true;
 		if (ret == 0)
+			ret = move_veths_out(r, err);
+		if (ret == 0)
 			ret = put_back_fs(r, stats, err);
 		if (ret == 0)
 			ret = restore(r, o, stats, err);
 		if (ret == 0)
 			keep_state_fields(r);
+		else
+			undo_veths(r);
 	}
 	return ret;
 }
@@ -300,6 +447,12 @@ static void rollback_ctx_free(rollback_ctx *r)
 		close(r->netns_fd);
 	if (r->snapfd >= 0)
 		close(r->snapfd);
+	if (r->old_netns >= 0)
+		close(r->old_netns);
+	tern_strv_freep(&r->veth_live);
+	tern_strv_freep(&r->veth_inner);
+	tern_strv_freep(&r->netdevs_in);
+	free(r->moved_index);
 	tern_snap_store_close(&r->s);
 	oci_state_free(r->st);
 	oci_config_free(r->config);
@@ -317,6 +470,7 @@ int tern_snapshot_rollback(const tern_runtime *rt, const char *criu, const char 
 			  .s = {.fd = -1},
 			  .snapfd = -1,
 			  .netns_fd = -1,
+			  .old_netns = -1,
 			  .stdio = {-1, -1, -1},
 			  .console_socket = o->console_socket,
 			  .warm_lock = -1};

@@ -38,8 +38,16 @@
  * the snapshot's memory while it waits. Not made: for a snapshot with a
  * terminal (the pty would go nowhere) or with hooks (they would run when
  * the spare is made, not when a clone is), with the systemd cgroup driver,
- * or rootless. A clone with --bundle, --console-socket or --share-memory
- * is always a cold one.
+ * or rootless, nor for one that a clone is refused
+ * (tern_snap_clone_check_userns). A clone with --bundle, --console-socket
+ * or --share-memory is always a cold one.
+ *
+ * A snapshot of a container with a user namespace and a network
+ * namespace of its own holds that network namespace in its images
+ * (snapshot-take.c): criu makes the spare's anew from them, inside the
+ * spare's new user namespace, and the spare keeps it, as it keeps a new
+ * one made by tern otherwise; the claim moves processes only, never a
+ * namespace, so it is the same for both.
  *
  * Owns the clone spares' part of the store, their builder and the claim
  * (snapshot-spares.h). Uses snapshot-store, snapshot-container and
@@ -47,6 +55,7 @@
  * delete use it (the order is in snapshot-store.h). */
 #include "cgroup.h"
 #include "checkpoint.h"
+#include "checkpoint-userns.h"
 #include "container-cgroup.h"
 #include "log.h"
 #include "snapshot-container.h"
@@ -145,29 +154,85 @@ static void delete_spare_container(void *data)
 	}
 }
 
-/* The spare's stdio, of the kind criu finds in the images (it checks a
- * file's mode): /dev/null for a device (or what is not recorded), else
- * BUNDLE/stdio.log, appended to, which is where a clone from the spare
- * writes what a pipe or a file took before. One fd each: criu closes an
- * inherited fd once it has it. */
-static int open_stdio(const char *images, const char *bundle, int *fd0, int *fd1, int *fd2,
-		      tern_error **err)
+/* ---- what cold clones share ---- */
+
+int tern_snap_clone_stdio(const char *images, const char *bundle, int fds[3], tern_error **err)
 {
-	int *fds[3] = {fd0, fd1, fd2};
 	char kinds[3];
 	unsigned modes[3];
+	uid_t uid;
+	gid_t gid;
 	cleanup_free char *log = tern_strdup_printf("%s/stdio.log", bundle);
+	/* criu reopens a file from inside the user namespace it makes:
+	 * the log is the container root's */
+	bool chown_log = tern_ckpt_userns_root(images, &uid, &gid);
 
 	tern_ckpt_outside_stdio(images, kinds, modes);
 	for (int i = 0; i < 3; i++) {
 		bool to_log = kinds[i] == 'p' || (kinds[i] == 'f' && S_ISREG(modes[i]));
-		*fds[i] = to_log ? open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
-				 : open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (*fds[i] < 0)
+		fds[i] = to_log ? open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+				: open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (fds[i] < 0)
 			return tern_error_make(err, errno, "`%s`", to_log ? log : "/dev/null");
-		if (to_log && kinds[i] == 'f' && fchmod(*fds[i], modes[i] & 07777) < 0)
+		if (to_log && kinds[i] == 'f' && fchmod(fds[i], modes[i] & 07777) < 0)
 			return tern_error_make(err, errno, "chmod `%s`", log);
+		if (to_log && chown_log && fchown(fds[i], uid, gid) < 0)
+			return tern_error_make(err, errno, "chown `%s`", log);
 	}
+	return 0;
+}
+
+int tern_snap_clone_check_userns(const char *images, const char *id, const char *name,
+				 tern_error **err)
+{
+	cleanup_free char *path = tern_strdup_printf("%s/" TERN_CKPT_CONFIG, images);
+	cleanup_free char *msg = NULL;
+	oci_config *c = NULL;
+	const char *why = NULL;
+
+	if (!tern_ckpt_own_userns(images))
+		return 0;
+	if (oci_config_parse_file(path, &c, &msg) < 0)
+		return tern_error_make_quiet(err, EINVAL, "`%s`: %s", path, msg);
+	const oci_namespace *net = NULL;
+	for (size_t i = 0; c->linux_ && i < c->linux_->namespaces_len; i++)
+		if (c->linux_->namespaces[i].type == OCI_NS_NETWORK)
+			net = &c->linux_->namespaces[i];
+	/* criu makes the clone's user namespace anew, and a process of it
+	 * cannot join a network namespace that belongs to another one */
+	cleanup_strv char **veths = tern_ckpt_veths(images);
+	cleanup_free char *veth_why = NULL;
+	if (net && net->path)
+		why = "joined its network namespace by path: a clone would join it too, and the "
+		      "clone's new user namespace (criu makes it anew) may not enter a network "
+		      "namespace of another user namespace";
+	else if (net && tern_ckpt_netns_left_out(images))
+		why = "has its network namespace left out of the images (a snapshot taken by an "
+		      "older tern): only criu can make a network namespace that belongs to the "
+		      "clone's new user namespace, from images that hold one; take a new snapshot";
+	else if (veths) {
+		/* criu 4.2 makes the inner end through its usernsd, and the
+		 * kernel answers EOPNOTSUPP (plain checkpoint/restore of such a
+		 * container fails the same way) */
+		char *sp = strchr(veths[0], ' ');
+		if (sp)
+			*sp++ = '\0';
+		veth_why = tern_strdup_printf(
+		    "has a veth to the host in its network namespace (`%s`, whose outer end is "
+		    "`%s`): criu cannot make a veth in the network namespace of a user namespace "
+		    "it "
+		    "makes (its netlink request fails: Operation not supported); remove the veth "
+		    "before the snapshot, or give the container its network through a device "
+		    "criu need not make",
+		    veths[0], sp ? sp : "?");
+		why = veth_why;
+	}
+	oci_config_free(c);
+	if (why)
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "snapshot `%s` of `%s` is of a container with a user "
+					     "namespace of its own that %s",
+					     name, id, why);
 	return 0;
 }
 
@@ -181,6 +246,11 @@ static int build_one(builder *b, tern_error **err)
 	if (mkdtemp(tmpl) == NULL)
 		return tern_error_make(err, errno, "`%s`", tmpl);
 	b->spare = tern_xstrdup(tmpl);
+	/* criu's work directory: searched by the restored root of a user
+	 * namespace (the mount sources tern makes for criu are there, see
+	 * checkpoint-userns.h); nothing in it is listed or read by others */
+	if (chmod(b->spare, 0711) < 0)
+		return tern_error_make(err, errno, "chmod `%s`", b->spare);
 	cleanup_free char *bundle = tern_strdup_printf("%s/bundle", b->spare);
 	if (mkdir(bundle, 0711) < 0)
 		return tern_error_make(err, errno, "`%s`", bundle);
@@ -198,12 +268,14 @@ static int build_one(builder *b, tern_error **err)
 	ret = tern_mkdir_p(b->rt.root, 0700, err);
 	if (ret < 0)
 		return ret;
-	cleanup_close int fd0 = -1;
-	cleanup_close int fd1 = -1;
-	cleanup_close int fd2 = -1;
-	ret = open_stdio(images, bundle, &fd0, &fd1, &fd2, err);
+	int fds[3] = {-1, -1, -1};
+	ret = tern_snap_clone_stdio(images, bundle, fds, err);
+	cleanup_close int fd0 = fds[0];
+	cleanup_close int fd1 = fds[1];
+	cleanup_close int fd2 = fds[2];
 	if (ret < 0)
 		return ret;
+
 	tern_create_opts copts = {.bundle = bundle, .detach = true};
 	/* criu's logs of a spare that fails: with its container's */
 	cleanup_free char *logs_in = tern_strdup_printf("%s/%s", b->main_rt->root, b->id);
@@ -341,13 +413,13 @@ static int check_can_spare(const tern_runtime *rt, const char *store, const char
 		why = "has a terminal: a spare's pty would go nowhere";
 	else if (config->hooks)
 		why = "has hooks: they would run when the spare is made, not when a clone is";
-	else if (tern_ckpt_own_userns(images))
-		why = "has a user namespace of its own (its clones are not supported yet)";
 	oci_config_free(config);
 	if (why)
 		return tern_error_make_quiet(err, ENOTSUP, "--spares: snapshot `%s` of `%s` %s",
 					     name, id, why);
-	return 0;
+	return tern_snap_clone_check_userns(images, id, name, err) < 0
+		   ? tern_error_wrap(err, "--spares")
+		   : 0;
 }
 
 /* Every spare in `dir` killed and removed (only the ready ones, and no

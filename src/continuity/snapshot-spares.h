@@ -33,3 +33,20 @@ int tern_snap_spares_claim(const tern_runtime *rt, const char *criu, const char 
 void tern_snap_spares_discard(const char *root, const char *store, const char *name);
 /* spares_wanted, spares_ready and spares_failed of `i` */
 void tern_snap_spares_info(const char *store, const char *name, tern_snapshot_info *i);
+
+/* What a clone restored for nobody's stdio (a spare; a cold clone in a
+ * user namespace of its own) gets for the init's stdio that was outside
+ * the container, of the kind criu finds in the images (it checks a
+ * file's mode): /dev/null for a device (or what is not recorded), else
+ * BUNDLE/stdio.log, appended to, which takes what a pipe or a file took
+ * before, and is the container root's where the images have a user
+ * namespace of their own (criu reopens it from inside). One fd each:
+ * criu closes an inherited fd once it has it. fds are -1 where not
+ * opened; the caller closes them. */
+int tern_snap_clone_stdio(const char *images, const char *bundle, int fds[3], tern_error **err);
+
+/* 0, or why a snapshot of a container with a user namespace of its own
+ * cannot be cloned: its network namespace was joined by path, left out
+ * of the images, or has a veth to the host. */
+int tern_snap_clone_check_userns(const char *images, const char *id, const char *name,
+				 tern_error **err);

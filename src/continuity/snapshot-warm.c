@@ -4,8 +4,10 @@
  * A cold rollback is a criu restore, ~100-250 ms of criu's own work however
  * little memory there is. A warm spare is that restore done ahead of time:
  * the snapshot's processes restored and held frozen, in a cgroup of their
- * own, in the container's network namespace and with its stdio, until a
- * rollback to that snapshot swaps them in:
+ * own, in the container's network namespace (or, for a container with a
+ * user namespace of its own, in one of their own restored from the images:
+ * snapshot-rollback.c says why) and with its stdio, until a rollback to
+ * that snapshot swaps them in:
  *
  *   freeze the container's cgroup; SIGKILL its processes (the signal
  *   waits for the thaw); move the spare's processes in (frozen they stay
@@ -65,6 +67,8 @@
 #include "checkpoint.h"
 #include "log.h"
 #include "memory-merge.h"
+#include "checkpoint-userns.h"
+#include "restore-userns.h"
 #include "snapshot-container.h"
 #include "snapshot-store.h"
 #include "snapshot-warm.h"
@@ -284,6 +288,11 @@ typedef struct {
 	int netns_fd;
 	int stdio[3];
 	bool merge_memory; /* the live processes are marked (memory-merge.h) */
+	/* a user namespace of the container's own: the spare gets a network
+	 * namespace of its own, restored from the images (snapshot-rollback.c
+	 * says why), where its sockets are apart from the live ones */
+	bool netns_in_images;
+	bool userns_paths; /* the spare's paths are searchable by its root */
 } build_ctx;
 
 static void delete_spare_container(void *data)
@@ -329,6 +338,12 @@ static int take_from_live(build_ctx *b, const oci_config *config, const char *im
 		ret = tern_error_make_quiet(err, ESRCH, "the init of `%s` is gone", b->id);
 		if (pidfd >= 0)
 			close(pidfd);
+		goto out;
+	}
+	/* criu reopens a stdio file as the container's root */
+	ret = tern_ckpt_stdio_check_userns(images, st->pid, config, err);
+	if (ret < 0) {
+		close(pidfd);
 		goto out;
 	}
 	tern_ckpt_take_stdio(images, pidfd, st->pid, b->stdio);
@@ -446,6 +461,68 @@ static int check_no_port(build_ctx *b, tern_error **err)
 	return ret;
 }
 
+/* What a spare of a container with a user namespace of its own needs
+ * (snapshot-rollback.c has the cold way's reasons): the network namespace
+ * in the images, no veth to the host (the live one cannot be the spare's
+ * too: only a cold rollback hands it over), and the
+ * images open to the container's root. */
+static int check_userns(build_ctx *b, const oci_config *config, const char *images,
+			tern_error **err)
+{
+	const oci_namespace *net = NULL;
+	cleanup_strv char **veths = NULL;
+	bool in_images = false;
+	int ret;
+
+	if (!tern_snap_own_ns(config, OCI_NS_USER))
+		return 0;
+	for (size_t i = 0; config->linux_ && i < config->linux_->namespaces_len; i++)
+		if (config->linux_->namespaces[i].type == OCI_NS_NETWORK)
+			net = &config->linux_->namespaces[i];
+	if (net && net->path)
+		return tern_error_make_quiet(err, ENOTSUP,
+					     "container `%s` has a user namespace of its own and "
+					     "joins the network namespace `%s` by path, which "
+					     "criu cannot restore processes of a new user "
+					     "namespace into",
+					     b->id, net->path);
+	if (net) {
+		ret = tern_ckpt_netns_in_images(images, &in_images, &veths, err);
+		if (ret < 0)
+			return ret;
+		if (!in_images)
+			return tern_error_make_quiet(err, ENOTSUP,
+						     "the snapshot left the network namespace of "
+						     "`%s` out of its images (an older tern's)",
+						     b->id);
+		if (veths)
+			return tern_error_make_quiet(
+			    err, ENOTSUP,
+			    "container `%s` has a user namespace of its own and a veth to the "
+			    "host (`%s`): the spare would need a network namespace of its own "
+			    "with that veth in it while the container has it; a rollback "
+			    "hands it over the cold way",
+			    b->id, strchr(veths[0], ' ') + 1);
+		b->netns_in_images = true;
+	}
+	ret = tern_ckpt_images_for_userns(images, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "snapshot `%s` of `%s`", b->name, b->id);
+	/* criu opens what the spare's state directory holds (the masked
+	 * tmpfs) by its path as the container's root: the directories on the
+	 * way there searchable, not readable (the snapshots in the store stay
+	 * 0700) */
+	cleanup_free char *up = tern_strdup_printf("%s/..", b->store);
+	const char *path[] = {up, b->store, b->spare};
+	for (size_t i = 0; i < 3; i++) {
+		struct stat st;
+		if (stat(path[i], &st) < 0 || chmod(path[i], (st.st_mode & 07777) | 0111) < 0)
+			return tern_error_make(err, errno, "`%s`", path[i]);
+	}
+	b->userns_paths = true;
+	return 0;
+}
+
 static int build(build_ctx *b, tern_error **err)
 {
 	cleanup_free char *images = tern_strdup_printf("%s/%s/images", b->store, b->name);
@@ -476,6 +553,9 @@ static int build(build_ctx *b, tern_error **err)
 					    b->store);
 		goto out;
 	}
+	ret = check_userns(b, config, images, err);
+	if (ret < 0)
+		goto out;
 	ret = take_from_live(b, config, images, err);
 	if (ret < 0)
 		goto out;
@@ -498,7 +578,7 @@ static int build(build_ctx *b, tern_error **err)
 		goto out;
 
 	tern_runtime r2 = tern_snap_spare_runtime(b->main_rt, b->spare);
-	ret = tern_mkdir_p(r2.root, 0700, err);
+	ret = tern_mkdir_p(r2.root, b->userns_paths ? 0711 : 0700, err);
 	tern_create_opts copts = {.bundle = bundle, .detach = true};
 	tern_ckpt_opts co = {
 	    .image_path = images,
@@ -516,7 +596,7 @@ static int build(build_ctx *b, tern_error **err)
 		ret = tern_snap_restore(&r2, b->criu, b->id, &copts, &co, images, b->spare,
 					delete_spare_container, b, false, &stats, err);
 	if (ret == 0)
-		ret = check_no_port(b, err);
+		ret = b->netns_in_images ? 0 : check_no_port(b, err);
 	free((char *)r2.root);
 out:
 	oci_config_free(config);

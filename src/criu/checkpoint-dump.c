@@ -10,6 +10,7 @@
 #include "checkpoint-net.h"
 #include "checkpoint-netns.h"
 #include "criu-deadline.h"
+#include "criu-rootless.h"
 #include "fault.h"
 #include "log.h"
 #include "mountinfo.h"
@@ -545,6 +546,11 @@ static int check_checkpointable(const oci_state *st, const oci_config *config, c
 					     "cannot checkpoint container `%s`: its config copy in "
 					     "`%s` is unreadable",
 					     id, dir_used->dir);
+	/* without root: what criu's unprivileged mode cannot do */
+	int ret = tern_criu_rootless_refuse("checkpoint", id, config, o->tcp_established,
+					    o->lazy_pages, err);
+	if (ret < 0)
+		return ret;
 	/* CRIU would have to dump the moved devices with the namespace and
 	 * make them anew (a veth, not a physical device), and the namespace
 	 * the dump ends takes them along: virtual ones destroyed, physical
@@ -558,7 +564,7 @@ static int check_checkpointable(const oci_state *st, const oci_config *config, c
 		    "by path",
 		    id);
 	if (o->lazy_pages) {
-		int ret = check_lazy_dump(o, err);
+		ret = check_lazy_dump(o, err);
 		if (ret < 0)
 			return ret;
 	}

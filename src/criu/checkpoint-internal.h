@@ -14,6 +14,7 @@
 #include "oci-config.h"
 
 #include <criu/criu.h>
+#include <criu/rpc.pb-c.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -30,6 +31,8 @@ typedef struct {
 	int work_fd;
 	char *work_dir;
 	const char *log_name;
+	/* options bookworm's libcriu has no name for (see add_unknown) */
+	ProtobufCMessageUnknownField unknown[2];
 } criu_session;
 
 /* ---- the descriptor ---- */

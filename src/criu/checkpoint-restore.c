@@ -3,12 +3,15 @@
  * external mounts mapped to the new config's sources, criu run in a mount
  * namespace of our own, and everything undone when it fails. */
 #include "checkpoint-internal.h"
+#include "checkpoint-userns.h"
+#include "idmap.h"
 #include "cgroup.h"
 #include "cgroup-systemd.h"
 #include "checkpoint-devbinds.h"
 #include "checkpoint-masked.h"
 #include "checkpoint-netns.h"
 #include "container-cgroup.h"
+#include "criu-rootless.h"
 #include "criu-deadline.h"
 #include "criu-lazy-daemon.h"
 #include "criu-uffd.h"
@@ -137,9 +140,15 @@ typedef struct {
 	tern_container_dir *into;
 	int netns_fd;
 	bool in_scope; /* tern itself is in the container's systemd scope */
-	/* the tmpfs made for criu in the state directory (in our namespace):
-	 * their directories' names, unmounted and removed after the restore */
+	/* the tmpfs and idmapped copies made for criu (in our namespace):
+	 * their mount points' names, unmounted and removed after the restore */
 	char **made;
+	/* where they are made: the state directory, or, for a user namespace
+	 * whose root is not this user, a directory of their own that it can
+	 * reach (checkpoint-userns.h) */
+	int src_dirfd;
+	const char *src_dir;
+	char *yard;
 } restore_ctx;
 
 static bool config_has_cgroup_mount(const oci_config *c, const char *dest)
@@ -153,6 +162,14 @@ static bool config_has_cgroup_mount(const oci_config *c, const char *dest)
 
 static int restore_mounts(restore_ctx *r, tern_error **err)
 {
+	r->src_dirfd = r->c.dir->dirfd;
+	r->src_dir = r->c.dir->dir;
+	if (tern_ckpt_config_userns_unprivileged(r->c.config)) {
+		int ret = tern_ckpt_userns_yard(&r->yard, &r->src_dirfd, err);
+		if (ret < 0)
+			return ret;
+		r->src_dir = r->yard;
+	}
 	for (char **m = r->d.ext_mounts; m && *m; m++) {
 		const oci_mount *bind = find_bind(r->c.config, r->c.rootfs, *m);
 		if (bind == NULL || bind->source == NULL)
@@ -167,6 +184,18 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 		if (access(src, F_OK) < 0)
 			return tern_error_make(err, errno, "mounts: bind source `%s` for `%s`", src,
 					       *m);
+		if (tern_idmap_wanted(bind)) {
+			cleanup_free char *name = tern_strdup_printf(TERN_CKPT_IDMAP_PREFIX "%zu",
+								     (size_t)(m - r->d.ext_mounts));
+			char *mapped = NULL;
+			int ret = tern_ckpt_idmapped_source(r->c.config, bind, src, r->src_dirfd,
+							    r->src_dir, name, &mapped, err);
+			if (ret < 0)
+				return ret;
+			r->made = tern_strv_add(r->made, tern_xstrdup(name));
+			free(src);
+			src = mapped;
+		}
 		criu_local_add_ext_mount(r->s.opts, *m, src);
 	}
 	for (char **m = r->d.cg_mounts; m && *m; m++) {
@@ -195,8 +224,8 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 	}
 	if (r->d.masked) {
 		cleanup_free char *src = NULL;
-		int ret = tern_ckpt_masked_source(r->c.dir->dirfd, r->c.dir->dir,
-						  TERN_CKPT_MASKED_DIR, &src, err);
+		int ret = tern_ckpt_masked_source(r->src_dirfd, r->src_dir, TERN_CKPT_MASKED_DIR,
+						  &src, err);
 		if (ret < 0)
 			return ret;
 		r->made = tern_strv_add(r->made, tern_xstrdup(TERN_CKPT_MASKED_DIR));
@@ -215,7 +244,7 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 		cleanup_free char *name =
 		    tern_strdup_printf(TERN_CKPT_TREE_PREFIX "%zu", (size_t)(l - r->d.trees));
 		cleanup_free char *src = NULL;
-		int ret = tern_ckpt_tmpfs_tree_source(r->c.dir->dirfd, r->c.dir->dir, name, dest,
+		int ret = tern_ckpt_tmpfs_tree_source(r->src_dirfd, r->src_dir, name, dest,
 						      r->d.trees, &src, err);
 		if (ret < 0)
 			return ret;
@@ -226,8 +255,8 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 		cleanup_free char *name =
 		    tern_strdup_printf(TERN_CKPT_TMPFS_PREFIX "%zu", (size_t)(m - r->d.tmpfs));
 		cleanup_free char *src = NULL;
-		int ret = tern_ckpt_tmpfs_source(r->c.dir->dirfd, r->c.dir->dir, name, r->c.config,
-						 *m, &src, err);
+		int ret = tern_ckpt_tmpfs_source(r->src_dirfd, r->src_dir, name, r->c.config, *m,
+						 &src, err);
 		if (ret < 0)
 			return ret;
 		r->made = tern_strv_add(r->made, tern_xstrdup(name));
@@ -525,6 +554,14 @@ static void set_restore_opts(restore_ctx *r, const tern_ckpt_opts *o)
 		cleanup_free char *ext = tern_strdup_printf("veth[%s]:%s", inner, outer);
 		criu_local_add_external(r->s.opts, ext);
 	}
+	/* (criu looks for netdev[INNER] first) */
+	for (char **m = o->netdevs_in; m && *m; m++) {
+		cleanup_free char *inner = tern_xstrdup(*m);
+		char *name = strchr(inner, ' ');
+		*name++ = '\0';
+		cleanup_free char *ext = tern_strdup_printf("netdev[%s]:%s", inner, name);
+		criu_local_add_external(r->s.opts, ext);
+	}
 }
 
 /* The state directory with the new config, and the cgroup the tree goes
@@ -743,6 +780,12 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	ret = open_restore(r, criu, images, o, err);
 	if (ret < 0)
 		return ret;
+	/* criu's tasks read some images as the container's root, which a
+	 * user namespace of its own may map to an unprivileged host id (a
+	 * snapshot's restore has done it already; it is done once) */
+	ret = tern_ckpt_images_for_userns(images, err);
+	if (ret < 0)
+		return tern_error_wrap(err, "restore of `%s`", r->c.id);
 	set_restore_opts(r, o);
 
 	ret = make_restore_state(r, o, &s, err);
@@ -801,6 +844,11 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 	ret = tern_state_check_id(id, err);
 	if (ret < 0)
 		return ret;
+	/* without root: before anything is made */
+	ret =
+	    tern_criu_rootless_refuse("restore", id, NULL, o->tcp_established, o->lazy_pages, err);
+	if (ret < 0)
+		return ret;
 	if (!copts->detach && !copts->no_subreaper)
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* Everything restore mounts (the rootfs bind CRIU wants as --root)
@@ -831,9 +879,15 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 	 * into the container (or failed): our mounts of them go, or the state
 	 * directory could not be removed */
 	for (char **m = r.made; m && *m; m++) {
-		cleanup_free char *path = tern_strdup_printf("%s/%s", r.c.dir->dir, *m);
+		cleanup_free char *path = tern_strdup_printf("%s/%s", r.src_dir, *m);
 		umount2(path, MNT_DETACH);
-		unlinkat(r.c.dir->dirfd, *m, AT_REMOVEDIR);
+		if (unlinkat(r.src_dirfd, *m, AT_REMOVEDIR) < 0 && errno == ENOTDIR)
+			unlinkat(r.src_dirfd, *m, 0);
+	}
+	if (r.yard) {
+		close(r.src_dirfd);
+		rmdir(r.yard);
+		free(r.yard);
 	}
 	tern_strv_freep(&r.made);
 	if (ret < 0)

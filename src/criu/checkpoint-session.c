@@ -4,6 +4,7 @@
  * options both stages take from the command line (cmd-criu-opts.h). Kept
  * apart so that dump and restore open criu the same way. */
 #include "checkpoint-internal.h"
+#include "criu-rootless.h"
 #include "failure-logs.h"
 #include "utils.h"
 
@@ -17,6 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+static void set_unprivileged(criu_session *s);
 
 /* ---- finding criu ---- */
 
@@ -118,6 +121,11 @@ char *tern_ckpt_log_tail(const criu_session *s, const char *state_dir, bool work
 		 * summary lines say nothing of the cause */
 		if (strstr(l, "RLIMIT_NOFILE") || strstr(l, "FAILED") || strstr(l, "cgroupd"))
 			continue;
+		/* iproute2's own complaints while criu restores a network
+		 * namespace's addresses (the kernel made lo's already) */
+		if (strncmp(l, "Error: ipv4: Address already assigned", 37) == 0 ||
+		    strncmp(l, "Error: ipv6: address already assigned", 37) == 0)
+			continue;
 		if (strstr(l, "Error") || strstr(l, "Unable") || strstr(l, "fail"))
 			lines[n++] = l;
 	}
@@ -193,6 +201,8 @@ int tern_ckpt_session_open(criu_session *s, const char *criu, const char *images
 	criu_local_set_work_dir_fd(s->opts, s->work_fd);
 	criu_local_set_log_file(s->opts, (char *)log_name);
 	criu_local_set_log_level(s->opts, 4);
+	if (tern_criu_rootless())
+		set_unprivileged(s);
 	if (criu_checked)
 		return 0;
 	v = criu_local_get_version(s->opts);
@@ -221,6 +231,38 @@ static CriuOpts *rpc_opts(criu_opts *opts)
 	if (rpc == NULL || rpc->base.descriptor != &criu_opts__descriptor)
 		return NULL;
 	return rpc;
+}
+
+/* Options of criu >= 3.18 that bookworm's libcriu (3.17) has neither a
+ * setter nor a field for go as unknown fields of the options message,
+ * which protobuf-c packs as they are: `data` is the field's encoding after
+ * its tag. libcriu never frees a message's unknown fields: they live in
+ * the session. A criu older than a field ignores it. */
+static void add_unknown(criu_session *s, uint32_t tag, ProtobufCWireType type, const uint8_t *data,
+			size_t len)
+{
+	CriuOpts *rpc = rpc_opts(s->opts);
+	unsigned n;
+
+	if (rpc == NULL)
+		return;
+	n = rpc->base.n_unknown_fields;
+	if (n >= sizeof(s->unknown) / sizeof(s->unknown[0]))
+		return;
+	s->unknown[n] = (ProtobufCMessageUnknownField){
+	    .tag = tag, .wire_type = type, .len = len, .data = (uint8_t *)data};
+	rpc->base.unknown_fields = s->unknown;
+	rpc->base.n_unknown_fields = n + 1;
+}
+
+/* criu's unprivileged mode (RPC field 67 `unprivileged`), which a criu
+ * run by a non-root user must be asked for: it then does without what
+ * needs more than CAP_CHECKPOINT_RESTORE, or refuses (criu-rootless.h). */
+static void set_unprivileged(criu_session *s)
+{
+	static const uint8_t one = 1;
+
+	add_unknown(s, 67, PROTOBUF_C_WIRE_TYPE_VARINT, &one, 1);
 }
 
 /* criu >= 3.19's "skip" network lock method (RPC value 3). bookworm's

@@ -117,6 +117,13 @@ typedef struct {
 	 * config says */
 	bool join_netns;
 	int netns_fd;
+	/* restore: "INNER NAME" pairs: the veth whose inner end the images
+	 * call INNER is not made anew (with its outer end named by the
+	 * descriptor) but is the device NAME in the restoring tern's network
+	 * namespace, which criu moves in as INNER (--external
+	 * netdev[INNER]:NAME; tern rollback of a container with a user
+	 * namespace of its own, snapshot-rollback.c) */
+	char **netdevs_in;
 	/* with stdio_given: the restored init's stdio that was outside the
 	 * container comes from these fds (default: the restoring tern's 0-2) */
 	bool stdio_given;

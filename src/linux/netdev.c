@@ -1,7 +1,8 @@
 /* linux.netDevices: checks, the move into the container's network
  * namespace and, for a create that fails, the move back (see netdev.h).
  * Everything goes over raw NETLINK_ROUTE sockets: one in tern's own
- * network namespace, one made inside the container's. */
+ * network namespace, one made inside the container's. Also a device
+ * handed out of a namespace for another to take (netdev.h). */
 #include "netdev.h"
 #include "log.h"
 #include "utils.h"
@@ -800,4 +801,62 @@ void tern_netdev_undo(tern_netdev_set *set)
 		free(set->devs[i].addrs.v);
 	}
 	set->n = 0;
+}
+
+/* ---- a device handed from one network namespace to another ---- */
+
+int tern_netdev_move_out(int from_ns, const char *name, const char *new_name, int *index,
+			 tern_error **err)
+{
+	cleanup_close int home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	cleanup_close int from = -1, here = -1;
+	link_info li;
+	int ret;
+
+	if (home < 0)
+		return tern_error_make(err, errno, "/proc/thread-self/ns/net");
+	from = nl_open_in(from_ns, home, err);
+	if (from < 0)
+		return from;
+	here = nl_open();
+	if (here < 0)
+		return tern_error_make(err, -here, "rtnetlink socket");
+	ret = link_get(from, 0, name, &li);
+	if (ret < 0)
+		return tern_error_make(err, -ret,
+				       "network device `%s` in the container's network "
+				       "namespace",
+				       name);
+	ret = link_set(from, li.index, home, new_name, false);
+	if (ret < 0)
+		return tern_error_make(err, -ret,
+				       "move `%s` out of the container's network "
+				       "namespace as `%s`%s",
+				       name, new_name, kernel_says());
+	ret = link_get(here, 0, new_name, &li);
+	if (ret < 0)
+		return tern_error_make(err, -ret, "`%s`, moved out as `%s`, not found", name,
+				       new_name);
+	*index = li.index;
+	return 0;
+}
+
+void tern_netdev_delete(const char *name, int index)
+{
+	cleanup_close int fd = nl_open();
+	link_info li;
+	nl_req r;
+	int ret;
+
+	if (fd < 0)
+		return;
+	/* that device, not another that took its name since */
+	if (link_get(fd, index, NULL, &li) < 0 || strcmp(li.name, name) != 0)
+		return;
+	struct ifinfomsg *ifi = req_init(&r, RTM_DELLINK, 0, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = index;
+	ret = nl_call(fd, &r, NULL, NULL);
+	if (ret < 0 && ret != -ENODEV)
+		tern_warn("delete network device `%s`: %s%s", name, strerror(-ret), kernel_says());
 }

@@ -63,3 +63,16 @@ void tern_netdev_set_free(tern_netdev_set *set);
  * container's alone (not joined by path): CRIU cannot keep them across a
  * checkpoint, see src/criu/checkpoint-dump.c. */
 bool tern_netdev_in_own_netns(const oci_config *config);
+
+/* The device `name` of the network namespace `from_ns` moved into the
+ * calling thread's and renamed `new_name` in the same request, left down;
+ * *index: its index here. (tern rollback hands the live veth's inner end
+ * through tern's namespace to criu, which moves it into the namespace it
+ * restores: its outer end stays as it is.) */
+int tern_netdev_move_out(int from_ns, const char *name, const char *new_name, int *index,
+			 tern_error **err);
+
+/* The device `index` of the calling thread's network namespace deleted if
+ * it is still called `name` (a veth takes its peer with it); a failure is
+ * a warning. */
+void tern_netdev_delete(const char *name, int index);
