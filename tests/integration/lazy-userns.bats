@@ -180,3 +180,26 @@ restored_hash() {
 	tern delete --force "$ID"
 	check_nothing_left "$ID"
 }
+
+@test "lazy-userns: root mapped to host 100000 (hostUsers: false's shape): lazily restored through /dev/userfaultfd, every byte back" {
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	chown -R 100000:100000 "$BUNDLE/rootfs"
+	make_traversable "$BUNDLE"
+	set_cmd "/bin/memhash 64 /tmp/hash & sleep $MARK"
+	"$TERN_BIN" --root "$ROOT" run -d -b "$BUNDLE" "$ID" </dev/null >/dev/null 2>&1 3>&-
+	wait_status "$ID" running
+	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"
+	FIRST=$(cut -d' ' -f2 "$BUNDLE/rootfs/tmp/hash")
+	tern checkpoint --image-path "$IMG" "$ID"
+	tern --debug --log "$BATS_TEST_TMPDIR/debug.log" restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	grep -q "through /dev/userfaultfd" "$BATS_TEST_TMPDIR/debug.log"
+	all_copied "$IMG/lazy-pages.log" 16384
+	local pid
+	pid=$(state_field "$ID" pid)
+	[ "$(stat -c %u "/proc/$pid")" = 100000 ]
+	[ "$(restored_hash)" = "$FIRST" ]
+	nothing_of_the_device "$ID"
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
