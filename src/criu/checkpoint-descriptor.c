@@ -5,6 +5,8 @@
  * back. One owner for the file's format, so that writer and readers agree. */
 #include "checkpoint-internal.h"
 #include "checkpoint-net.h"
+#include "criu-uffd.h"
+#include "log.h"
 #include "utils.h"
 
 #include <dirent.h>
@@ -63,6 +65,8 @@ int tern_ckpt_descriptor_write(int dirfd, const descriptor *d, tern_error **err)
 		fprintf(f, "veth %s\n", *m);
 	fprintf(f, "netns-external %d\nnetns-fresh %d\nterminal %d\n", d->netns_external,
 		d->netns_fresh, d->terminal);
+	if (d->netns_unlocked)
+		fprintf(f, "netns-unlocked 1\n");
 	fclose(f);
 	cleanup_close int fd =
 	    openat(dirfd, TERN_CKPT_DESCRIPTOR, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -127,6 +131,8 @@ int tern_ckpt_descriptor_read(const char *images, descriptor *d, tern_error **er
 			d->netns_external = atoi(v) != 0;
 		else if (strcmp(l, "netns-fresh") == 0)
 			d->netns_fresh = atoi(v) != 0;
+		else if (strcmp(l, "netns-unlocked") == 0)
+			d->netns_unlocked = atoi(v) != 0;
 		else if (strcmp(l, "terminal") == 0)
 			d->terminal = atoi(v) != 0;
 	}
@@ -191,16 +197,31 @@ bool tern_ckpt_own_userns(const char *images)
 	return own;
 }
 
-bool tern_ckpt_uffd_usable(const char *images)
+tern_uffd_way tern_ckpt_uffd_way(const char *images)
 {
 	cleanup_free char *knob = NULL;
 	size_t len;
 
 	if (!tern_ckpt_own_userns(images))
-		return true;
-	return tern_read_file("/proc/sys/vm/unprivileged_userfaultfd", &knob, &len, 16, NULL) ==
-		   0 &&
-	       knob[0] == '1';
+		return TERN_UFFD_DIRECT;
+	if (tern_read_file("/proc/sys/vm/unprivileged_userfaultfd", &knob, &len, 16, NULL) == 0 &&
+	    knob[0] == '1')
+		return TERN_UFFD_DIRECT;
+	/* the restored processes are in their own user namespace, where the
+	 * syscall is refused: criu gets theirs through /dev/userfaultfd
+	 * (criu-uffd.h) */
+	const char *why = tern_uffd_device_why_not();
+	if (why == NULL)
+		return TERN_UFFD_DEVICE;
+	tern_debug("no lazy pages in a user namespace (vm.unprivileged_userfaultfd is 0 and "
+		   "%s): criu fills the memory page by page",
+		   why);
+	return TERN_UFFD_NONE;
+}
+
+bool tern_ckpt_uffd_usable(const char *images)
+{
+	return tern_ckpt_uffd_way(images) != TERN_UFFD_NONE;
 }
 
 /* ---- stdio ---- */

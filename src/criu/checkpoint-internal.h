@@ -50,6 +50,9 @@ typedef struct {
 	char **veths;		/* "INNER OUTER": veths whose peer was outside */
 	bool netns_external;
 	bool netns_fresh; /* not in the images: restore makes a new one */
+	/* in the images, dumped without criu's network lock (no TCP connection
+	 * kept): restored without it too */
+	bool netns_unlocked;
 	bool terminal;
 } descriptor;
 

@@ -14,6 +14,7 @@
 #include "criu-rootless.h"
 #include "criu-deadline.h"
 #include "criu-lazy-daemon.h"
+#include "criu-uffd.h"
 #include "fault.h"
 #include "hooks.h"
 #include "failure-logs.h"
@@ -72,6 +73,8 @@ static int restore_notify(char *action, criu_notify_arg_t na)
 {
 	const oci_hooks *h = notify_ctx.config->hooks;
 
+	/* criu runs: what tern starts from here (hooks) does not get it */
+	tern_uffd_preload_disarm();
 #ifdef TERN_FAULT_INJECTION
 	/* restore dies while criu waits for the answer to a notification */
 	char point[64];
@@ -539,7 +542,7 @@ static void set_restore_opts(restore_ctx *r, const tern_ckpt_opts *o)
 		fcntl(r->netns_fd, F_SETFD, 0);
 		criu_local_add_inherit_fd(r->s.opts, r->netns_fd, TERN_CKPT_NETNS_KEY);
 	}
-	if (r->d.netns_fresh && !o->tcp_established)
+	if ((r->d.netns_fresh || r->d.netns_unlocked) && !o->tcp_established)
 		tern_ckpt_network_lock_skip(r->s.opts);
 	/* the outer end comes back in this (the restoring tern's) network
 	 * namespace under its old name, with no address: see
@@ -678,7 +681,12 @@ static int run_criu_restore(restore_ctx *r, const char *images, const tern_ckpt_
 	tern_criu_deadline dl = {.pid = 0};
 	int bound = o->criu_timeout_ms > 0 ? o->criu_timeout_ms : tern_criu_timeout_ms();
 	tern_criu_deadline_start(&dl, bound);
+	/* (processes in a user namespace of their own: their userfaultfd
+	 * through /dev/userfaultfd, criu-uffd.h) */
+	if (o->lazy_pages && tern_ckpt_uffd_way(images) == TERN_UFFD_DEVICE)
+		tern_uffd_preload_arm();
 	ret = criu_local_restore_child(r->s.opts);
+	tern_uffd_preload_disarm();
 	bool killed = tern_criu_deadline_stop(&dl);
 	if (o->merge_memory) {
 		tern_error *e = NULL;

@@ -193,9 +193,14 @@ void tern_ckpt_take_stdio(const char *images, int pidfd, pid_t pid, int fds[3]);
  * `images`, per fd: kinds 0 (none), 'p' (a pipe) or 'f' (a file, whose
  * st_mode is in modes, 0 if the checkpoint is older than that record). */
 void tern_ckpt_outside_stdio(const char *images, char kinds[3], unsigned modes[3]);
-/* Whether the processes of the checkpoint in `images` may open a
- * userfaultfd once restored (lazy pages): not in a user namespace of their
- * own unless vm.unprivileged_userfaultfd is 1. */
+/* How the processes of the checkpoint in `images` get a userfaultfd once
+ * restored (lazy pages): by the syscall, outside a user namespace of their
+ * own or with vm.unprivileged_userfaultfd 1; else through /dev/userfaultfd
+ * with tern-uffd-preload.so in criu (criu-uffd.h), which every restore with
+ * lazy_pages then uses; else not at all. */
+typedef enum { TERN_UFFD_NONE, TERN_UFFD_DIRECT, TERN_UFFD_DEVICE } tern_uffd_way;
+tern_uffd_way tern_ckpt_uffd_way(const char *images);
+/* tern_ckpt_uffd_way() is not TERN_UFFD_NONE */
 bool tern_ckpt_uffd_usable(const char *images);
 /* The checkpoint's config gives it a user namespace of its own. */
 bool tern_ckpt_own_userns(const char *images);

@@ -23,7 +23,8 @@ int tern_restore_filled(const tern_runtime *rt, const char *criu, const char *id
 	tern_lazy_filler filler = TERN_LAZY_FILLER_INIT;
 	cleanup_free char *sock = tern_strdup_printf("%s/lazy-pages.socket", work);
 	tern_criu_features features = tern_criu_features_cached(rt->root, criu);
-	bool lazy = features.lazy_pages && tern_ckpt_uffd_usable(images);
+	tern_uffd_way way = features.lazy_pages ? tern_ckpt_uffd_way(images) : TERN_UFFD_NONE;
+	bool lazy = way != TERN_UFFD_NONE;
 	char *extra[] = {"--work-dir", (char *)work, NULL};
 
 	if (lazy) {
