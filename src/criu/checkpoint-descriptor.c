@@ -67,6 +67,8 @@ int tern_ckpt_descriptor_write(int dirfd, const descriptor *d, tern_error **err)
 		d->netns_fresh, d->terminal);
 	if (d->netns_unlocked)
 		fprintf(f, "netns-unlocked 1\n");
+	if (d->netns_empty)
+		fprintf(f, "netns-empty 1\n");
 	fclose(f);
 	cleanup_close int fd =
 	    openat(dirfd, TERN_CKPT_DESCRIPTOR, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -133,6 +135,8 @@ int tern_ckpt_descriptor_read(const char *images, descriptor *d, tern_error **er
 			d->netns_fresh = atoi(v) != 0;
 		else if (strcmp(l, "netns-unlocked") == 0)
 			d->netns_unlocked = atoi(v) != 0;
+		else if (strcmp(l, "netns-empty") == 0)
+			d->netns_empty = atoi(v) != 0;
 		else if (strcmp(l, "terminal") == 0)
 			d->terminal = atoi(v) != 0;
 	}

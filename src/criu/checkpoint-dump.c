@@ -252,6 +252,18 @@ static int declare_netns(criu_session *s, const oci_state *st, const oci_config 
 				tern_ckpt_network_lock_skip(s->opts);
 				d->netns_unlocked = true;
 			}
+			/* as good as new, but only criu can make it (it belongs
+			 * to the user namespace criu makes): made empty, then
+			 * set up by tern, rather than refilled by ip and
+			 * iptables runs */
+			cleanup_free char *uwhy = NULL;
+			if (!o->tcp_established &&
+			    tern_netns_is_plain_in_userns(config, &st->cgroup_paths, st->pid,
+							  dir->dir, &uwhy))
+				d->netns_empty = true;
+			else if (uwhy)
+				tern_debug("the network namespace is restored from the images: %s",
+					   uwhy);
 			/* a veth from the container's own namespace to ours (the
 			 * operator's plumbing): restore must be told its outer
 			 * name. Not finding them is no reason to refuse a

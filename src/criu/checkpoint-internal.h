@@ -53,6 +53,9 @@ typedef struct {
 	/* in the images, dumped without criu's network lock (no TCP connection
 	 * kept): restored without it too */
 	bool netns_unlocked;
+	/* in the images, but as plain as a new one (tern_netns_is_plain_in_
+	 * userns): criu makes it empty and tern sets it up */
+	bool netns_empty;
 	bool terminal;
 } descriptor;
 
@@ -69,6 +72,10 @@ void tern_ckpt_session_clear(criu_session *s);
  * its last-failure/ first (failure-logs.h) and that copy is named; else,
  * with `work_goes`, the message says the log is not kept. */
 char *tern_ckpt_log_tail(const criu_session *s, const char *state_dir, bool work_goes);
+/* criu's empty_ns for the network namespace (made, not filled from the
+ * images); false where this libcriu's options are not laid out as tern
+ * expects. */
+bool tern_ckpt_empty_netns(criu_opts *opts);
 /* criu's "skip" network lock method, where this libcriu allows it. */
 void tern_ckpt_network_lock_skip(criu_opts *opts);
 /* `src` copied to `name` in `dirfd` (0600). */

@@ -239,6 +239,9 @@ static bool proc_sys_readonly(const oci_config *config)
 	return false;
 }
 
+static bool content_plain(const oci_config *config, const oci_map *cgroup_paths, pid_t pid,
+			  const char *state_dir, char **why);
+
 bool tern_netns_is_plain(const oci_config *config, const oci_map *cgroup_paths, pid_t pid,
 			 const char *state_dir, char **why)
 {
@@ -253,6 +256,29 @@ bool tern_netns_is_plain(const oci_config *config, const oci_map *cgroup_paths, 
 		*why = tern_xstrdup("it has a user namespace");
 		return false;
 	}
+	return content_plain(config, cgroup_paths, pid, state_dir, why);
+}
+
+bool tern_netns_is_plain_in_userns(const oci_config *config, const oci_map *cgroup_paths, pid_t pid,
+				   const char *state_dir, char **why)
+{
+	const oci_namespace *net = find_ns(config, OCI_NS_NETWORK);
+	const oci_namespace *user = find_ns(config, OCI_NS_USER);
+
+	*why = NULL;
+	if (net == NULL || net->path || user == NULL || user->path) {
+		*why = tern_xstrdup("not a network and a user namespace of its own");
+		return false;
+	}
+	return content_plain(config, cgroup_paths, pid, state_dir, why);
+}
+
+/* What tern_netns_is_plain asks of the namespace's content and of what
+ * could have changed it */
+static bool content_plain(const oci_config *config, const oci_map *cgroup_paths, pid_t pid,
+			  const char *state_dir, char **why)
+{
+	*why = NULL;
 	if (config_grants_net_cap(config)) {
 		*why = tern_xstrdup("process.capabilities holds CAP_NET_ADMIN or CAP_SYS_ADMIN");
 		return false;
@@ -329,6 +355,32 @@ int tern_netns_new(const oci_config *config, int *fd, tern_error **err)
 	if (ret < 0 && *fd >= 0) {
 		close(*fd);
 		*fd = -1;
+	}
+	return ret;
+}
+
+int tern_netns_setup_in(const oci_config *config, pid_t pid, tern_error **err)
+{
+	tern_ns_plan plan = {.clone_flags = CLONE_NEWNET};
+	cleanup_free char *path = tern_strdup_printf("/proc/%d/ns/net", pid);
+	cleanup_close int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	cleanup_close int target = open(path, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (self < 0)
+		return tern_error_make(err, errno, "/proc/thread-self/ns/net");
+	if (target < 0)
+		return tern_error_make(err, errno, "`%s`", path);
+	if (setns(target, CLONE_NEWNET) < 0)
+		return tern_error_make(err, errno, "setns `%s`", path);
+	ret = tern_ns_setup_loopback(&plan, err);
+	if (ret == 0 && net_sysctls(config, err) < 0)
+		ret = tern_error_wrap(err, "linux.sysctl");
+	if (setns(self, CLONE_NEWNET) < 0) {
+		/* as in tern_netns_new: nothing after this may run in the
+		 * container's namespace */
+		perror("tern: back to this process's network namespace");
+		abort();
 	}
 	return ret;
 }

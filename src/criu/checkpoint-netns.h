@@ -25,6 +25,19 @@
 bool tern_netns_is_plain(const oci_config *config, const oci_map *cgroup_paths, pid_t pid,
 			 const char *state_dir, char **why);
 
+/* The same of a network namespace that belongs to the container's own
+ * user namespace (both made by the config, no path): only criu can make
+ * its successor, and it can make it empty (--empty-ns network) where this
+ * holds; tern_netns_setup_in then sets it up as create would. */
+bool tern_netns_is_plain_in_userns(const oci_config *config, const oci_map *cgroup_paths, pid_t pid,
+				   const char *state_dir, char **why);
+
+/* The network namespace of `pid` (criu's restored root task, in a new
+ * namespace of its own) set up as create sets up a new one: `lo` up, the
+ * config's net.* sysctls written. The calling thread goes back to its own
+ * namespace. */
+int tern_netns_setup_in(const oci_config *config, pid_t pid, tern_error **err);
+
 /* A new network namespace for a restored container, as create makes one:
  * `lo` up, the config's net.* sysctls written. *fd: O_CLOEXEC. The
  * calling thread stays in its own namespace. */

@@ -50,6 +50,7 @@ static struct {
 	const oci_map *freeze_paths; /* freeze_at_resume: the cgroup to freeze */
 	bool frozen;
 	tern_container_dir *dir; /* where the state goes once the pid is known */
+	bool setup_netns;	 /* criu makes the network namespace empty: set it up */
 } notify_ctx;
 
 /* Until the lazy-pages daemon says it listens (a byte on its status fd),
@@ -94,6 +95,10 @@ static int restore_notify(char *action, criu_notify_arg_t na)
 		return 0;
 	notify_ctx.state->pid = criu_notify_pid(na);
 	notify_ctx.state->status = "creating";
+	/* before any hook, and before criu restores a socket in it */
+	if (notify_ctx.setup_netns &&
+	    tern_netns_setup_in(notify_ctx.config, notify_ctx.state->pid, &notify_ctx.hook_err) < 0)
+		return -1;
 	/* The tree exists from here on, and criu may resume it even if this
 	 * tern dies: recorded now, `state` can tell it runs and `delete`
 	 * finds it. */
@@ -149,6 +154,7 @@ typedef struct {
 	int src_dirfd;
 	const char *src_dir;
 	char *yard;
+	bool empty_netns; /* criu makes the network namespace empty */
 } restore_ctx;
 
 static bool config_has_cgroup_mount(const oci_config *c, const char *dest)
@@ -544,6 +550,10 @@ static void set_restore_opts(restore_ctx *r, const tern_ckpt_opts *o)
 	}
 	if ((r->d.netns_fresh || r->d.netns_unlocked) && !o->tcp_established)
 		tern_ckpt_network_lock_skip(r->s.opts);
+	/* a plain one of the container's user namespace: criu makes it
+	 * empty and tern sets it up (restore_notify) */
+	r->empty_netns = r->d.netns_empty && r->d.netns_unlocked && !o->tcp_established &&
+			 r->d.veths == NULL && r->netns_fd < 0 && tern_ckpt_empty_netns(r->s.opts);
 	/* the outer end comes back in this (the restoring tern's) network
 	 * namespace under its old name, with no address: see
 	 * checkpoint-net.h */
@@ -655,6 +665,7 @@ static int run_criu_restore(restore_ctx *r, const char *images, const tern_ckpt_
 	notify_ctx.freeze_paths = o->freeze_at_resume ? &r->c.cgroup_paths : NULL;
 	notify_ctx.frozen = false;
 	notify_ctx.dir = r->c.dir;
+	notify_ctx.setup_netns = r->empty_netns;
 	criu_local_set_notify_cb(r->s.opts, restore_notify);
 	/* criu connects to the daemon early, before any notification this
 	 * side could wait in: wait here, after tern's own preparations */

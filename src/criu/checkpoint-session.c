@@ -233,6 +233,17 @@ static CriuOpts *rpc_opts(criu_opts *opts)
 	return rpc;
 }
 
+bool tern_ckpt_empty_netns(criu_opts *opts)
+{
+	CriuOpts *rpc = rpc_opts(opts);
+
+	if (rpc == NULL)
+		return false;
+	rpc->has_empty_ns = true;
+	rpc->empty_ns |= CLONE_NEWNET;
+	return true;
+}
+
 /* Options of criu >= 3.18 that bookworm's libcriu (3.17) has neither a
  * setter nor a field for go as unknown fields of the options message,
  * which protobuf-c packs as they are: `data` is the field's encoding after
@@ -317,13 +328,10 @@ int tern_ckpt_apply_common(criu_opts *opts, const tern_ckpt_opts *o, tern_error 
 		if (strcmp(*ns, "network") != 0 && strcmp(*ns, "net") != 0)
 			return tern_error_make_quiet(
 			    err, EINVAL, "--empty-ns `%s`: only `network` is supported", *ns);
-		CriuOpts *rpc = rpc_opts(opts);
-		if (rpc == NULL)
+		if (!tern_ckpt_empty_netns(opts))
 			return tern_error_make_quiet(err, ENOTSUP,
 						     "--empty-ns: this libcriu's options are not "
 						     "laid out as tern expects");
-		rpc->has_empty_ns = true;
-		rpc->empty_ns |= CLONE_NEWNET;
 	}
 	if (o->tls_cacert || o->tls_cert || o->tls_key) {
 		/* libcriu 3.17 has no setters for criu's TLS options */

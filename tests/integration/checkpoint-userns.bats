@@ -60,6 +60,9 @@ start_ct() {
 	run tern checkpoint --image-path "$IMG" "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ "$(state_field "$ID" status 2>/dev/null)" = "" ]
+	# its network namespace is as good as new: criu makes it empty, tern
+	# sets it up (lo up) as create does
+	grep -qx "netns-empty 1" "$IMG/tern-checkpoint.txt"
 	local c pid
 	c=$(count_of "$BUNDLE/rootfs/tmp/count")
 	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
@@ -72,6 +75,28 @@ start_ct() {
 	[ "$(stat -c %u "/proc/$pid")" = 100000 ]
 	# its network namespace is its user namespace's (made by criu)
 	[ "$(stat -L -c %i "/proc/$pid/ns/net")" != "$(stat -L -c %i /proc/self/ns/net)" ]
+	nsenter --net="/proc/$pid/ns/net" ip -o link show lo | grep -q "UP"
+	nsenter --net="/proc/$pid/ns/net" ip -o addr show lo | grep -q "127.0.0.1/8"
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
+
+@test "checkpoint-userns: a network namespace with an address of its own is restored from the images (not made empty)" {
+	userns_rootfs
+	set_cmd "$(counter count)"
+	start_ct
+	wait_until 10 count_above "$BUNDLE/rootfs/tmp/count" 3
+	local pid
+	pid=$(state_field "$ID" pid)
+	nsenter --net="/proc/$pid/ns/net" ip link set lo up
+	nsenter --net="/proc/$pid/ns/net" ip addr add 10.77.0.5/32 dev lo
+	run tern checkpoint --image-path "$IMG" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	! grep -q "netns-empty 1" "$IMG/tern-checkpoint.txt"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	pid=$(state_field "$ID" pid)
+	nsenter --net="/proc/$pid/ns/net" ip -o addr show lo | grep -q "10.77.0.5/32"
 	tern delete --force "$ID"
 	check_nothing_left "$ID"
 }
