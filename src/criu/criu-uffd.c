@@ -11,6 +11,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Makefile.am sets it; a build of these sources without its flags (the
+ * fuzz targets, tests/fuzz/run-fuzz.sh) looks where `make install` puts
+ * the library by default */
+#ifndef TERN_PKGLIBEXECDIR
+#define TERN_PKGLIBEXECDIR "/usr/local/libexec/tern"
+#endif
+
 #define PRELOAD_NAME "tern-uffd-preload.so"
 
 /* the preload as root runs it: a regular file of root or of this user
