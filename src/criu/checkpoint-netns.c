@@ -329,9 +329,31 @@ static int net_sysctls(const oci_config *config, tern_error **err)
 	return ret;
 }
 
-int tern_netns_new(const oci_config *config, int *fd, tern_error **err)
+/* The network namespace this thread is in set up as create sets up a new
+ * one: `lo` up, the config's net.* sysctls. */
+static int set_up_here(const oci_config *config, tern_error **err)
 {
 	tern_ns_plan plan = {.clone_flags = CLONE_NEWNET};
+	int ret = tern_ns_setup_loopback(&plan, err);
+
+	if (ret == 0 && net_sysctls(config, err) < 0)
+		ret = tern_error_wrap(err, "linux.sysctl");
+	return ret;
+}
+
+/* This thread back in its own network namespace (`self`), or the process
+ * ends: everything it would do next (criu, state, cgroups) would be in the
+ * wrong namespace. */
+static void back_home(int self)
+{
+	if (setns(self, CLONE_NEWNET) < 0) {
+		perror("tern: back to this process's network namespace");
+		abort();
+	}
+}
+
+int tern_netns_new(const oci_config *config, int *fd, tern_error **err)
+{
 	int ret;
 
 	*fd = -1;
@@ -343,15 +365,8 @@ int tern_netns_new(const oci_config *config, int *fd, tern_error **err)
 	*fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	ret = *fd < 0 ? tern_error_make(err, errno, "the new network namespace") : 0;
 	if (ret == 0)
-		ret = tern_ns_setup_loopback(&plan, err);
-	if (ret == 0 && net_sysctls(config, err) < 0)
-		ret = tern_error_wrap(err, "linux.sysctl");
-	if (setns(self, CLONE_NEWNET) < 0) {
-		/* this thread cannot go back, and everything it would do next
-		 * (criu, state, cgroups) would be in the wrong namespace */
-		perror("tern: back to this process's network namespace");
-		abort();
-	}
+		ret = set_up_here(config, err);
+	back_home(self);
 	if (ret < 0 && *fd >= 0) {
 		close(*fd);
 		*fd = -1;
@@ -361,11 +376,9 @@ int tern_netns_new(const oci_config *config, int *fd, tern_error **err)
 
 int tern_netns_setup_in(const oci_config *config, pid_t pid, tern_error **err)
 {
-	tern_ns_plan plan = {.clone_flags = CLONE_NEWNET};
 	cleanup_free char *path = tern_strdup_printf("/proc/%d/ns/net", pid);
 	cleanup_close int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	cleanup_close int target = open(path, O_RDONLY | O_CLOEXEC);
-	int ret;
 
 	if (self < 0)
 		return tern_error_make(err, errno, "/proc/thread-self/ns/net");
@@ -373,14 +386,7 @@ int tern_netns_setup_in(const oci_config *config, pid_t pid, tern_error **err)
 		return tern_error_make(err, errno, "`%s`", path);
 	if (setns(target, CLONE_NEWNET) < 0)
 		return tern_error_make(err, errno, "setns `%s`", path);
-	ret = tern_ns_setup_loopback(&plan, err);
-	if (ret == 0 && net_sysctls(config, err) < 0)
-		ret = tern_error_wrap(err, "linux.sysctl");
-	if (setns(self, CLONE_NEWNET) < 0) {
-		/* as in tern_netns_new: nothing after this may run in the
-		 * container's namespace */
-		perror("tern: back to this process's network namespace");
-		abort();
-	}
+	int ret = set_up_here(config, err);
+	back_home(self);
 	return ret;
 }
