@@ -20,15 +20,6 @@ teardown() {
 	teardown_bundle
 }
 
-# userns_rootfs: root in the container is host 100000 (65536 ids), which
-# owns the rootfs copy.
-userns_rootfs() {
-	add_namespace user
-	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
-	chown -R 100000:100000 "$BUNDLE/rootfs"
-	make_traversable "$BUNDLE"
-}
 
 # counter FILE: the container counts into /tmp/FILE, a whole number each
 # time (written aside and renamed).

@@ -69,6 +69,18 @@ make_traversable() {
 	done
 }
 
+# userns_rootfs: the bundle's container gets a user namespace of its own
+# whose root is host uid and gid 100000 (65536 ids, the shape of
+# Kubernetes' hostUsers: false and podman's --userns=auto), which owns the
+# rootfs copy.
+userns_rootfs() {
+	add_namespace user
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	chown -R 100000:100000 "$BUNDLE/rootfs"
+	make_traversable "$BUNDLE"
+}
+
 # setup_bundle: a fresh bundle for this test: rootfs copy, config.json from
 # the runtime's own `spec`, adjusted so that the defaults suit tests (no
 # terminal, writable root, args run `true`). Sets BUNDLE ROOT ID MARK.

@@ -8,14 +8,10 @@
 load helpers
 load migrate-helpers
 
-# userns_rootfs: root in the container is host 100000 (65536 ids), which
-# owns the rootfs copy.
-userns_rootfs() {
-	add_namespace user
-	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
-	chown -R 100000:100000 "$BUNDLE/rootfs"
-	make_traversable "$BUNDLE"
+# userns_rootfs (helpers.bash), and the target's bundle reachable by the
+# container's root too.
+userns_rootfs_both() {
+	userns_rootfs
 	make_traversable "$BATS_TEST_TMPDIR/nodeB"
 }
 
@@ -30,7 +26,7 @@ maps_are() {
 }
 
 @test "migrate-userns: stop-and-copy of a container whose root is host 100000: the counter goes on on the target, nothing left on the source" {
-	userns_rootfs
+	userns_rootfs_both
 	set_cmd "$(counter_cmd /tmp/count)"
 	start_source
 	wait_count_above "$BUNDLE/rootfs/tmp/count" 2
@@ -48,7 +44,7 @@ maps_are() {
 @test "migrate-userns: post-copy of 64 MiB (lazy pages through /dev/userfaultfd): checksums match, the counter goes on" {
 	PIPE_MAX_WAS=$(cat /proc/sys/fs/pipe-max-size)
 	[ "$PIPE_MAX_WAS" -ge 4194304 ] || echo 4194304 >/proc/sys/fs/pipe-max-size
-	userns_rootfs
+	userns_rootfs_both
 	set_cmd "trap '' USR1; /bin/memhash 64 /tmp/hash & $(counter_cmd /tmp/count)"
 	start_source
 	wait_until 60 test -e "$BUNDLE/rootfs/tmp/hash"

@@ -29,15 +29,6 @@ teardown() {
 	return 0
 }
 
-# userns_rootfs: root in the container is host 100000 (65536 ids), which
-# owns the rootfs copy.
-userns_rootfs() {
-	add_namespace user
-	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
-	chown -R 100000:100000 "$BUNDLE/rootfs"
-	make_traversable "$BUNDLE"
-}
 
 # run_ct: $ID runs detached, its stdin /dev/null and its stdout and
 # stderr the file $OUT, which the container's root (host 100000) owns:
