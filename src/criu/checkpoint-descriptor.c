@@ -22,6 +22,22 @@
 
 /* ---- the descriptor ---- */
 
+/* "/a/b": absolute, below the root, no empty, "." or ".." component */
+static bool cgroup_path_ok(const char *p)
+{
+	if (p[0] != '/' || p[1] == '\0')
+		return false;
+	for (const char *c = p + 1; *c;) {
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += n;
+		if (*c == '/' && *++c == '\0')
+			return false;
+	}
+	return true;
+}
+
 void tern_ckpt_descriptor_clear(descriptor *d)
 {
 	free(d->id);
@@ -34,6 +50,7 @@ void tern_ckpt_descriptor_clear(descriptor *d)
 	for (int i = 0; i < 3; i++)
 		free(d->stdio[i]);
 	tern_strv_freep(&d->veths);
+	free(d->unified_cg);
 }
 
 int tern_ckpt_descriptor_write(int dirfd, const descriptor *d, tern_error **err)
@@ -69,6 +86,8 @@ int tern_ckpt_descriptor_write(int dirfd, const descriptor *d, tern_error **err)
 		fprintf(f, "netns-unlocked 1\n");
 	if (d->netns_empty)
 		fprintf(f, "netns-empty 1\n");
+	if (d->unified_cg)
+		fprintf(f, "unified-cgroup %s\n", d->unified_cg);
 	fclose(f);
 	cleanup_close int fd =
 	    openat(dirfd, TERN_CKPT_DESCRIPTOR, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -139,6 +158,15 @@ int tern_ckpt_descriptor_read(const char *images, descriptor *d, tern_error **er
 			d->netns_empty = atoi(v) != 0;
 		else if (strcmp(l, "terminal") == 0)
 			d->terminal = atoi(v) != 0;
+		else if (strcmp(l, "unified-cgroup") == 0) {
+			/* a restore may remove what of it it made: a path below
+			 * the hierarchy's root, nothing else */
+			if (!cgroup_path_ok(v))
+				return tern_error_make_quiet(
+				    err, EINVAL, "%s: corrupted (unified-cgroup `%s`)", path, v);
+			free(d->unified_cg);
+			d->unified_cg = tern_xstrdup(v);
+		}
 	}
 	if (d->id == NULL)
 		return tern_error_make_quiet(err, EINVAL, "%s: corrupted (no id)", path);

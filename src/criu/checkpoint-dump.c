@@ -337,6 +337,11 @@ static int prepare_dump(criu_session *s, const oci_state *st, const oci_config *
 		return ret;
 	}
 	tern_ckpt_external_stdio(s, st->pid, &d);
+	for (size_t i = 0; i < st->cgroup_paths.len; i++) {
+		const char *b = strrchr(st->cgroup_paths.items[i].key, '/');
+		if (b && strcmp(b + 1, "unified") == 0 && st->cgroup_paths.items[i].value[0] == '/')
+			d.unified_cg = tern_xstrdup(st->cgroup_paths.items[i].value);
+	}
 	d.terminal = config->process && config->process->terminal;
 	if (d.terminal)
 		/* the pty master is held outside the container (by whoever got

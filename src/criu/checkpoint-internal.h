@@ -48,6 +48,9 @@ typedef struct {
 	char *stdio[3];		/* CRIU's key of the init's fd 0-2 when it is outside */
 	unsigned stdio_mode[3]; /* the st_mode of a file[] one (criu checks it) */
 	char **veths;		/* "INNER OUTER": veths whose peer was outside */
+	/* the container's cgroup in the host's unified hierarchy of a hybrid
+	 * host, which criu restores the tree into (checkpoint-restore.c) */
+	char *unified_cg;
 	bool netns_external;
 	bool netns_fresh; /* not in the images: restore makes a new one */
 	/* in the images, dumped without criu's network lock (no TCP connection

@@ -155,6 +155,11 @@ typedef struct {
 	const char *src_dir;
 	char *yard;
 	bool empty_netns; /* criu makes the network namespace empty */
+	/* the part of the images' unified cgroup criu is to make (see
+	 * note_unified_cgroup): the whole path, and how long its first
+	 * missing directory's path is */
+	char *unified_made;
+	size_t unified_made_top;
 } restore_ctx;
 
 static bool config_has_cgroup_mount(const oci_config *c, const char *dest)
@@ -321,6 +326,51 @@ static int restore_cgroup_roots(restore_ctx *r)
 		criu_local_add_cg_root(r->s.opts, ctrl, p->items[i].value);
 	}
 	return 0;
+}
+
+/* Without a root for the unified hierarchy, criu puts the tree in the
+ * cgroup the images name there, made if it is missing (the source's,
+ * gone with it: a restore under another id, a clone whose source was
+ * deleted meanwhile). What of it criu is to make is noted here, before
+ * criu runs, and removed once the tree left it (enter_tree) or the
+ * restore failed: never a directory that was there before. */
+static void note_unified_cgroup(restore_ctx *r)
+{
+	const oci_map *p = &r->c.cgroup_paths;
+
+	for (size_t i = 0; r->d.unified_cg && i < p->len; i++) {
+		const char *b = strrchr(p->items[i].key, '/');
+		if (b == NULL || strcmp(b + 1, "unified") != 0 ||
+		    strcmp(p->items[i].value, r->d.unified_cg) == 0)
+			continue;
+		char *full = tern_strdup_printf("%s%s", p->items[i].key, r->d.unified_cg);
+		for (char *c = full + strlen(p->items[i].key) + 1;; c++) {
+			if (*c != '/' && *c != '\0')
+				continue;
+			char was = *c;
+			*c = '\0';
+			bool missing = access(full, F_OK) < 0 && errno == ENOENT;
+			*c = was;
+			if (missing) {
+				r->unified_made = full;
+				r->unified_made_top = (size_t)(c - full);
+				return;
+			}
+			if (was == '\0')
+				break;
+		}
+		free(full);
+	}
+}
+
+static void remove_unified_made(restore_ctx *r)
+{
+	char *p = r->unified_made;
+
+	while (p && rmdir(p) == 0 && strlen(p) > r->unified_made_top)
+		*strrchr(p, '/') = '\0';
+	free(p);
+	r->unified_made = NULL;
 }
 
 static int load_new_bundle(restore_ctx *r, const char *images, tern_error **err)
@@ -761,6 +811,7 @@ static int finish_restore(restore_ctx *r, const tern_ckpt_opts *o, oci_state *s,
 	 * (the source container's, for a clone): the whole tree goes into the
 	 * container's cgroup in every hierarchy */
 	enter_tree(&r->c.cgroup_paths, r->c.pid, 0);
+	remove_unified_made(r);
 	if (r->d.terminal) {
 		ret = send_pty_master(r, err);
 		if (ret < 0)
@@ -803,6 +854,7 @@ static int do_restore(restore_ctx *r, const char *criu, const char *images, cons
 	if (ret < 0)
 		return ret;
 	restore_cgroup_roots(r);
+	note_unified_cgroup(r);
 	/* a rootfs that never saw a create (podman's restore --import makes
 	 * a fresh one) lacks the mount points CRIU needs */
 	ret = tern_restore_make_mountpoints(r->c.rootfs, r->c.bundle, r->c.config, err);
@@ -903,6 +955,7 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 	tern_strv_freep(&r.made);
 	if (ret < 0)
 		rollback_restore(&r);
+	remove_unified_made(&r);
 	pid_t pid = r.c.pid;
 	tern_ckpt_session_clear(&r.s);
 	tern_ckpt_descriptor_clear(&r.d);

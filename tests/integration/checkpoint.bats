@@ -352,6 +352,23 @@ in_ct() {
 	check_nothing_left "$ID"
 }
 
+@test "checkpoint: restored under a new id once the first is gone, nothing of the old id's cgroups comes back (criu's unified one on a hybrid host)" {
+	set_cmd "$(counter count)"
+	start_detached "$ID"
+	wait_count_above "$BUNDLE/rootfs/tmp/count" 0
+	tern checkpoint --image-path "$IMG" "$ID"
+	[ -z "$(find /sys/fs/cgroup/ -maxdepth 7 -type d -name "$ID" 2>/dev/null || true)" ]
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID-new"
+	[ "$(state_field "$ID-new" status)" = running ]
+	a=$(cat "$BUNDLE/rootfs/tmp/count")
+	wait_count_above "$BUNDLE/rootfs/tmp/count" "$a"
+	local left
+	left=$(find /sys/fs/cgroup/ -maxdepth 7 -type d -name "$ID" 2>/dev/null || true)
+	[ -z "$left" ] || { echo "left: $left"; false; }
+	tern delete --force "$ID-new"
+	check_nothing_left "$ID"
+}
+
 @test "checkpoint: restore on another --root from another bundle path" {
 	set_cmd "$(counter count)"
 	start_detached "$ID"
