@@ -6,6 +6,7 @@
  * snapshot-spares; snapshot-clone uses it (a clone that failed half-way
  * is deleted as `tern delete` would); the order is in snapshot-store.h. */
 #include "snapshot.h"
+#include "container-load.h"
 #include "log.h"
 #include "snapshot-container.h"
 #include "snapshot-spares.h"
@@ -177,9 +178,31 @@ int tern_snapshot_delete_all(const char *root, const char *id, tern_error **err)
 	return ret;
 }
 
+/* A clone spare being made is a restore from the container's images
+ * into, on a hybrid host, the container's own cgroup of the unified
+ * hierarchy first (checkpoint-restore.c), which criu makes again when the
+ * delete has removed it: the spares (and their builder) go first, when
+ * the delete is going to go ahead (and the snapshots with it). */
+static void discard_spares_first(const tern_runtime *rt, const char *id, bool force)
+{
+	tern_snap_store s = {.fd = -1};
+	tern_container_dir *dir = NULL;
+	oci_state *st = NULL;
+
+	if (tern_snap_store_open(rt->root, id, false, &s, NULL) == 0 &&
+	    tern_container_peek(rt, id, &dir, &st, NULL) == 0 &&
+	    (force || (strcmp(st->status, "running") != 0 && strcmp(st->status, "paused") != 0)))
+		tern_snap_spares_discard(rt->root, s.path, NULL);
+	oci_state_free(st);
+	tern_state_dir_free(dir);
+	tern_snap_store_close(&s);
+}
+
 int tern_snapshot_container_delete(const tern_runtime *rt, const char *id, bool force,
 				   bool keep_snapshots, tern_error **err)
 {
+	if (!keep_snapshots)
+		discard_spares_first(rt, id, force);
 	int ret = tern_container_delete(rt, id, force, err);
 
 	if (ret < 0)

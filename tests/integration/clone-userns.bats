@@ -173,6 +173,30 @@ writes_own_root() {
 	nothing_of_clones_left
 }
 
+# restore_yards: the restores' yards on this host (checkpoint-userns.h)
+restore_yards() {
+	ls -d /run/tern-restore-* /tmp/tern-restore-* 2>/dev/null | sort || true
+}
+
+@test "delete of a userns container while its clone spares are being made: the spares go first; no process, cgroup (not the unified one criu would make again), mount or yard left" {
+	userns_high 12
+	start_marked_counter
+	local yards
+	yards=$(restore_yards)
+	tern snapshot "$ID" base
+	run tern clone --spares 2 "$ID" base
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# a spare's restore has begun: its directory is there, not ready
+	wait_until 60 eval 'compgen -G "$STORE/$SPARES/base/s-*" >/dev/null'
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ ! -e "$STORE" ]
+	check_nothing_left "$ID"
+	nothing_of_clones_left
+	! pgrep -f "tern-spare-$ID-" >&2 || false
+	[ "$(restore_yards)" = "$yards" ] || { diff <(echo "$yards") <(restore_yards); false; }
+}
+
 # A config as containerd (CRI) writes it for a pod with `hostUsers: false`:
 # its own user namespace at 65536*N, its own network namespace, and its
 # volumes bound with uidMappings/gidMappings (idmapped) so that the host's
