@@ -175,6 +175,8 @@ void tern_snap_spare_remove(const tern_runtime *rt, const char *id, const char *
 		tern_error_free(e);
 	}
 	free((char *)r.root);
+	/* the spare's directory is its restore's work directory */
+	tern_ckpt_userns_yard_reclaim(spare);
 	cleanup_free char *bundle = tern_strdup_printf("%s/bundle", spare);
 	if (access(bundle, F_OK) == 0)
 		tern_snap_overlay_undo(bundle);

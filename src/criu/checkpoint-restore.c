@@ -176,7 +176,7 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 	r->src_dirfd = r->c.dir->dirfd;
 	r->src_dir = r->c.dir->dir;
 	if (tern_ckpt_config_userns_unprivileged(r->c.config)) {
-		int ret = tern_ckpt_userns_yard(&r->yard, &r->src_dirfd, err);
+		int ret = tern_ckpt_userns_yard(r->s.work_fd, &r->yard, &r->src_dirfd, err);
 		if (ret < 0)
 			return ret;
 		r->src_dir = r->yard;
@@ -947,11 +947,8 @@ int tern_container_restore(const tern_runtime *rt, const char *criu, const char 
 		if (unlinkat(r.src_dirfd, *m, AT_REMOVEDIR) < 0 && errno == ENOTDIR)
 			unlinkat(r.src_dirfd, *m, 0);
 	}
-	if (r.yard) {
-		close(r.src_dirfd);
-		rmdir(r.yard);
-		free(r.yard);
-	}
+	if (r.yard)
+		tern_ckpt_userns_yard_done(r.s.work_fd, &r.yard, &r.src_dirfd);
 	tern_strv_freep(&r.made);
 	if (ret < 0)
 		rollback_restore(&r);

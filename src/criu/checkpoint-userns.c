@@ -5,6 +5,7 @@
 #include "checkpoint-userns.h"
 #include "checkpoint-internal.h"
 #include "idmap.h"
+#include "log.h"
 #include "mount-common.h"
 #include "utils.h"
 
@@ -57,7 +58,26 @@ bool tern_ckpt_config_userns_unprivileged(const oci_config *c)
 	       (long)geteuid();
 }
 
-int tern_ckpt_userns_yard(char **path, int *dirfd, tern_error **err)
+#define YARD_NOTE "restore-yard"
+
+/* "/run/tern-restore-XXXXXX" or the same in /tmp, as mkdtemp made it */
+static bool is_yard_path(const char *p)
+{
+	size_t n = strlen(p);
+	const char *x = p + n - 6;
+
+	if ((strncmp(p, "/run/tern-restore-", 18) != 0 &&
+	     strncmp(p, "/tmp/tern-restore-", 18) != 0) ||
+	    n != 24)
+		return false;
+	for (int i = 0; i < 6; i++)
+		if (!((x[i] >= 'a' && x[i] <= 'z') || (x[i] >= 'A' && x[i] <= 'Z') ||
+		      (x[i] >= '0' && x[i] <= '9')))
+			return false;
+	return true;
+}
+
+int tern_ckpt_userns_yard(int note_fd, char **path, int *dirfd, tern_error **err)
 {
 	char *dir = tern_xstrdup(access("/run", W_OK) == 0 ? "/run/tern-restore-XXXXXX"
 							   : "/tmp/tern-restore-XXXXXX");
@@ -78,7 +98,45 @@ int tern_ckpt_userns_yard(char **path, int *dirfd, tern_error **err)
 		return ret;
 	}
 	*path = dir;
+	/* whoever outlives this process (it may be killed) finds it there;
+	 * best effort: the work directory may be images on a read-only
+	 * file system */
+	cleanup_close int fd =
+	    note_fd < 0 ? -1
+			: openat(note_fd, YARD_NOTE,
+				 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (note_fd >= 0 && (fd < 0 || tern_write_all(fd, dir, strlen(dir)) < 0))
+		tern_debug("restore yard `%s` not noted in the work directory: %s", dir,
+			   strerror(errno));
 	return 0;
+}
+
+void tern_ckpt_userns_yard_done(int note_fd, char **path, int *dirfd)
+{
+	if (*dirfd >= 0)
+		close(*dirfd);
+	*dirfd = -1;
+	if (*path)
+		rmdir(*path);
+	if (note_fd >= 0)
+		unlinkat(note_fd, YARD_NOTE, 0);
+	free(*path);
+	*path = NULL;
+}
+
+void tern_ckpt_userns_yard_reclaim(const char *work_dir)
+{
+	cleanup_free char *note = tern_strdup_printf("%s/" YARD_NOTE, work_dir);
+	cleanup_free char *yard = NULL;
+	size_t len;
+
+	if (tern_read_file(note, &yard, &len, 64, NULL) < 0)
+		return;
+	/* its mounts were in the dead restore's mount namespace: here are
+	 * only the directories and files they were made on */
+	if (is_yard_path(yard))
+		tern_remove_tree(yard);
+	unlink(note);
 }
 
 /* `fd` (a directory: 0710, else a file: 0640, group `gid`), unless it is

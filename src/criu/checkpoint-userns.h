@@ -39,7 +39,14 @@ bool tern_ckpt_config_userns_unprivileged(const oci_config *config);
  * root is 0700. Only the directory shows on the host, empty, while the
  * restore runs (the mounts are in the restore's namespace); the caller
  * removes it. */
-int tern_ckpt_userns_yard(char **path, int *dirfd, tern_error **err);
+int tern_ckpt_userns_yard(int note_fd, char **path, int *dirfd, tern_error **err);
+/* Its path is also noted in the directory `note_fd` (criu's work
+ * directory, or -1), for tern_ckpt_userns_yard_reclaim: a restore killed
+ * half-way leaves it. done: closed, removed, the note too. */
+void tern_ckpt_userns_yard_done(int note_fd, char **path, int *dirfd);
+/* The yard a restore that worked in `work_dir` left, if it is one,
+ * removed, with its note. */
+void tern_ckpt_userns_yard_reclaim(const char *work_dir);
 
 /* An idmapped bind mount (`m`, mounts[index] of `config`, whose source is
  * `src`) as criu is to take it: criu binds an external mount's source as

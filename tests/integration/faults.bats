@@ -328,6 +328,45 @@ walk_create() {
 	report restore
 }
 
+@test "faults: a clone spares builder killed at every stage of its spare's restore (a user-namespaced container): --spares 0 and delete leave nothing, the restore's yard included" {
+	local points p dir yards log
+	userns_rootfs
+	running
+	tern snapshot "$ID" base >/dev/null
+	dir=$ROOT/@snapshots/$ID/.clone-spares/base
+	log=$dir/build.log
+	yards=$(ls -d /run/tern-restore-* /tmp/tern-restore-* 2>/dev/null | sort || true)
+	# the builder (a child of clone --spares, in the background) passes
+	# the points of a restore; TERN_FAULT_TRACE is inherited
+	local trace=$BATS_TEST_TMPDIR/trace
+	TERN_FAULT_TRACE=$trace tern clone --spares 1 "$ID" base >/dev/null
+	wait_until 60 test -e "$(compgen -G "$dir/s-*" | head -n 1)/ready"
+	points=$(awk '$2 ~ /^restore:/ && !seen[$2]++ { print $2 }' "$trace")
+	[[ "$points" == *restore:mounts-made* && "$points" == *restore:criu-restored* ]] || {
+		echo "points: $points"
+		false
+	}
+	tern clone --spares 0 "$ID" base >/dev/null
+	for p in $points; do
+		TERN_FAULT_KILL_AT=$p tern clone --spares 1 "$ID" base >/dev/null
+		wait_until 60 grep -q "fault injection: SIGKILL at $p" "$log"
+		# its restore's criu goes down with it (its peer is gone)
+		wait_until 60 flock -n "$dir/.lock" true
+		tern clone --spares 0 "$ID" base >/dev/null
+		[ ! -e "$dir" ] || { echo "after a kill at $p: $dir is left"; false; }
+		! grep -F "$dir" /proc/self/mountinfo >&2 || { echo "mounts left after a kill at $p"; false; }
+		[ -z "$(find /sys/fs/cgroup/ -maxdepth 7 -type d -name "tern-spare-$ID-*" 2>/dev/null || true)" ] ||
+			{ echo "a spare's cgroup left after a kill at $p"; false; }
+		[ "$(ls -d /run/tern-restore-* /tmp/tern-restore-* 2>/dev/null | sort || true)" = "$yards" ] ||
+			{ echo "a restore yard left after a kill at $p"; false; }
+		! pgrep -f "$dir" >&2 || { echo "processes left after a kill at $p"; false; }
+		INJECTED=$((INJECTED + 1))
+	done
+	report "clone --spares (the builder)"
+	tern delete --force "$ID" >/dev/null
+	check_nothing_left "$ID"
+}
+
 # full_fs DIR MIB [INODES]: a tmpfs of MIB MiB (and INODES inodes) at DIR
 # (teardown unmounts it), for the disk-full tests; fill_fs DIR fills what
 # is left of its blocks and inodes.
