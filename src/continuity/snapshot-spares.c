@@ -76,6 +76,7 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -422,6 +423,59 @@ static int check_can_spare(const tern_runtime *rt, const char *store, const char
 		   : 0;
 }
 
+/* The process holding the flock on `fd`'s file, or 0. /proc/locks:
+ * "N: FLOCK  ADVISORY  WRITE PID MAJOR:MINOR:INODE START END" (hex
+ * device numbers); a waiter's line has "->" after the number. */
+static pid_t lock_holder(int fd)
+{
+	struct stat st;
+	char line[256];
+	pid_t pid = 0;
+	FILE *f;
+
+	if (fstat(fd, &st) < 0 || (f = fopen("/proc/locks", "re")) == NULL)
+		return 0;
+	while (pid == 0 && fgets(line, sizeof(line), f)) {
+		char type[16];
+		int p;
+		unsigned maj, min;
+		unsigned long long ino;
+		if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%llu", type, &p, &maj, &min, &ino) ==
+			5 &&
+		    strcmp(type, "FLOCK") == 0 && ino == st.st_ino &&
+		    makedev(maj, min) == st.st_dev)
+			pid = p;
+	}
+	fclose(f);
+	return pid;
+}
+
+static bool is_stopped(pid_t pid)
+{
+	cleanup_free char *path = tern_strdup_printf("/proc/%d/stat", pid);
+	cleanup_free char *data = NULL;
+	size_t len;
+
+	if (tern_read_file(path, &data, &len, 4096, NULL) < 0)
+		return false;
+	/* "PID (COMM) STATE ...", COMM may hold anything */
+	char *close_paren = strrchr(data, ')');
+	return close_paren && (close_paren[2] == 'T' || close_paren[2] == 't');
+}
+
+/* A builder that is stopped, or has not finished its spare in two
+ * minutes, is killed with its process group (its criu is in it; it is
+ * the leader of a session of its own, which tells it from a command
+ * that holds the lock for a moment). True if it was. */
+static bool kill_builder(const char *lock, pid_t holder, bool stopped)
+{
+	if (holder <= 0 || getsid(holder) != holder)
+		return false;
+	tern_warn("`%s`: the clone spares' builder (pid %d) %s: killed", lock, holder,
+		  stopped ? "is stopped" : "has not finished its spare in 120 s");
+	return kill(-holder, SIGKILL) == 0;
+}
+
 /* Every spare in `dir` killed and removed (only the ready ones, and no
  * more than `surplus` of them, with `trim`), then the directory itself if
  * nothing is wanted. Without `trim`, the builder is stopped first. */
@@ -437,12 +491,21 @@ static void discard_in(const char *root, const char *dir, bool trim, unsigned su
 		/* a builder finishes the spare it is on (a restore is not to
 		 * be cut in half), then sees that none is wanted */
 		lockfd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		bool killed = false;
 		for (int waited = 0; lockfd >= 0 && flock(lockfd, LOCK_EX | LOCK_NB) < 0;
 		     waited += 10) {
-			if (errno != EWOULDBLOCK || waited >= 120000) {
+			int why = errno;
+			pid_t holder = why == EWOULDBLOCK ? lock_holder(lockfd) : 0;
+			bool stopped = holder > 0 && is_stopped(holder);
+			if (!killed && holder > 0 && (waited >= 120000 || stopped) &&
+			    kill_builder(lock, holder, stopped)) {
+				/* (the lock goes with its last holder) */
+				killed = true;
+				waited = 110000;
+			} else if (why != EWOULDBLOCK || waited >= 120000) {
 				tern_warn("`%s`: the clone spares' builder still holds it (%s): "
 					  "removing its spares all the same",
-					  lock, strerror(errno));
+					  lock, strerror(why));
 				break;
 			}
 			struct timespec ts = {0, 10 * 1000 * 1000};

@@ -132,6 +132,7 @@ writes_own_root() {
 	nothing_of_clones_left
 }
 
+# bats test_tags=vm:v2
 @test "clone --spares of a userns container: spares are made with criu's netns, a clone claims one and runs on as the snapshot was; --spares 0 and delete leave nothing" {
 	userns_high 13
 	start_marked_counter
@@ -194,6 +195,33 @@ restore_yards() {
 	check_nothing_left "$ID"
 	nothing_of_clones_left
 	! pgrep -f "tern-spare-$ID-" >&2 || false
+	[ "$(restore_yards)" = "$yards" ] || { diff <(echo "$yards") <(restore_yards); false; }
+}
+
+@test "delete while the clone spares' builder is stopped (SIGSTOP) in a spare's restore: the builder and its criu are killed, nothing of the spare left" {
+	userns_high 12
+	start_marked_counter
+	local yards
+	yards=$(restore_yards)
+	tern snapshot "$ID" base
+	run tern clone --spares 1 "$ID" base
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	wait_until 60 eval 'compgen -G "$STORE/$SPARES/base/s-*" >/dev/null'
+	# the builder is the session leader that holds the lock
+	local p builder=
+	for p in $(pgrep -f -- "clone --spares 1 $ID base"); do
+		[ "$(ps -o sid= -p "$p" | tr -d ' ')" != "$p" ] || builder=$p
+	done
+	[ -n "$builder" ]
+	kill -STOP "$builder"
+	run tern delete --force "$ID"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"builder (pid $builder) is stopped: killed"* ]] || { echo "$output"; false; }
+	[ ! -e "$STORE" ]
+	# (gone once its parent, init, has reaped it)
+	wait_until 30 eval '! kill -0 "$builder" 2>/dev/null'
+	check_nothing_left "$ID"
+	nothing_of_clones_left
 	[ "$(restore_yards)" = "$yards" ] || { diff <(echo "$yards") <(restore_yards); false; }
 }
 
