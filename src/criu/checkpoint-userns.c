@@ -139,15 +139,16 @@ void tern_ckpt_userns_yard_reclaim(const char *work_dir)
 	unlink(note);
 }
 
-/* `fd` (a directory: 0710, else a file: 0640, group `gid`), unless it is
- * already so; the owner stays */
-static int grant(int fd, const char *what, gid_t gid, tern_error **err)
+/* `fd` (a directory: 0710, or 0750 for one criu opens by name, a
+ * parent/; else a file: 0640; group `gid`), unless it is already so; the
+ * owner stays */
+static int grant(int fd, const char *what, gid_t gid, bool opened, tern_error **err)
 {
 	struct stat st;
 
 	if (fstat(fd, &st) < 0)
 		return tern_error_make(err, errno, "`%s`", what);
-	mode_t want = S_ISDIR(st.st_mode) ? 0710 : 0640;
+	mode_t want = !S_ISDIR(st.st_mode) ? 0640 : opened ? 0750 : 0710;
 	if (st.st_gid != gid && fchown(fd, (uid_t)-1, gid) < 0)
 		return tern_error_make(err, errno, "chgrp `%s`", what);
 	if ((st.st_mode & 07777) != want && fchmod(fd, want) < 0)
@@ -158,7 +159,9 @@ static int grant(int fd, const char *what, gid_t gid, tern_error **err)
 /* the images of `dirfd` (criu's *.img, and parent/ the same way) */
 static int grant_dir(int dirfd, const char *path, gid_t gid, int depth, tern_error **err)
 {
-	int ret = grant(dirfd, path, gid, err);
+	/* (criu gets the top one open from tern; a parent/ it opens itself,
+	 * which takes read permission on a directory) */
+	int ret = grant(dirfd, path, gid, depth > 0, err);
 	int dupfd = ret == 0 ? fcntl(dirfd, F_DUPFD_CLOEXEC, 3) : -1;
 	DIR *d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
 
@@ -190,7 +193,7 @@ static int grant_dir(int dirfd, const char *path, gid_t gid, int depth, tern_err
 		} else {
 			struct stat st;
 			if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-				ret = grant(fd, sub, gid, err);
+				ret = grant(fd, sub, gid, false, err);
 		}
 	}
 	closedir(d);
