@@ -138,13 +138,18 @@ lane1=$!
 #   between v2 cgroups), snapshot-warm.bats (a spare frozen by the v2
 #   freezer while CRIU holds it) and part of checkpoint.bats, on pure
 #   cgroup v2. The private criu in /opt is visible there. cgroup.bats runs
-#   in this boot too (it needs nothing else), to even out the lanes.
+#   in this boot too (it needs nothing else), to even out the lanes. So do
+#   the user-namespaced checkpoint, rollback (cold, and warm: the v2
+#   freezer) and clone-spare tests (a spare's processes moved between v2
+#   cgroups), container root at an unprivileged host uid.
 # - systemd in systemd's hybrid layout (the one this machine has).
 {
 	guest criu-guest tests/vm/run-in-guest.sh --timeout 3600 -- \
 		env TERN_BIN="$REPO/tern" bats --tap --timing --filter-tags vm:v2 \
 		tests/integration-criu-guest tests/integration/checkpoint.bats \
-		tests/integration/snapshot-warm.bats tests/integration/cgroup.bats
+		tests/integration/snapshot-warm.bats tests/integration/cgroup.bats \
+		tests/integration/checkpoint-userns.bats tests/integration/snapshot-userns.bats \
+		tests/integration/clone-userns.bats
 	guest systemd-hybrid tests/vm/run-in-guest.sh --timeout 1800 --systemd --hybrid -- \
 		env TERN_BIN="$REPO/tern" bats --tap --timing tests/integration-systemd
 } &

@@ -43,6 +43,7 @@ start_ct() {
 	wait_status "$ID" running
 }
 
+# bats test_tags=vm:v2
 @test "checkpoint-userns: root mapped to host 100000: checkpoint and restore, the counter goes on, the maps are the config's" {
 	userns_rootfs
 	set_cmd "$(counter count)"

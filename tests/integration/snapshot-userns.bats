@@ -83,6 +83,7 @@ rolled_back_to() {
 	head -n $(($1 + 3)) "$BUNDLE/rootfs/tmp/log" | diff <(seq 1 $(($1 + 3))) -
 }
 
+# bats test_tags=vm:v2
 @test "snapshot-userns: root mapped to host 100000: rollback puts memory and files back, twice, in the same user namespace mapping" {
 	userns_rootfs
 	set_cmd "$(log_cmd /tmp/log) & echo before > /tmp/kept; echo on-stdout; sleep $MARK"
@@ -203,6 +204,7 @@ rolled_back_to() {
 	check_nothing_left "$ID"
 }
 
+# bats test_tags=vm:v2
 @test "snapshot-userns: a warm spare (its own network namespace from the images) is swapped in; one with a veth to the host is refused and the rollback is cold" {
 	userns_rootfs
 	start_log_and_server
