@@ -574,7 +574,8 @@ a_filler() {
 }
 
 @test "clone: a fill that fails after the clone runs deletes the clone (its memory would read as zeros)" {
-	start_counter
+	# 16 MiB: a daemon fills a clone's memory from 8 MiB of pages on
+	start_memhash 16
 	tern snapshot "$ID" base
 	# TERN_FAULT_FAIL=lazy-fill: the filler takes the daemon's end as a
 	# failure (src/base/fault.h; only a fault-injection build has it)
@@ -589,6 +590,24 @@ a_filler() {
 	[ -z "$(ls -A "$STORE/base/clones" 2>/dev/null)" ]
 	! grep -F "$ROOT/@clones" /proc/self/mountinfo || false
 	[ "$(state_field "$ID" status)" = running ]
+}
+
+@test "clone and rollback of a container with under 8 MiB of pages: criu fills the memory itself, no lazy-pages daemon is started" {
+	start_counter
+	tern snapshot "$ID" base
+	run tern --debug clone "$ID" base "$ID-c"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"bytes of pages, criu fills them itself"* ]] || { echo "$output"; false; }
+	! a_filler || false
+	[ "$(state_field "$ID-c" status)" = running ]
+	local r
+	r=$(state_field "$ID-c" rootfs)
+	wait_until 30 lines_at_least "$r/tmp/log" 3
+	run tern --debug rollback "$ID" base
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"bytes of pages, criu fills them itself"* ]] || { echo "$output"; false; }
+	[ "$(state_field "$ID" status)" = running ]
+	delete_clones_then_source "$ID-c"
 }
 
 # ksm_fast: ksmd on, scanning fast, for a test; teardown puts back what
