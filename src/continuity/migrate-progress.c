@@ -5,6 +5,7 @@
 #include "dump-progress.h"
 #include "log.h"
 #include "migrate.h"
+#include "netdev.h"
 #include "utils.h"
 
 #include <arpa/inet.h>
@@ -203,7 +204,7 @@ static int diag_dump(int fd, int family, const unsigned char *addr, int port, bo
 		if (n == 0)
 			return 0;
 		int left = (int)n;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, left);
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; tern_nlmsg_ok(h, left);
 		     h = NLMSG_NEXT(h, left)) {
 			if (h->nlmsg_type == NLMSG_DONE)
 				return 0;

@@ -3,6 +3,7 @@
  * and the lock that outlives a dump. */
 #include "checkpoint-net.h"
 #include "log.h"
+#include "netdev.h"
 #include "utils.h"
 
 #include <errno.h>
@@ -82,7 +83,7 @@ static int dump_veths(int nl, veth_link **links, size_t *n, tern_error **err)
 			return tern_error_make(err, r < 0 ? errno : EPROTO,
 					       "rtnetlink: list the network devices");
 		int len = (int)r;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len);
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; tern_nlmsg_ok(h, len);
 		     h = NLMSG_NEXT(h, len)) {
 			if (h->nlmsg_type == NLMSG_DONE)
 				return 0;

@@ -197,8 +197,8 @@ static int nl_call(int fd, nl_req *r, nl_cb cb, void *ctx)
 		if (n <= 0)
 			return n < 0 ? -errno : -EPROTO;
 		int len = (int)n;
-		for (const struct nlmsghdr *h = (const struct nlmsghdr *)nl_buf; NLMSG_OK(h, len);
-		     h = NLMSG_NEXT(h, len)) {
+		for (const struct nlmsghdr *h = (const struct nlmsghdr *)nl_buf;
+		     tern_nlmsg_ok(h, len); h = NLMSG_NEXT(h, len)) {
 			/* an ack left over from an earlier request */
 			if (h->nlmsg_seq != r->h.nlmsg_seq)
 				continue;

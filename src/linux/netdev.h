@@ -22,8 +22,18 @@
 #include "namespaces.h"
 #include "oci-config.h"
 
+#include <linux/netlink.h>
 #include <stdbool.h>
 #include <sys/types.h>
+
+/* NLMSG_OK(h, len) without the comparison of the header's unsigned
+ * length with the signed `len` inside glibc's macro (clang's
+ * -Wsign-compare): `len` is what is left of the buffer. */
+static inline bool tern_nlmsg_ok(const struct nlmsghdr *h, int len)
+{
+	return len >= (int)sizeof(*h) && h->nlmsg_len >= sizeof(*h) &&
+	       h->nlmsg_len <= (unsigned)len;
+}
 
 /* Whether the kernel would take `name` for a network device: 1 to 15
  * bytes, not "." or "..", no '/', ':' or white space (dev_valid_name);
