@@ -199,6 +199,24 @@ WRAP
 	check_nothing_left "$ID"
 }
 
+# The blocker itself, shown with criu alone: the user's own criu dump of
+# its own container, in criu's unprivileged mode, stops at the user
+# namespace. A criu that gets past it fails this test: then tern's refusal
+# (criu-rootless.c) can be lifted.
+@test "rootless-criu: criu 4.2's unprivileged mode, run by the user on its own container, stops at the user namespace (why tern refuses)" {
+	start_user_counter
+	as_user mkdir "$RL_DIR/raw"
+	run as_user "$CRIU_PREFIX/bin/criu" dump --unprivileged --leave-running -t "$PID" \
+		-D "$RL_DIR/raw" -o dump.log -v4
+	[ "$status" -ne 0 ]
+	grep -q "Unable to drop supplementary groups" "$RL_DIR/raw/dump.log" ||
+		{ grep -i error "$RL_DIR/raw/dump.log"; false; }
+	still_counting
+	run rtern delete --force "$ID"
+	[ "$status" -eq 0 ]
+	check_nothing_left "$ID"
+}
+
 @test "rootless-criu: --tcp-established is refused with its reason (CAP_NET_ADMIN in the host)" {
 	start_user_counter
 	run rtern checkpoint --tcp-established --image-path "$RL_DIR/img" "$ID"
