@@ -179,37 +179,36 @@ restore_yards() {
 	ls -d /run/tern-restore-* /tmp/tern-restore-* 2>/dev/null | sort || true
 }
 
-@test "delete of a userns container while its clone spares are being made: the spares go first; no process, cgroup (not the unified one criu would make again), mount or yard left" {
+# spares_being_made N: a userns counter, its snapshot `base`, and `clone
+# --spares N` of it, returned once the first spare's restore has begun
+# (its directory is there); YARDS: the restore yards there were before.
+spares_being_made() {
 	userns_high 12
 	start_marked_counter
-	local yards
-	yards=$(restore_yards)
+	YARDS=$(restore_yards)
 	tern snapshot "$ID" base
-	run tern clone --spares 2 "$ID" base
+	run tern clone --spares "$1" "$ID" base
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	# a spare's restore has begun: its directory is there, not ready
 	wait_until 60 eval 'compgen -G "$STORE/$SPARES/base/s-*" >/dev/null'
+}
+
+@test "delete of a userns container while its clone spares are being made: the spares go first; no process, cgroup (not the unified one criu would make again), mount or yard left" {
+	spares_being_made 2
 	run tern delete --force "$ID"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	[ ! -e "$STORE" ]
 	check_nothing_left "$ID"
 	nothing_of_clones_left
 	! pgrep -f "tern-spare-$ID-" >&2 || false
-	[ "$(restore_yards)" = "$yards" ] || { diff <(echo "$yards") <(restore_yards); false; }
+	[ "$(restore_yards)" = "$YARDS" ] || { diff <(echo "$YARDS") <(restore_yards); false; }
 }
 
 @test "delete while the clone spares' builder is stopped (SIGSTOP) in a spare's restore: the builder and its criu are killed, nothing of the spare left" {
-	userns_high 12
-	start_marked_counter
-	local yards
-	yards=$(restore_yards)
-	tern snapshot "$ID" base
-	run tern clone --spares 1 "$ID" base
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	wait_until 60 eval 'compgen -G "$STORE/$SPARES/base/s-*" >/dev/null'
+	# three: the builder is still at work when it is looked for
+	spares_being_made 3
 	# the builder is the session leader that holds the lock
 	local p builder=
-	for p in $(pgrep -f -- "clone --spares 1 $ID base"); do
+	for p in $(pgrep -f -- "clone --spares 3 $ID base"); do
 		[ "$(ps -o sid= -p "$p" | tr -d ' ')" != "$p" ] || builder=$p
 	done
 	[ -n "$builder" ]
@@ -222,7 +221,7 @@ restore_yards() {
 	wait_until 30 eval '! kill -0 "$builder" 2>/dev/null'
 	check_nothing_left "$ID"
 	nothing_of_clones_left
-	[ "$(restore_yards)" = "$yards" ] || { diff <(echo "$yards") <(restore_yards); false; }
+	[ "$(restore_yards)" = "$YARDS" ] || { diff <(echo "$YARDS") <(restore_yards); false; }
 }
 
 # A config as containerd (CRI) writes it for a pod with `hostUsers: false`:
