@@ -297,7 +297,7 @@ static int declare_left_out_mounts(criu_session *s, const oci_state *st, const o
 	for (size_t i = 0; i < config->mounts_len; i++) {
 		const oci_mount *cm = &config->mounts[i];
 		if (cm->type && strcmp(cm->type, "cgroup") == 0 && cm->destination &&
-		    tern_ckpt_tmpfs_tree(st->pid, cm->destination, &d->trees))
+		    tern_ckpt_tmpfs_tree(st->pid, cm->destination, config, &d->trees))
 			criu_local_add_ext_mount(s->opts, cm->destination, cm->destination);
 	}
 	cleanup_strv char **tmpfs =
@@ -307,6 +307,16 @@ static int declare_left_out_mounts(criu_session *s, const oci_state *st, const o
 			d->tmpfs = tern_strv_add(d->tmpfs, tern_xstrdup(*m));
 			criu_local_add_ext_mount(s->opts, *m, *m);
 		}
+	/* a tmpfs of config.json that holds only what tern put there (/dev)
+	 * goes as its tree */
+	for (size_t i = 0; i < config->mounts_len; i++) {
+		const oci_mount *cm = &config->mounts[i];
+		if (cm->type && strcmp(cm->type, "tmpfs") == 0 && cm->destination &&
+		    cm->destination[0] == '/' && !strstr(cm->destination, "/..") &&
+		    !strv_has(tmpfs, cm->destination) && !strv_has(d->masked, cm->destination) &&
+		    tern_ckpt_tmpfs_tree(st->pid, cm->destination, config, &d->trees))
+			criu_local_add_ext_mount(s->opts, cm->destination, cm->destination);
+	}
 	ret =
 	    tern_ckpt_devbinds_find(st->pid, (const char *const *)d->ext_mounts, &d->devbinds, err);
 	if (ret < 0)

@@ -2,6 +2,7 @@
  * checkpoint-masked.h. */
 #include "checkpoint-masked.h"
 
+#include "devices.h"
 #include "mounts.h"
 #include "mountinfo.h"
 #include "path-resolve.h"
@@ -242,7 +243,76 @@ static bool is_mountpoint(const container_mounts *cm, const char *path)
 	return false;
 }
 
-bool tern_ckpt_tmpfs_tree(pid_t pid, const char *dest, char ***lines)
+/* The descriptor line for the entry `name` of the tmpfs root `fd` (stat
+ * `root`), at `path` in the container, in *line without its destination
+ * and name (a key and what follows them is made by the caller: "KEY DEST
+ * NAME ..."; see checkpoint-masked.h); false when a tree cannot carry it. */
+static bool tree_entry(int fd, const char *dest, const char *name, const char *path,
+		       const struct stat *root, const container_mounts *cm, const oci_config *config,
+		       char **line)
+{
+	struct stat e;
+	char target[256];
+
+	if (fstatat(fd, name, &e, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	if (is_mountpoint(cm, path)) {
+		/* what is mounted on it is restored by criu (or is an external
+		 * mount); below it is an empty directory, or an empty file as
+		 * tern makes for a bound device or the console. What covers it
+		 * hides the file's own mode: a restore makes it 0000 */
+		if (S_ISDIR(e.st_mode))
+			*line = tern_strdup_printf("tmpfs-dir %s %s %o %u %u", dest, name, e.st_mode & 07777,
+						   e.st_uid, e.st_gid);
+		else
+			*line = tern_strdup_printf("tmpfs-file %s %s 0 %u %u", dest, name, root->st_uid,
+						   root->st_gid);
+		return true;
+	}
+	if (e.st_dev != root->st_dev)
+		return false;
+	if (S_ISLNK(e.st_mode)) {
+		ssize_t n = readlinkat(fd, name, target, sizeof(target) - 1);
+		if (n <= 0)
+			return false;
+		target[n] = '\0';
+		if (strpbrk(target, " \n\t"))
+			return false;
+		*line = tern_strdup_printf("tmpfs-link %s %s %s", dest, name, target);
+		return true;
+	}
+	if (S_ISDIR(e.st_mode)) {
+		cleanup_close int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0 || !is_empty_dir(sub))
+			return false;
+		*line = tern_strdup_printf("tmpfs-dir %s %s %o %u %u", dest, name, e.st_mode & 07777, e.st_uid,
+					   e.st_gid);
+		return true;
+	}
+	if (S_ISREG(e.st_mode) && e.st_size == 0 && e.st_nlink == 1) {
+		*line = tern_strdup_printf("tmpfs-file %s %s %o %u %u", dest, name, e.st_mode & 07777,
+					   e.st_uid, e.st_gid);
+		return true;
+	}
+	/* a node config.json makes there (the container may have made
+	 * others, with CAP_MKNOD: those go to criu) */
+	if (S_ISCHR(e.st_mode) || S_ISBLK(e.st_mode) || S_ISFIFO(e.st_mode)) {
+		unsigned int maj = S_ISFIFO(e.st_mode) ? 0 : major(e.st_rdev);
+		unsigned int min = S_ISFIFO(e.st_mode) ? 0 : minor(e.st_rdev);
+		if (!tern_devices_allowed(config, path, e.st_mode & S_IFMT, maj, min))
+			return false;
+		*line = tern_strdup_printf("tmpfs-node %s %s %o %u %u %c %u %u", dest, name,
+					   e.st_mode & 07777, e.st_uid, e.st_gid,
+					   S_ISCHR(e.st_mode)   ? 'c'
+					   : S_ISBLK(e.st_mode) ? 'b'
+								: 'p',
+					   maj, min);
+		return true;
+	}
+	return false;
+}
+
+bool tern_ckpt_tmpfs_tree(pid_t pid, const char *dest, const oci_config *config, char ***lines)
 {
 	container_mounts cm;
 	const tern_mountinfo_line *m = NULL;
@@ -286,44 +356,12 @@ bool tern_ckpt_tmpfs_tree(pid_t pid, const char *dest, char ***lines)
 	for (struct dirent *de; fits && (de = readdir(d)) != NULL;) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		struct stat e;
-		fits =
-		    plain_name(de->d_name) && fstatat(fd, de->d_name, &e, AT_SYMLINK_NOFOLLOW) == 0;
 		cleanup_free char *path = tern_strdup_printf("%s/%s", dest, de->d_name);
-		if (fits && S_ISLNK(e.st_mode)) {
-			char target[256];
-			ssize_t n = readlinkat(fd, de->d_name, target, sizeof(target) - 1);
-			if (n <= 0) {
-				fits = false;
-				continue;
-			}
-			target[n] = '\0';
-			fits = strpbrk(target, " \n\t") == NULL;
-			if (fits)
-				out = tern_strv_add(
-				    out, tern_strdup_printf("tmpfs-link %s %s %s", dest, de->d_name,
-							    target));
-		} else if (fits && S_ISDIR(e.st_mode)) {
-			/* a mountpoint (whose mount criu restores on the new
-			 * tree), or empty on the tmpfs itself */
-			if (e.st_dev != st.st_dev && !is_mountpoint(&cm, path)) {
-				fits = false;
-				continue;
-			}
-			if (!is_mountpoint(&cm, path)) {
-				cleanup_close int sub =
-				    openat(fd, de->d_name,
-					   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				fits = sub >= 0 && is_empty_dir(sub);
-			}
-			if (fits)
-				out = tern_strv_add(
-				    out,
-				    tern_strdup_printf("tmpfs-dir %s %s %o %u %u", dest, de->d_name,
-						       e.st_mode & 07777, e.st_uid, e.st_gid));
-		} else {
-			fits = false;
-		}
+		cleanup_free char *line = NULL;
+		fits = plain_name(de->d_name) &&
+		       tree_entry(fd, dest, de->d_name, path, &st, &cm, config, &line);
+		if (fits)
+			out = tern_strv_add(out, steal_pointer(&line));
 	}
 	closedir(d);
 	if (!fits)
@@ -337,8 +375,85 @@ out:
 	return ok;
 }
 
+static bool has_userns(const oci_config *config)
+{
+	const oci_linux *lx = config ? config->linux_ : NULL;
+	for (size_t i = 0; lx && i < lx->namespaces_len; i++)
+		if (lx->namespaces[i].type == OCI_NS_USER)
+			return true;
+	return false;
+}
+
+/* Make the entry one descriptor line `l` names in the new tmpfs `fd`
+ * (path `path`), when it is for `dest`; `config` is the restore's. */
+static int make_tree_entry(int fd, const char *path, const char *dest, const char *l,
+			   const oci_config *config, tern_error **err)
+{
+	char key[16], ldest[4096], ename[256], target[256], type;
+	unsigned int emode, euid, egid, maj, min;
+	int n;
+
+	n = sscanf(l, "%15s %4095s %255s", key, ldest, ename);
+	if (n != 3 || strcmp(ldest, dest) != 0 || strcmp(key, "tmpfs-tree") == 0)
+		return 0;
+	if (!plain_name(ename))
+		return tern_error_make_quiet(err, EINVAL, "bad %s line `%s`", key, l);
+	if (strcmp(key, "tmpfs-link") == 0) {
+		if (sscanf(l, "%*s %*s %*s %255s", target) != 1)
+			return tern_error_make_quiet(err, EINVAL, "bad tmpfs-link line `%s`", l);
+		if (symlinkat(target, fd, ename) < 0)
+			return tern_error_make(err, errno, "symlink `%s/%s`", path, ename);
+		return 0;
+	}
+	if (sscanf(l, "%*s %*s %*s %o %u %u", &emode, &euid, &egid) != 3 || emode > 07777)
+		return tern_error_make_quiet(err, EINVAL, "bad %s line `%s`", key, l);
+	if (strcmp(key, "tmpfs-dir") == 0) {
+		if (mkdirat(fd, ename, 0700) < 0)
+			return tern_error_make(err, errno, "make `%s/%s`", path, ename);
+	} else if (strcmp(key, "tmpfs-file") == 0) {
+		int f = openat(fd, ename, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (f < 0)
+			return tern_error_make(err, errno, "make `%s/%s`", path, ename);
+		close(f);
+	} else if (strcmp(key, "tmpfs-node") == 0) {
+		/* only a node the new config.json makes at that path: a
+		 * descriptor is no licence for any other device */
+		cleanup_free char *at = tern_strdup_printf("%s/%s", dest, ename);
+		if (sscanf(l, "%*s %*s %*s %*o %*u %*u %c %u %u", &type, &maj, &min) != 3 ||
+		    (type != 'c' && type != 'b' && type != 'p'))
+			return tern_error_make_quiet(err, EINVAL, "bad tmpfs-node line `%s`", l);
+		mode_t t = type == 'c' ? S_IFCHR : type == 'b' ? S_IFBLK : S_IFIFO;
+		if (has_userns(config) || !tern_devices_allowed(config, at, t, maj, min))
+			return tern_error_make_quiet(
+			    err, EPERM,
+			    "the checkpoint's device `%s` (%c %u:%u) is not one config.json makes "
+			    "(linux.devices, or a default device)",
+			    at, type, maj, min);
+		if (mknodat(fd, ename, t | 0600, makedev(maj, min)) < 0)
+			return tern_error_make(err, errno, "mknod `%s/%s`", path, ename);
+	} else {
+		return tern_error_make_quiet(err, EINVAL, "unknown tmpfs tree line `%s`", l);
+	}
+	if (fchmodat(fd, ename, emode, 0) < 0 ||
+	    fchownat(fd, ename, euid, egid, AT_SYMLINK_NOFOLLOW) < 0)
+		return tern_error_make(err, errno, "owner and mode of `%s/%s`", path, ename);
+	return 0;
+}
+
+/* The config's tmpfs mount on `dest`, if it has one. */
+static const oci_mount *config_tmpfs(const oci_config *config, const char *dest)
+{
+	for (size_t i = 0; config && i < config->mounts_len; i++)
+		if (config->mounts[i].type && strcmp(config->mounts[i].type, "tmpfs") == 0 &&
+		    config->mounts[i].destination &&
+		    strcmp(config->mounts[i].destination, dest) == 0)
+			return &config->mounts[i];
+	return NULL;
+}
+
 int tern_ckpt_tmpfs_tree_source(int dirfd, const char *dir, const char *name, const char *dest,
-				char *const *lines, char **path, tern_error **err)
+				const oci_config *config, char *const *lines, char **path,
+				tern_error **err)
 {
 	unsigned int mode = 0755, uid = 0, gid = 0;
 	int ro = 0;
@@ -347,6 +462,7 @@ int tern_ckpt_tmpfs_tree_source(int dirfd, const char *dir, const char *name, co
 	int ret = 0;
 	/* (before the first goto: its cleanup runs at `fail`) */
 	cleanup_close int fd = -1;
+	tern_mount_options o = {0};
 
 	for (char *const *l = lines; l && *l && !found; l++)
 		found = strncmp(*l, "tmpfs-tree ", 11) == 0 && strncmp(*l + 11, dest, dl) == 0 &&
@@ -357,11 +473,30 @@ int tern_ckpt_tmpfs_tree_source(int dirfd, const char *dir, const char *name, co
 					     "the checkpoint's tmpfs tree on `%s`: no "
 					     "valid tmpfs-tree line",
 					     dest);
-	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
-		return tern_error_make(err, errno, "mkdir `%s/%s`", dir, name);
-	*path = tern_strdup_printf("%s/%s", dir, name);
+	/* a tmpfs of config.json (/dev) is made as the new config says (size,
+	 * flags), then given the dump's owner and mode; cgroup v1's tmpfs is
+	 * tern's own */
+	unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
 	cleanup_free char *data = tern_strdup_printf("mode=%o,uid=%u,gid=%u", mode, uid, gid);
-	if (mount("tmpfs", *path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, data) < 0) {
+	const oci_mount *c = config_tmpfs(config, dest);
+	if (c) {
+		ret = tern_mount_options_parse(c->options, &o, err);
+		if (ret < 0)
+			return tern_error_wrap(err, "mount on `%s` in config.json", dest);
+		unsigned long keep = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME |
+				     MS_NODIRATIME | MS_RELATIME | MS_STRICTATIME;
+		flags = o.flags & keep;
+		ro = (flags & MS_RDONLY) != 0;
+		flags &= ~MS_RDONLY;
+		free(data);
+		data = o.data ? tern_xstrdup(o.data) : NULL;
+	}
+	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST) {
+		tern_mount_options_clear(&o);
+		return tern_error_make(err, errno, "mkdir `%s/%s`", dir, name);
+	}
+	*path = tern_strdup_printf("%s/%s", dir, name);
+	if (mount("tmpfs", *path, "tmpfs", flags, data) < 0) {
 		ret = tern_error_make(err, errno, "mount a tmpfs for `%s` on `%s`", dest, *path);
 		goto fail;
 	}
@@ -370,47 +505,25 @@ int tern_ckpt_tmpfs_tree_source(int dirfd, const char *dir, const char *name, co
 		ret = tern_error_make(err, errno, "open `%s`", *path);
 		goto fail_mounted;
 	}
-	for (char *const *l = lines; l && *l; l++) {
-		char key[16], ldest[4096], ename[256], target[256];
-		unsigned int emode, euid, egid;
-		if (strncmp(*l, "tmpfs-dir ", 10) == 0 &&
-		    sscanf(*l, "%15s %4095s %255s %o %u %u", key, ldest, ename, &emode, &euid,
-			   &egid) == 6 &&
-		    strcmp(ldest, dest) == 0) {
-			if (!plain_name(ename) || emode > 07777) {
-				ret = tern_error_make_quiet(err, EINVAL, "bad tmpfs-dir line `%s`",
-							    *l);
-				goto fail_mounted;
-			}
-			if (mkdirat(fd, ename, 0700) < 0 || fchmodat(fd, ename, emode, 0) < 0 ||
-			    fchownat(fd, ename, euid, egid, AT_SYMLINK_NOFOLLOW) < 0) {
-				ret = tern_error_make(err, errno, "make `%s/%s`", *path, ename);
-				goto fail_mounted;
-			}
-		} else if (strncmp(*l, "tmpfs-link ", 11) == 0 &&
-			   sscanf(*l, "%15s %4095s %255s %255s", key, ldest, ename, target) == 4 &&
-			   strcmp(ldest, dest) == 0) {
-			if (!plain_name(ename)) {
-				ret = tern_error_make_quiet(err, EINVAL, "bad tmpfs-link line `%s`",
-							    *l);
-				goto fail_mounted;
-			}
-			if (symlinkat(target, fd, ename) < 0) {
-				ret = tern_error_make(err, errno, "symlink `%s/%s`", *path, ename);
-				goto fail_mounted;
-			}
-		}
+	if (c && (fchmod(fd, mode) < 0 || fchown(fd, uid, gid) < 0)) {
+		ret = tern_error_make(err, errno, "owner and mode of `%s`", *path);
+		goto fail_mounted;
 	}
-	if (ro &&
-	    mount(NULL, *path, NULL,
-		  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+	for (char *const *l = lines; l && *l; l++) {
+		ret = make_tree_entry(fd, *path, dest, *l, config, err);
+		if (ret < 0)
+			goto fail_mounted;
+	}
+	if (ro && mount(NULL, *path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | flags, NULL) < 0) {
 		ret = tern_error_make(err, errno, "make `%s` read-only", *path);
 		goto fail_mounted;
 	}
+	tern_mount_options_clear(&o);
 	return 0;
 fail_mounted:
 	umount2(*path, MNT_DETACH);
 fail:
+	tern_mount_options_clear(&o);
 	unlinkat(dirfd, name, AT_REMOVEDIR);
 	free(*path);
 	*path = NULL;

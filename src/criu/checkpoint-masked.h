@@ -61,30 +61,45 @@ char **tern_ckpt_tmpfs_empty(pid_t pid, const oci_mount *mounts, size_t n);
 int tern_ckpt_tmpfs_source(int dirfd, const char *dir, const char *name, const oci_config *config,
 			   const char *dest, char **path, tern_error **err);
 
-/* ---- cgroup v1's tmpfs ----
+/* ---- a tmpfs as a tree: cgroup v1's, and /dev ----
  *
  * On cgroup v1 a "cgroup" mount of config.json is a tmpfs holding one
  * directory per hierarchy, a cgroup filesystem mounted on each, and
- * symlinks for co-mounted controllers (cgroup-mount.c). criu would archive
- * that tmpfs too. So a dump records its tree instead, when it holds only
- * directories (empty, or with a mount on them) and symlinks, nothing
- * deeper:
- *	tmpfs-tree DEST MODE UID GID RO
- *	tmpfs-dir DEST NAME MODE UID GID
- *	tmpfs-link DEST NAME TARGET
- * (modes octal, ids as the host sees them, RO 1 or 0), and the restore
- * makes the same tree on a new tmpfs for criu, which mounts the
- * hierarchies on it as it would on its own copy. */
+ * symlinks for co-mounted controllers (cgroup-mount.c); /dev is a tmpfs
+ * holding the devices, links and mount points tern made (devices.c).
+ * criu would archive each with tar and gzip (about 20 ms for /dev at the
+ * dump and as much at the restore, here). So a dump records its tree
+ * instead, when it holds nothing but
+ *	tmpfs-tree DEST MODE UID GID RO		the tmpfs itself
+ *	tmpfs-dir DEST NAME MODE UID GID	an empty directory, or one
+ *						with a mount on it
+ *	tmpfs-link DEST NAME TARGET		a symlink
+ *	tmpfs-file DEST NAME MODE UID GID	an empty file (with a mount
+ *						on it: a bound device, the
+ *						console; made 0000)
+ *	tmpfs-node DEST NAME MODE UID GID T MAJ MIN	a device (T c or b) or
+ *						fifo (p) config.json makes at
+ *						DEST/NAME (tern_devices_allowed)
+ * one level deep (modes octal, ids as the host sees them, RO 1 or 0), and
+ * the restore makes the same tree on a new tmpfs for criu, which mounts
+ * what stood on it as it would on its own copy. Anything else (a file the
+ * container wrote, a node it made itself, a deeper tree) leaves the tmpfs
+ * to criu. A restore makes a node only when its own config.json makes the
+ * same one there, and none for a container with a user namespace (whose
+ * devices are bound from the host, never made). */
 #define TERN_CKPT_TREE_PREFIX "tmpfs-tree-"
 
-/* The descriptor lines (without their leading key words' newline) for the
- * tmpfs at `dest` of the container whose init is `pid`, appended to
- * *lines; false (nothing appended) when it is not such a tree. */
-bool tern_ckpt_tmpfs_tree(pid_t pid, const char *dest, char ***lines);
+/* The descriptor lines for the tmpfs at `dest` of the container whose
+ * init is `pid` and config `config`, appended to *lines; false (nothing
+ * appended) when it is not such a tree. */
+bool tern_ckpt_tmpfs_tree(pid_t pid, const char *dest, const oci_config *config, char ***lines);
 
 /* For a restore, in its own mount namespace: the tree at `dest` that the
  * descriptor lines `lines` (every line of the descriptor; those of other
  * keys or destinations are skipped) describe, made on a new tmpfs on the
- * directory `name` in `dirfd` (path `dir`); its path in *path. */
+ * directory `name` in `dirfd` (path `dir`); its path in *path. A tmpfs
+ * mount of `config` (the restore's) on `dest` gives the new tmpfs's size
+ * and flags. */
 int tern_ckpt_tmpfs_tree_source(int dirfd, const char *dir, const char *name, const char *dest,
-				char *const *lines, char **path, tern_error **err);
+				const oci_config *config, char *const *lines, char **path,
+				tern_error **err);

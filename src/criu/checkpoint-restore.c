@@ -162,10 +162,13 @@ typedef struct {
 	size_t unified_made_top;
 } restore_ctx;
 
-static bool config_has_cgroup_mount(const oci_config *c, const char *dest)
+/* the mount of the new config.json a tmpfs tree of the checkpoint becomes */
+static bool config_has_tree_mount(const oci_config *c, const char *dest)
 {
 	for (size_t i = 0; c && i < c->mounts_len; i++)
-		if (c->mounts[i].type && strcmp(c->mounts[i].type, "cgroup") == 0 &&
+		if (c->mounts[i].type &&
+		    (strcmp(c->mounts[i].type, "cgroup") == 0 ||
+		     strcmp(c->mounts[i].type, "tmpfs") == 0) &&
 		    c->mounts[i].destination && strcmp(c->mounts[i].destination, dest) == 0)
 			return true;
 	return false;
@@ -247,16 +250,16 @@ static int restore_mounts(restore_ctx *r, tern_error **err)
 		char dest[4096];
 		if (strncmp(*l, "tmpfs-tree ", 11) != 0 || sscanf(*l + 11, "%4095s", dest) != 1)
 			continue;
-		if (!config_has_cgroup_mount(r->c.config, dest))
+		if (!config_has_tree_mount(r->c.config, dest))
 			return tern_error_make_quiet(err, EINVAL,
-						     "the checkpoint's cgroup tmpfs on `%s` has no "
-						     "cgroup mount in config.json",
+						     "the checkpoint's tmpfs on `%s` has no "
+						     "cgroup or tmpfs mount in config.json",
 						     dest);
 		cleanup_free char *name =
 		    tern_strdup_printf(TERN_CKPT_TREE_PREFIX "%zu", (size_t)(l - r->d.trees));
 		cleanup_free char *src = NULL;
 		int ret = tern_ckpt_tmpfs_tree_source(r->src_dirfd, r->src_dir, name, dest,
-						      r->d.trees, &src, err);
+						      r->c.config, r->d.trees, &src, err);
 		if (ret < 0)
 			return ret;
 		r->made = tern_strv_add(r->made, tern_xstrdup(name));

@@ -359,6 +359,31 @@ out:
 	return 0;
 }
 
+bool tern_devices_allowed(const oci_config *config, const char *path, mode_t type,
+			  unsigned int major, unsigned int minor)
+{
+	const oci_linux *lx = config ? config->linux_ : NULL;
+	size_t ndef = sizeof(default_devices) / sizeof(default_devices[0]);
+
+	/* linux.devices first: a path it names replaces the default there */
+	for (size_t j = 0; lx && j < lx->devices_len; j++) {
+		struct dev_node d;
+		tern_error *e = NULL;
+		if (lx->devices[j].path == NULL || strcmp(lx->devices[j].path, path) != 0)
+			continue;
+		if (device_from_config(&lx->devices[j], &d, &e) < 0) {
+			tern_error_free(e);
+			return false;
+		}
+		return d.type == type && (type == S_IFIFO || (d.major == major && d.minor == minor));
+	}
+	for (size_t i = 0; i < ndef; i++)
+		if (strcmp(default_devices[i].path, path) == 0)
+			return default_devices[i].type == type && default_devices[i].major == major &&
+			       default_devices[i].minor == minor;
+	return false;
+}
+
 int tern_devices_setup(int rootfd, const oci_config *config, bool in_user_ns, tern_error **err)
 {
 	cleanup_close int devfd = -1;

@@ -20,5 +20,13 @@
 #include "oci-config.h"
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 int tern_devices_setup(int rootfd, const oci_config *config, bool in_user_ns, tern_error **err);
+
+/* Whether `config` makes a node of `type` (S_IFCHR, S_IFBLK or S_IFIFO)
+ * and major:minor at `path` (absolute, in the container): a default
+ * device, or one of linux.devices. A checkpoint carries only such nodes
+ * of a tmpfs, and a restore makes no other. */
+bool tern_devices_allowed(const oci_config *config, const char *path, mode_t type,
+			  unsigned int major, unsigned int minor);

@@ -1095,13 +1095,15 @@ kdat_stamp() {
 @test "checkpoint: the masked directories' empty tmpfs stays out of the images and comes back empty and read-only" {
 	set_cmd "sleep $MARK"
 	start_detached "$ID"
-	local info masks tmpfs_kept
+	local info masks tmpfs_kept dev
 	info=/proc/$(state_field "$ID" pid)/mountinfo
 	masks=$(awk '$5 == "/sys/firmware" {print $3}' "$info")
-	# the other tmpfs (/dev), one archive each; not the rootfs (a tmpfs in
-	# the qemu guest), which criu takes as it is, nor the empty /dev/shm
-	# or cgroup v1's /sys/fs/cgroup (the next tests)
-	tmpfs_kept=$(awk -v m="$masks" '$(NF - 2) == "tmpfs" && $3 != m && $5 != "/" && $5 != "/dev/shm" && $5 != "/sys/fs/cgroup" {print $3}' "$info" | sort -u | wc -l)
+	# the other tmpfs, one archive each; not the rootfs (a tmpfs in the
+	# qemu guest), which criu takes as it is, nor the empty /dev/shm, nor
+	# the trees of /dev and cgroup v1's /sys/fs/cgroup (other tests)
+	# (nor the binds of /dev/null that mask files: /dev's device)
+	dev=$(awk '$5 == "/dev" {print $3}' "$info")
+	tmpfs_kept=$(awk -v m="$masks" -v d="$dev" '$(NF - 2) == "tmpfs" && $3 != m && $3 != d && $5 != "/" && $5 != "/dev/shm" && $5 != "/sys/fs/cgroup" {print $3}' "$info" | sort -u | wc -l)
 	tern checkpoint --image-path "$IMG" "$ID"
 	[ ! -d /proc/acpi ] || grep -qx 'masked /proc/acpi' "$IMG/tern-checkpoint.txt"
 	grep -qx 'masked /sys/firmware' "$IMG/tern-checkpoint.txt"
@@ -1145,9 +1147,10 @@ kdat_stamp() {
 	[ -n "$minor" ]
 	tern checkpoint --image-path "$IMG" "$ID"
 	grep -qx 'tmpfs /dev/shm' "$IMG/tern-checkpoint.txt"
-	# criu archived the other tmpfs, not this one (its archives are named
-	# by the device: 0:N is N)
-	ls "$IMG" | grep -q '^tmpfs-dev-.*\.tar\.gz\.img$'
+	# criu archived no tmpfs of this container (its archives are named by
+	# the device: 0:N is N); /dev is a tree of tern's
+	grep -q '^tmpfs-tree /dev ' "$IMG/tern-checkpoint.txt"
+	! ls "$IMG" | grep -q '^tmpfs-dev-.*\.tar\.gz\.img$' || false
 	[ ! -e "$IMG/tmpfs-dev-$minor.tar.gz.img" ]
 	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
 	local pid
@@ -1206,6 +1209,86 @@ kdat_stamp() {
 	! ls -d "$ROOT/$ID/tmpfs-tree-"* 2>/dev/null || false
 	tern delete --force "$ID"
 	check_nothing_left "$ID"
+}
+
+# dev_listing PID: /dev of the container whose init is PID, an entry a
+# line: type and mode, owner, device numbers or link target, name
+dev_listing() {
+	find "/proc/$1/root/dev/" -mindepth 1 -maxdepth 1 -printf '%M %u:%g %l %f\n' | sort
+	stat -c '%F %t:%T %n' "/proc/$1/root/dev/"* | sed "s|/proc/$1/root||" | sort
+}
+
+# bats test_tags=vm:v2
+@test "checkpoint: /dev travels as its tree, not an archive, and comes back with the same nodes, links, mounts and options" {
+	update_config '.linux.devices = [{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229, "fileMode": 432, "uid": 1, "gid": 2}, {"path": "/dev/myfifo", "type": "p", "fileMode": 384}]'
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	local pid before opts minor
+	pid=$(state_field "$ID" pid)
+	before=$(dev_listing "$pid")
+	opts=$(awk '$5 == "/dev" {print $4, $6, $(NF - 2), $NF}' "/proc/$pid/mountinfo")
+	minor=$(awk '$5 == "/dev" {split($3, d, ":"); print d[2]}' "/proc/$pid/mountinfo")
+	tern checkpoint --image-path "$IMG" "$ID"
+	grep -qx 'tmpfs-tree /dev 755 0 0 0' "$IMG/tern-checkpoint.txt"
+	grep -qx 'tmpfs-node /dev null 666 0 0 c 1 3' "$IMG/tern-checkpoint.txt"
+	grep -qx 'tmpfs-node /dev fuse 660 1 2 c 10 229' "$IMG/tern-checkpoint.txt"
+	grep -qx 'tmpfs-node /dev myfifo 600 0 0 p 0 0' "$IMG/tern-checkpoint.txt"
+	grep -qx 'tmpfs-link /dev ptmx pts/ptmx' "$IMG/tern-checkpoint.txt"
+	grep -qx 'tmpfs-dir /dev pts 755 0 0' "$IMG/tern-checkpoint.txt"
+	# criu archived no /dev
+	[ ! -e "$IMG/tmpfs-dev-$minor.tar.gz.img" ]
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	pid=$(state_field "$ID" pid)
+	[ "$(dev_listing "$pid")" = "$before" ]
+	[ "$(awk '$5 == "/dev" {print $4, $6, $(NF - 2), $NF}' "/proc/$pid/mountinfo")" = "$opts" ]
+	run in_ct "$ID" 'echo x >/dev/null && head -c 3 /dev/zero | wc -c && ls /dev/pts/ && ls /dev/fd/ >/dev/null && echo ok'
+	[ "$status" -eq 0 ]
+	[[ "$output" == 3*ptmx*ok ]]
+	# and again, from the restored one
+	rm -rf "$IMG"
+	tern checkpoint --image-path "$IMG" "$ID"
+	grep -qx 'tmpfs-tree /dev 755 0 0 0' "$IMG/tern-checkpoint.txt"
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	pid=$(state_field "$ID" pid)
+	[ "$(dev_listing "$pid")" = "$before" ]
+	! ls -d "$ROOT/$ID/tmpfs-tree-"* 2>/dev/null || false
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
+
+@test "checkpoint: a /dev the container wrote a file in, or made a node in, is saved by criu with what it holds" {
+	update_config '.process.capabilities |= with_entries(.value += ["CAP_MKNOD"])'
+	set_cmd "echo kept >/dev/f && mknod /dev/extra c 1 3 && touch /tmp/ready && sleep $MARK"
+	start_detached "$ID"
+	wait_for_file "$BUNDLE/rootfs/tmp/ready"
+	tern checkpoint --image-path "$IMG" "$ID"
+	! grep -q '^tmpfs-tree /dev ' "$IMG/tern-checkpoint.txt" || false
+	tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	run in_ct "$ID" 'cat /dev/f; stat -c "%F %t:%T" /dev/extra'
+	[ "$status" -eq 0 ]
+	[ "$output" = "kept
+character special file 1:3" ]
+	tern delete --force "$ID"
+	check_nothing_left "$ID"
+}
+
+@test "checkpoint: restore makes no device node the new config.json does not make (a node edited into the descriptor, or a device taken out of the config)" {
+	update_config '.linux.devices = [{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229}]'
+	set_cmd "sleep $MARK"
+	start_detached "$ID"
+	tern checkpoint --image-path "$IMG" "$ID"
+	grep -qx 'tmpfs-node /dev fuse 666 0 0 c 10 229' "$IMG/tern-checkpoint.txt"
+	cp "$IMG/tern-checkpoint.txt" "$BATS_TEST_TMPDIR/desc"
+	# the host's kernel log, under the name of a device the config makes
+	sed -i 's|^tmpfs-node /dev null 666 0 0 c 1 3$|tmpfs-node /dev null 666 0 0 c 1 11|' "$IMG/tern-checkpoint.txt"
+	grep -qx 'tmpfs-node /dev null 666 0 0 c 1 11' "$IMG/tern-checkpoint.txt"
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	check_fails_cleanly "/dev/null" "(c 1:11) is not one config.json makes"
+	# the descriptor as dumped, but the config no longer gives /dev/fuse
+	cp "$BATS_TEST_TMPDIR/desc" "$IMG/tern-checkpoint.txt"
+	update_config '.linux.devices = []'
+	run tern restore -d --image-path "$IMG" -b "$BUNDLE" "$ID"
+	check_fails_cleanly "/dev/fuse" "is not one config.json makes"
 }
 
 @test "checkpoint: a /dev/shm the container wrote in is saved by criu and restored with what it holds" {
