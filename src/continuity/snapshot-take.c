@@ -10,6 +10,7 @@
 #include "snapshot.h"
 #include "cgroup.h"
 #include "checkpoint.h"
+#include "criu-swrk.h"
 #include "dump-progress.h"
 #include "log.h"
 #include "snapshot-container.h"
@@ -65,6 +66,7 @@ typedef struct {
 	 * criu makes anew on restore, so only criu can make its successor
 	 * (from the images); see snapshot-rollback.c */
 	bool netns_in_images;
+	tern_criu_swrk swrk; /* started before the freeze (criu-swrk.h) */
 } snap_ctx;
 
 /* Hard links of every file in `src` (and of its own parent/, the same
@@ -158,6 +160,7 @@ static int dump(snap_ctx *c, const tern_snapshot_opts *o, bool leave_frozen,
 	    .shell_job = o->shell_job,
 	    .file_locks = o->file_locks,
 	    .link_remap = o->link_remap,
+	    .swrk = c->swrk.pid > 0 ? &c->swrk : NULL,
 	};
 	/* libcriu holds this process until the dump is over: a child says
 	 * how far it got meanwhile (a snapshot without it is no failure);
@@ -195,6 +198,19 @@ static int take_frozen(snap_ctx *c, const tern_snapshot_opts *o, tern_snapshot_s
 	int ret;
 
 	if (has_v1_freezer(paths)) {
+		/* criu's start (exec, libraries) before the freeze rather than
+		 * inside it: the dump then begins as soon as the rootfs is
+		 * recorded. Not ready in time, or not started: it is only
+		 * slower. */
+		tern_error *e = NULL;
+		if (tern_criu_swrk_start(&c->swrk, c->criu, &e) < 0) {
+			tern_debug("criu started by libcriu: %s", e->msg);
+			tern_error_free(e);
+		} else if (!tern_criu_swrk_wait_ready(&c->swrk, 1000)) {
+			tern_debug("criu swrk %d not ready after 1 s: freezing all the same",
+				   (int)c->swrk.pid);
+		}
+		t = tern_now_ns();
 		ret = tern_cgroup_freeze(paths, true, err);
 		if (ret < 0)
 			return tern_error_wrap(err, "freeze `%s`", c->id);
@@ -217,6 +233,7 @@ static int take_frozen(snap_ctx *c, const tern_snapshot_opts *o, tern_snapshot_s
 		c->frozen = false;
 	}
 	stats->frozen_ns = tern_now_ns() - t;
+	tern_criu_swrk_finish(&c->swrk);
 	return ret;
 }
 
@@ -292,7 +309,13 @@ static void keep_warm(const tern_runtime *rt, const char *criu, const char *stor
 int tern_snapshot_take(const tern_runtime *rt, const char *criu, const char *id, const char *name,
 		       const tern_snapshot_opts *o, tern_snapshot_stats *stats, tern_error **err)
 {
-	snap_ctx c = {.rt = rt, .criu = criu, .id = id, .s = {.fd = -1}, .tmpfd = -1, .prevfd = -1};
+	snap_ctx c = {.rt = rt,
+		      .criu = criu,
+		      .id = id,
+		      .s = {.fd = -1},
+		      .tmpfd = -1,
+		      .prevfd = -1,
+		      .swrk = {.fd = -1}};
 	oci_config *config = NULL;
 	cleanup_free char *parent = NULL;
 	uint64_t t0 = tern_now_ns();

@@ -11,6 +11,7 @@
 #include "checkpoint-netns.h"
 #include "criu-deadline.h"
 #include "criu-rootless.h"
+#include "criu-swrk.h"
 #include "fault.h"
 #include "log.h"
 #include "mountinfo.h"
@@ -644,7 +645,8 @@ static void set_dump_notify(criu_session *s, const oci_state *st, const oci_conf
 /* criu's dump, frozen around it where that is quicker, bounded in time;
  * a failure says why (criu's log). */
 static int run_dump(criu_session *s, const oci_state *st, const char *id, const tern_ckpt_opts *o,
-		    tern_container_dir *dir_used, bool created_images, tern_error **err)
+		    tern_criu_swrk *swrk, tern_container_dir *dir_used, bool created_images,
+		    tern_error **err)
 {
 	bool thaw_after = false;
 	int ret;
@@ -655,12 +657,19 @@ static int run_dump(criu_session *s, const oci_state *st, const char *id, const 
 	tern_fault_point("checkpoint:frozen");
 	/* a hung criu must not hang tern; a lazy dump lasts as long as the
 	 * restore takes its pages, which its caller bounds */
-	tern_criu_deadline dl = {.pid = 0};
+	tern_criu_deadline dl = {.pid = 0, .also = swrk && swrk->fd >= 0 ? swrk->pid : 0};
 	int bound = o->criu_timeout_ms > 0 ? o->criu_timeout_ms : tern_criu_timeout_ms();
 	if (!o->lazy_pages)
 		tern_criu_deadline_start(&dl, bound);
+	if (swrk && swrk->fd >= 0) {
+		criu_local_set_service_fd(s->opts, swrk->fd);
+		/* (libcriu closes it when the call is over) */
+		swrk->fd = -1;
+	}
 	ret = dump_private(s, o->pre_dump);
 	bool killed = tern_criu_deadline_stop(&dl);
+	if (swrk)
+		tern_criu_swrk_finish(swrk);
 	if (thaw_after)
 		thaw_after_dump(st, o, ret == 0);
 	if (ret < 0 && killed)
@@ -692,8 +701,20 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 	oci_state *st = NULL;
 	oci_config *config = NULL;
 	bool created_images = false;
+	tern_criu_swrk own = {.fd = -1};
+	tern_criu_swrk *swrk = o->swrk;
 	int ret;
 
+	/* criu loads while the state is read and the dump prepared */
+	if (swrk == NULL && !o->pre_dump && !o->lazy_pages) {
+		tern_error *e = NULL;
+		if (tern_criu_swrk_start(&own, criu, &e) == 0) {
+			swrk = &own;
+		} else {
+			tern_debug("criu started by libcriu: %s", e->msg);
+			tern_error_free(e);
+		}
+	}
 	/* (tern snapshot holds the lock already) */
 	ret = o->into_dir ? tern_container_read(o->into_dir, &st, &config, err)
 			  : tern_container_load(rt, id, &dir, &st, &config, err);
@@ -723,7 +744,7 @@ int tern_container_checkpoint(const tern_runtime *rt, const char *criu, const ch
 		goto out;
 	tern_fault_point("checkpoint:dump-prepared");
 	set_dump_notify(&s, st, config, o);
-	ret = run_dump(&s, st, id, o, dir_used, created_images, err);
+	ret = run_dump(&s, st, id, o, swrk, dir_used, created_images, err);
 	if (ret < 0)
 		goto out;
 	/* whole: from now on they are the caller's */
@@ -739,6 +760,8 @@ out:
 		tern_state_unmark_partial_images(dir_used);
 	}
 	tern_ckpt_session_clear(&s);
+	if (swrk)
+		tern_criu_swrk_finish(swrk);
 	oci_state_free(st);
 	oci_config_free(config);
 	return ret;

@@ -82,6 +82,9 @@ typedef struct {
 	 * probe here, each of which starts criu once more (its kernel probes
 	 * take tens of ms, inside the downtime) */
 	bool criu_checked;
+	/* dump: a criu the caller started for it (criu-swrk.h), or NULL (a dump
+	 * that is neither lazy nor a pre-dump starts its own first thing) */
+	struct tern_criu_swrk_s *swrk;
 	/* a dump (not lazy) or a restore that takes longer is killed; 0: TERN_CRIU_TIMEOUT
 	 * or its default (criu-deadline.h) */
 	int criu_timeout_ms;

@@ -104,6 +104,9 @@ void tern_criu_deadline_start(tern_criu_deadline *d, int timeout_ms)
 	/* before the call: a restore's tree comes as tern's children
 	 * (libcriu's rst_sibling), beside those tern already has */
 	d->nkeep = list_children(parent, d->keep, TERN_CRIU_DEADLINE_MAX_CHILDREN);
+	for (size_t i = 0; d->also > 0 && i < d->nkeep; i++)
+		if (d->keep[i] == d->also)
+			d->keep[i--] = d->keep[--d->nkeep];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return;
 	fflush(stdout);

@@ -23,6 +23,9 @@ typedef struct {
 	size_t nkeep;
 	int fd; /* closed when the call returned; -1 */
 	int timeout_ms;
+	/* a child of the caller's from before the call that is the call's all
+	 * the same (a criu started ahead, criu-swrk.h): killed too; 0 */
+	pid_t also;
 } tern_criu_deadline;
 
 /* The bound of a criu dump or restore: TERN_CRIU_TIMEOUT (seconds), else 300 s. */

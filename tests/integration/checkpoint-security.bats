@@ -116,3 +116,28 @@ refused_untouched() {
 	[ "$status" -ne 0 ]
 	[ ! -e "$ROOT/$ID" ]
 }
+
+@test "checkpoint-security: a snapshot's images and dump log are 0600 too (its criu is started before the freeze, with umask 077)" {
+	start_counter
+	# (tern's own umask as an operator's shell may have it)
+	(umask 022 && tern snapshot "$ID" s1)
+	local images=$ROOT/@snapshots/$ID/s1/images
+	[ -f "$images/inventory.img" ]
+	[ -f "$images/dump.log" ]
+	run find "$images" -type f -perm /077
+	[ -z "$output" ] || { ls -la "$images"; false; }
+}
+
+@test "checkpoint-security: a checkpoint that fails before criu's dump leaves no criu behind (the one started ahead is reaped)" {
+	start_counter
+	local criu=${TERN_CRIU:-/opt/tern-criu/bin/criu}
+	! pgrep -f "^$criu swrk" || false
+	# not a directory: refused after the criu started ahead is running
+	touch "$BATS_TEST_TMPDIR/file"
+	run tern checkpoint --image-path "$BATS_TEST_TMPDIR/file" "$ID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--image-path"* ]]
+	# reaped before tern returned: no criu of it runs on
+	! pgrep -f "^$criu swrk" || false
+	[ "$(state_field "$ID" status)" = running ]
+}

@@ -228,9 +228,11 @@ freeze_watch_stop() {
 
 @test "snapshot: a full disk during the dump: the error cites criu's log kept in ROOT/ID/last-failure, which replaced the last failure's; no store left; delete removes it" {
 	# the state root on a tmpfs with room for the snapshot; criu, once the
-	# snapshot's images directory is there (the check passed, before the
+	# snapshot's images directory is there (the check passed, after the
 	# freeze), finds the file system filled up to 4 MiB: the container's
-	# 64 MiB of memory do not fit
+	# 64 MiB of memory do not fit. (tern starts the criu of a snapshot
+	# before it freezes, and waits a second at most for it to be ready:
+	# this one waits for the directory first.)
 	local small=$BATS_TEST_TMPDIR/small
 	mkdir -p "$small"
 	mount -t tmpfs -o size=160m tmpfs "$small"
@@ -239,6 +241,13 @@ freeze_watch_stop() {
 	local real=${TERN_CRIU:-/opt/tern-criu/bin/criu}
 	cat >"$BATS_TEST_TMPDIR/fill-criu" <<EOF
 #!/bin/sh
+# (only the dump's criu, which tern starts with umask 077, waits; the
+# criu of a version request or a feature probe passes by)
+i=0
+while [ "\$(umask)" = 0077 ] && ! [ -d $STORE/.tmp-*/images ] && [ \$i -lt 600 ]; do
+	sleep 0.05
+	i=\$((i + 1))
+done
 for d in $STORE/.tmp-*/images; do
 	if [ -d "\$d" ] && [ ! -e $small/fill ]; then
 		avail=\$(df --output=avail -B1 $small | tail -n 1)
