@@ -1188,7 +1188,7 @@ kdat_stamp() {
 	if [ "$(awk '$5 == "/sys/fs/cgroup" {print $(NF - 2)}' "$info")" != tmpfs ]; then
 		# cgroup v2 (the qemu guest): a cgroup2 mount, no tree of ours
 		tern checkpoint --image-path "$IMG" "$ID"
-		! grep -q '^tmpfs-tree ' "$IMG/tern-checkpoint.txt" || false
+		! grep -q '^tmpfs-tree /sys/fs/cgroup ' "$IMG/tern-checkpoint.txt" || false
 		return 0
 	fi
 	local before minor
