@@ -172,16 +172,22 @@ char **tern_ckpt_tmpfs_empty(pid_t pid, const oci_mount *mounts, size_t n)
 	return out;
 }
 
-int tern_ckpt_tmpfs_source(int dirfd, const char *dir, const char *name, const oci_config *config,
-			   const char *dest, char **path, tern_error **err)
+/* The config's tmpfs mount on `dest`, if it has one. */
+static const oci_mount *config_tmpfs(const oci_config *config, const char *dest)
 {
-	const oci_mount *c = NULL;
-
-	for (size_t i = 0; config && i < config->mounts_len && c == NULL; i++)
+	for (size_t i = 0; config && i < config->mounts_len; i++)
 		if (config->mounts[i].type && strcmp(config->mounts[i].type, "tmpfs") == 0 &&
 		    config->mounts[i].destination &&
 		    strcmp(config->mounts[i].destination, dest) == 0)
-			c = &config->mounts[i];
+			return &config->mounts[i];
+	return NULL;
+}
+
+int tern_ckpt_tmpfs_source(int dirfd, const char *dir, const char *name, const oci_config *config,
+			   const char *dest, char **path, tern_error **err)
+{
+	const oci_mount *c = config_tmpfs(config, dest);
+
 	if (c == NULL)
 		return tern_error_make_quiet(err, EINVAL,
 					     "the checkpoint's empty tmpfs on `%s` has no tmpfs "
@@ -438,17 +444,6 @@ static int make_tree_entry(int fd, const char *path, const char *dest, const cha
 	    fchownat(fd, ename, euid, egid, AT_SYMLINK_NOFOLLOW) < 0)
 		return tern_error_make(err, errno, "owner and mode of `%s/%s`", path, ename);
 	return 0;
-}
-
-/* The config's tmpfs mount on `dest`, if it has one. */
-static const oci_mount *config_tmpfs(const oci_config *config, const char *dest)
-{
-	for (size_t i = 0; config && i < config->mounts_len; i++)
-		if (config->mounts[i].type && strcmp(config->mounts[i].type, "tmpfs") == 0 &&
-		    config->mounts[i].destination &&
-		    strcmp(config->mounts[i].destination, dest) == 0)
-			return &config->mounts[i];
-	return NULL;
 }
 
 int tern_ckpt_tmpfs_tree_source(int dirfd, const char *dir, const char *name, const char *dest,
