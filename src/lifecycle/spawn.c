@@ -201,6 +201,32 @@ static int explain_silence(const tern_container *c, pid_t *child, int ret, tern_
 			       strsignal(sig), sig == SIGSYS ? ": a linux.seccomp rule" : "");
 }
 
+/* A send that found the child gone (EPIPE, ECONNRESET) after it failed:
+ * its error message, sent before it exited, waits unread in our queue
+ * (the root of a user namespace that is not mapped fails the child while
+ * tern prepares the bind sources). Say that rather than the broken pipe;
+ * with no message, how it ended (explain_silence). */
+static int child_error_instead(const tern_container *c, int fd, pid_t *child, int ret,
+			       tern_error **err)
+{
+	if (ret != -EPIPE && ret != -ECONNRESET)
+		return ret;
+	/* it closed its end: what it sent is all there, then the end */
+	for (int i = 0; i < 16; i++) {
+		tern_error *said = NULL;
+		int r = tern_sync_expect(fd, SYNC_ERROR, NULL, &said);
+		if (said && r != -EPROTO && r != -EPIPE && r != -ECONNRESET && r != -EAGAIN) {
+			tern_error_free(*err);
+			*err = said;
+			return r;
+		}
+		tern_error_free(said);
+		if (r != -EPROTO)
+			break;
+	}
+	return explain_silence(c, child, ret, err);
+}
+
 /* (0) in sync.h: open the bind sources inside the mount namespace of `pid`
  * with our credentials, and hand them to the child. */
 static int send_mount_sources(tern_container *c, int sync_fd, pid_t pid, tern_error **err)
@@ -372,14 +398,14 @@ int tern_spawn_container(tern_container *c, int *sync_fd, tern_error **err)
 		return ret;
 	ret = tern_sync_send(sv[0], SYNC_GO, 0, err);
 	if (ret < 0)
-		return ret;
+		return child_error_instead(c, sv[0], &child, ret, err);
 	tern_fault_point("spawn:child-released");
 	if (!c->ns.two_stage)
 		ret = place_fast_path_child(c, sv[0], child, joined, err);
 	else
 		ret = await_forked_init(c, &w, &child, err);
 	if (ret < 0)
-		return ret;
+		return child_error_instead(c, sv[0], &child, ret, err);
 	c->pid = child;
 
 	ret = await_ready(c, &w, &child, err);

@@ -172,6 +172,20 @@ hostroot $(cat /proc/sys/kernel/overflowuid):$(cat /proc/sys/kernel/overflowgid)
 	is_runc || [[ "$output" == *"uid 0"*"linux.uidMappings"* ]]
 }
 
+@test "userns: the child's error is what tern says when it has exited before tern's next message to it (not a broken pipe)" {
+	is_tern || skip "tern's own sync protocol"
+	command -v strace >/dev/null || skip "LOUD: no strace (scripts/test.sh installs it) to hold tern's second message back"
+	three_ranges
+	update_config '.linux.uidMappings = [{"containerID": 1000, "hostID": 200000, "size": 1000}]'
+	# tern's second sendmsg to the child (the bind sources, after `go`)
+	# waits 300 ms: the child, unable to become root, has failed and gone
+	run strace -o /dev/null -e trace=sendmsg -e inject=sendmsg:delay_enter=300000:when=2 \
+		"$TERN_BIN" --root "$ROOT" run -b "$BUNDLE" "$ID"
+	check_fails_cleanly
+	[[ "$output" == *"uid 0"*"linux.uidMappings"* ]]
+	[[ "$output" != *"Broken pipe"* ]]
+}
+
 @test "userns: maps are written only through a real procfs (a tmpfs over /proc is refused)" {
 	# In a private mount namespace a tmpfs hides the real /proc from tern.
 	# Without the fstatfs check tern would open PID/uid_map on whatever is
