@@ -295,12 +295,6 @@ static int declare_left_out_mounts(criu_session *s, const oci_state *st, const o
 		d->masked = tern_ckpt_masked_empty(st->pid, config->linux_->masked_paths);
 	for (char **m = d->masked; m && *m; m++)
 		criu_local_add_ext_mount(s->opts, *m, *m);
-	for (size_t i = 0; i < config->mounts_len; i++) {
-		const oci_mount *cm = &config->mounts[i];
-		if (cm->type && strcmp(cm->type, "cgroup") == 0 && cm->destination &&
-		    tern_ckpt_tmpfs_tree(st->pid, cm->destination, config, &d->trees))
-			criu_local_add_ext_mount(s->opts, cm->destination, cm->destination);
-	}
 	cleanup_strv char **tmpfs =
 	    tern_ckpt_tmpfs_empty(st->pid, config->mounts, config->mounts_len);
 	for (char **m = tmpfs; m && *m; m++)
@@ -308,15 +302,18 @@ static int declare_left_out_mounts(criu_session *s, const oci_state *st, const o
 			d->tmpfs = tern_strv_add(d->tmpfs, tern_xstrdup(*m));
 			criu_local_add_ext_mount(s->opts, *m, *m);
 		}
-	/* a tmpfs of config.json that holds only what tern put there (/dev)
-	 * goes as its tree */
+	/* cgroup v1's tmpfs, and a tmpfs of config.json that holds only what
+	 * tern put there (/dev), go as their trees */
 	for (size_t i = 0; i < config->mounts_len; i++) {
 		const oci_mount *cm = &config->mounts[i];
-		if (cm->type && strcmp(cm->type, "tmpfs") == 0 && cm->destination &&
-		    cm->destination[0] == '/' && !strstr(cm->destination, "/..") &&
-		    !strv_has(tmpfs, cm->destination) && !strv_has(d->masked, cm->destination) &&
-		    tern_ckpt_tmpfs_tree(st->pid, cm->destination, config, &d->trees))
-			criu_local_add_ext_mount(s->opts, cm->destination, cm->destination);
+		const char *dest = cm->destination;
+		if (cm->type == NULL || dest == NULL || dest[0] != '/' || strstr(dest, "/.."))
+			continue;
+		bool candidate = strcmp(cm->type, "cgroup") == 0 ||
+				 (strcmp(cm->type, "tmpfs") == 0 && !strv_has(tmpfs, dest) &&
+				  !strv_has(d->masked, dest));
+		if (candidate && tern_ckpt_tmpfs_tree(st->pid, dest, config, &d->trees))
+			criu_local_add_ext_mount(s->opts, dest, dest);
 	}
 	ret =
 	    tern_ckpt_devbinds_find(st->pid, (const char *const *)d->ext_mounts, &d->devbinds, err);
